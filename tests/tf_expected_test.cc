@@ -58,8 +58,9 @@ std::vector<Expected> ExpectedFiles() {
     out.push_back(std::move(x));
   }
   ::closedir(d);
-  std::sort(out.begin(), out.end(),
-            [](const Expected& a, const Expected& b) { return a.path < b.path; });
+  std::sort(out.begin(), out.end(), [](const Expected& a, const Expected& b) {
+    return a.path < b.path;
+  });
   return out;
 }
 
@@ -120,8 +121,8 @@ ViewKind KindOf(const std::string& word) {
 void CheckProto(const std::string& expected_text,
                 const tfpb::GraphNodeProto& actual) {
   tfpb::GraphNodeProto expected;
-  REQUIRE(google::protobuf::TextFormat::ParseFromString(expected_text,
-                                                        &expected));
+  REQUIRE(
+      google::protobuf::TextFormat::ParseFromString(expected_text, &expected));
   std::string diff;
   google::protobuf::util::MessageDifferencer d;
   d.ReportDifferencesToString(&diff);
