@@ -13,8 +13,8 @@ sizes=("$@")
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(20000 100000 300000)
 tmp=$(mktemp -d /tmp/tfprof_bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-echo "| file | nodes | load | bare parse | load/parse | peak RSS/file | default query cold | repeated | filtered |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold | repeated | filtered |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for n in "${sizes[@]}"; do
   build/gen_profile "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
   build/bench "$tmp/p_$n"

@@ -57,8 +57,8 @@ std::vector<std::string> CheckOperations(const Model& model) {
   for (const GraphNode* n : model.NodesByName()) {
     if (n->name.find("BatchNorm") != std::string::npos) batch_norm = true;
     if (n->op_types.count("FusedBatchNorm")) fused_batch_norm = true;
-    auto attr = n->attrs.find("data_format");
-    if (attr != n->attrs.end() && attr->second.s() == "NHWC" &&
+    auto attr = n->FindAttr("data_format");
+    if (attr.has_value() && attr->s() == "NHWC" &&
         IsPlacedOnAccelerator(n->canonical_device)) {
       nhwc_on_gpu = true;
     }

@@ -15,6 +15,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
+#include "profiler/profile_reader.h"
 
 namespace tfprof {
 namespace {
@@ -219,22 +220,28 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
 
   if (!paths.profile_path.empty()) {
     tell(paths.profile_path);
-    absl::StatusOr<std::string> contents = ReadFileToString(paths.profile_path);
-    if (!contents.ok()) return contents.status();
-    if (contents->empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(paths.profile_path, ": empty file, not a ProfileProto"));
+    absl::StatusOr<ProfileFileResult> streamed =
+        ReadProfileProtoFile(paths.profile_path);
+    if (streamed.ok()) {
+      out->bytes_read += streamed->bytes_read;
+      out->model = std::move(streamed->model);
+    } else if (streamed.status().code() ==
+               absl::StatusCode::kFailedPrecondition) {
+      // Protobuf text format: parsed whole, then decoded the same way.
+      absl::StatusOr<std::string> contents =
+          ReadFileToString(paths.profile_path);
+      if (!contents.ok()) return contents.status();
+      out->bytes_read += static_cast<int64_t>(contents->size());
+      tfpb::ProfileProto profile;
+      absl::StatusOr<ProtoFormat> fmt =
+          ParseProto(paths.profile_path, *contents, false, &profile);
+      if (!fmt.ok()) return fmt.status();
+      absl::StatusOr<Model> model = Model::FromProfileProto(profile);
+      if (!model.ok()) return model.status();
+      out->model = std::move(*model);
+    } else {
+      return streamed.status();
     }
-    out->bytes_read += static_cast<int64_t>(contents->size());
-    tfpb::ProfileProto profile;
-    absl::StatusOr<ProtoFormat> fmt =
-        ParseProto(paths.profile_path, *contents, false, &profile);
-    if (!fmt.ok()) return fmt.status();
-    contents->clear();
-    contents->shrink_to_fit();
-    absl::StatusOr<Model> model = Model::FromProfileProto(profile);
-    if (!model.ok()) return model.status();
-    out->model = std::move(*model);
     if (has_op_log) out->model.AddOpLog(op_log);
   } else {
     if (!paths.graph_path.empty()) {

@@ -1,28 +1,32 @@
 #include "profiler/model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/saturate.h"
+#include "profiler/wire.h"
 #include "re2/re2.h"
 
 namespace tfprof {
 namespace {
 
-// Inserts v into a sorted vector of unique strings.
-void InsertSorted(std::vector<std::string>* v, const std::string& s) {
+constexpr size_t kArenaChunk = 1 << 20;
+
+// Inserts s into a sorted vector of unique strings.
+void InsertSorted(std::vector<std::string_view>* v, std::string_view s) {
   auto it = std::lower_bound(v->begin(), v->end(), s);
   if (it == v->end() || *it != s) v->insert(it, s);
 }
 
 DeviceTimes& FindOrAddDevice(std::vector<DeviceTimes>* v,
-                             const std::string& device) {
+                             std::string_view device) {
   auto it = std::lower_bound(
       v->begin(), v->end(), device,
-      [](const DeviceTimes& d, const std::string& s) { return d.device < s; });
+      [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
   if (it == v->end() || it->device != device) {
     it = v->insert(it, DeviceTimes{device, {}});
   }
@@ -37,8 +41,26 @@ int64_t SumTimes(const std::vector<DeviceTimes>& v) {
   return total;
 }
 
-std::vector<int64_t> TupleToVec(const tfpb::Tuple& t) {
-  return std::vector<int64_t>(t.int64_values().begin(), t.int64_values().end());
+// The fields of MemoryExec in encoding order.
+constexpr int kMemoryFields = 10;
+int64_t MemoryExec::*const kMemoryField[kMemoryFields] = {
+    &MemoryExec::memory_micros,
+    &MemoryExec::host_temp_bytes,
+    &MemoryExec::host_persistent_bytes,
+    &MemoryExec::accelerator_temp_bytes,
+    &MemoryExec::accelerator_persistent_bytes,
+    &MemoryExec::requested_bytes,
+    &MemoryExec::peak_bytes,
+    &MemoryExec::residual_bytes,
+    &MemoryExec::output_bytes,
+    &MemoryExec::allocator_bytes_in_use};
+
+// TensorFlow keeps one output slot per input *name* (the last one given);
+// every input of that name looks its shape up in that slot.
+void ApplyTensorFlowSlots(std::vector<NodeInput>* inputs) {
+  absl::flat_hash_map<const std::string*, int32_t> last;
+  for (const NodeInput& in : *inputs) last[in.name] = in.slot;
+  for (NodeInput& in : *inputs) in.slot = last[in.name];
 }
 
 }  // namespace
@@ -75,16 +97,37 @@ std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape) {
   return dims;
 }
 
-void StepExec::UpdateSums() {
-  accelerator_micros = SumTimes(accelerator_execs);
-  cpu_micros = SumTimes(cpu_execs);
-  requested_bytes = peak_bytes = residual_bytes = output_bytes = 0;
-  for (const MemoryExec& m : memory_execs) {
-    SatInc(&requested_bytes, m.requested_bytes);
-    SatInc(&peak_bytes, m.peak_bytes);
-    SatInc(&residual_bytes, m.residual_bytes);
-    SatInc(&output_bytes, m.output_bytes);
-  }
+void ExecDetail::Clear() {
+  accelerator_execs.clear();
+  cpu_execs.clear();
+  memory_execs.clear();
+  allocations.clear();
+  devices.clear();
+}
+
+bool OpTypes::count(std::string_view t) const {
+  auto it = std::lower_bound(
+      v_.begin(), v_.end(), t,
+      [](const std::string* a, std::string_view b) { return *a < b; });
+  return it != v_.end() && **it == t;
+}
+
+void OpTypes::insert(const std::string* interned) {
+  auto it = std::lower_bound(
+      v_.begin(), v_.end(), interned,
+      [](const std::string* a, const std::string* b) { return *a < *b; });
+  if (it == v_.end() || **it != *interned) v_.insert(it, interned);
+}
+
+uint32_t StringTable::Id(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  owned_.push_back(std::make_unique<std::string>(s));
+  const std::string* p = owned_.back().get();
+  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(p);
+  ids_.emplace(std::string_view(*p), id);
+  return id;
 }
 
 const StepExec* GraphNode::FindExec(int64_t step) const {
@@ -95,15 +138,58 @@ const StepExec* GraphNode::FindExec(int64_t step) const {
   return &*it;
 }
 
-StepExec& GraphNode::MutableExec(int64_t step) {
+const std::vector<int64_t>* GraphNode::OutputShape(int32_t slot) const {
   auto it =
-      std::lower_bound(execs.begin(), execs.end(), step,
-                       [](const StepExec& e, int64_t s) { return e.step < s; });
-  if (it == execs.end() || it->step != step) {
-    it = execs.insert(it, StepExec());
-    it->step = step;
+      std::lower_bound(output_shapes.begin(), output_shapes.end(), slot,
+                       [](const auto& p, int32_t s) { return p.first < s; });
+  if (it == output_shapes.end() || it->first != slot) return nullptr;
+  return &it->second;
+}
+
+std::optional<tfcore::AttrValue> GraphNode::FindAttr(
+    std::string_view key) const {
+  // The blob is a ProfileNode holding only field 11, map<string, AttrValue>:
+  // scan the entries' keys without decoding the values.
+  wire::Reader r(attrs);
+  uint32_t field;
+  int wt;
+  std::optional<tfcore::AttrValue> found;
+  while (r.Next(&field, &wt)) {
+    if (field != 11 || wt != wire::kBytes) {
+      r.Skip(wt);
+      continue;
+    }
+    wire::Reader entry = r.Sub();
+    std::string_view k, v;
+    bool has_value = false;
+    while (entry.Next(&field, &wt)) {
+      if (field == 1 && wt == wire::kBytes) {
+        k = entry.Bytes();
+      } else if (field == 2 && wt == wire::kBytes) {
+        v = entry.Bytes();
+        has_value = true;
+      } else {
+        entry.Skip(wt);
+      }
+    }
+    if (k != key) continue;
+    tfcore::AttrValue value;
+    if (has_value &&
+        !value.ParseFromArray(v.data(), static_cast<int>(v.size()))) {
+      continue;
+    }
+    found = std::move(value);  // the last entry wins, as in a parsed map
   }
-  return *it;
+  return found;
+}
+
+std::map<std::string, tfcore::AttrValue> GraphNode::Attrs() const {
+  std::map<std::string, tfcore::AttrValue> out;
+  if (attrs.empty()) return out;
+  tfpb::ProfileNode holder;
+  if (!holder.ParseFromString(attrs)) return out;
+  for (const auto& [k, v] : holder.attrs()) out[k] = v;
+  return out;
 }
 
 int64_t GraphNode::Parameters() const {
@@ -162,25 +248,317 @@ NodeStats GraphNode::Stats(int64_t step) const {
   return s;
 }
 
-void GraphNode::AddStepStat(int64_t step, const std::string& device,
-                            const tfcore::NodeExecStats& stat) {
-  const std::string dev = absl::AsciiStrToLower(device);
-  if (IsCanonicalDevice(dev)) {
-    if (!canonical_device.empty()) {
-      // A node seen on two canonical devices keeps the first one only.
-      if (canonical_device != dev) return;
-    } else {
-      canonical_device = dev;
-      host_device = dev;
-      static const RE2* const kGpu = new RE2("gpu:\\d+");
-      RE2::GlobalReplace(&host_device, *kGpu, "cpu:0");
-      op_types.insert(canonical_device);
+// --- the encoded step details
+
+const uint8_t* Model::Store(const std::string& bytes) {
+  if (bytes.empty()) return nullptr;
+  if (arena_.empty() ||
+      arena_.back().size - arena_.back().used < bytes.size()) {
+    ArenaChunk c;
+    c.size = std::max(kArenaChunk, bytes.size());
+    c.data = std::make_unique<uint8_t[]>(c.size);
+    arena_.push_back(std::move(c));
+  }
+  ArenaChunk& c = arena_.back();
+  uint8_t* at = c.data.get() + c.used;
+  std::memcpy(at, bytes.data(), bytes.size());
+  c.used += bytes.size();
+  arena_used_ += bytes.size();
+  return at;
+}
+
+namespace {
+
+void PutTimes(const std::vector<DeviceTimes>& list, StringTable* strings,
+              std::string* out) {
+  wire::PutVarint(out, list.size());
+  for (const DeviceTimes& d : list) {
+    wire::PutVarint(out, strings->Id(d.device));
+    wire::PutVarint(out, d.times.size());
+    int64_t prev = 0;
+    for (const TimeInterval& t : d.times) {
+      wire::PutVarint(out, wire::ZigZag(static_cast<int64_t>(
+                               static_cast<uint64_t>(t.start_micros) -
+                               static_cast<uint64_t>(prev))));
+      wire::PutVarint(out, wire::ZigZag(t.duration_micros));
+      prev = t.start_micros;
     }
   }
-  StepExec& exec = MutableExec(step);
+}
+
+void GetTimes(wire::Reader* r, const StringTable& strings,
+              std::vector<DeviceTimes>* list) {
+  const uint64_t n = static_cast<uint64_t>(r->Int64());
+  for (uint64_t i = 0; i < n && r->ok(); ++i) {
+    DeviceTimes d;
+    const uint64_t id = static_cast<uint64_t>(r->Int64());
+    if (id >= strings.size()) return r->Fail();
+    d.device = strings.Get(static_cast<uint32_t>(id));
+    const uint64_t m = static_cast<uint64_t>(r->Int64());
+    int64_t prev = 0;
+    for (uint64_t j = 0; j < m && r->ok(); ++j) {
+      TimeInterval t;
+      t.start_micros = static_cast<int64_t>(
+          static_cast<uint64_t>(prev) +
+          static_cast<uint64_t>(wire::UnZigZag(r->Int64())));
+      t.duration_micros = wire::UnZigZag(r->Int64());
+      prev = t.start_micros;
+      d.times.push_back(t);
+    }
+    list->push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+void Model::Seal(const ExecDetail& d, StepExec* exec) {
+  exec->accelerator_micros = SumTimes(d.accelerator_execs);
+  exec->cpu_micros = SumTimes(d.cpu_execs);
+  exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
+      exec->output_bytes = 0;
+  for (const MemoryExec& m : d.memory_execs) {
+    SatInc(&exec->requested_bytes, m.requested_bytes);
+    SatInc(&exec->peak_bytes, m.peak_bytes);
+    SatInc(&exec->residual_bytes, m.residual_bytes);
+    SatInc(&exec->output_bytes, m.output_bytes);
+  }
+  if (d.accelerator_execs.empty() && d.cpu_execs.empty() &&
+      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty()) {
+    exec->detail = nullptr;
+    exec->detail_size = 0;
+    return;
+  }
+  std::string& out = seal_buffer_;
+  out.clear();
+  PutTimes(d.accelerator_execs, &strings_, &out);
+  PutTimes(d.cpu_execs, &strings_, &out);
+  wire::PutVarint(&out, d.memory_execs.size());
+  for (const MemoryExec& m : d.memory_execs) {
+    uint64_t mask = 0;
+    for (int i = 0; i < kMemoryFields; ++i) {
+      if (m.*kMemoryField[i] != 0) mask |= uint64_t{1} << i;
+    }
+    wire::PutVarint(&out, mask);
+    for (int i = 0; i < kMemoryFields; ++i) {
+      if (mask & (uint64_t{1} << i)) {
+        wire::PutVarint(&out, wire::ZigZag(m.*kMemoryField[i]));
+      }
+    }
+    wire::PutVarint(&out, m.output_memory.size());
+    for (const OutputMemory& o : m.output_memory) {
+      wire::PutVarint(&out, wire::ZigZag(o.slot));
+      wire::PutVarint(&out, wire::ZigZag(o.bytes));
+      wire::PutVarint(&out, o.ptr);
+    }
+  }
+  wire::PutVarint(&out, d.allocations.size());
+  int64_t prev = 0;
+  for (const Allocation& a : d.allocations) {
+    wire::PutVarint(&out, wire::ZigZag(static_cast<int64_t>(
+                              static_cast<uint64_t>(a.alloc_micros) -
+                              static_cast<uint64_t>(prev))));
+    wire::PutVarint(&out, wire::ZigZag(a.alloc_bytes));
+    prev = a.alloc_micros;
+  }
+  wire::PutVarint(&out, d.devices.size());
+  for (std::string_view dev : d.devices) {
+    wire::PutVarint(&out, strings_.Id(dev));
+  }
+  exec->detail = Store(out);
+  exec->detail_size = static_cast<uint32_t>(out.size());
+}
+
+void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
+  d->Clear();
+  if (exec.detail_size == 0) return;
+  wire::Reader r(exec.detail, exec.detail + exec.detail_size);
+  GetTimes(&r, strings_, &d->accelerator_execs);
+  GetTimes(&r, strings_, &d->cpu_execs);
+  const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
+    MemoryExec m;
+    const uint64_t mask = static_cast<uint64_t>(r.Int64());
+    for (int f = 0; f < kMemoryFields; ++f) {
+      if (mask & (uint64_t{1} << f)) {
+        m.*kMemoryField[f] = wire::UnZigZag(r.Int64());
+      }
+    }
+    const uint64_t n_out = static_cast<uint64_t>(r.Int64());
+    for (uint64_t j = 0; j < n_out && r.ok(); ++j) {
+      OutputMemory o;
+      o.slot = static_cast<int32_t>(wire::UnZigZag(r.Int64()));
+      o.bytes = wire::UnZigZag(r.Int64());
+      o.ptr = static_cast<uint64_t>(r.Int64());
+      m.output_memory.push_back(o);
+    }
+    d->memory_execs.push_back(std::move(m));
+  }
+  const uint64_t n_alloc = static_cast<uint64_t>(r.Int64());
+  int64_t prev = 0;
+  for (uint64_t i = 0; i < n_alloc && r.ok(); ++i) {
+    Allocation a;
+    a.alloc_micros =
+        static_cast<int64_t>(static_cast<uint64_t>(prev) +
+                             static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
+    a.alloc_bytes = wire::UnZigZag(r.Int64());
+    prev = a.alloc_micros;
+    d->allocations.push_back(a);
+  }
+  const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
+    const uint64_t id = static_cast<uint64_t>(r.Int64());
+    if (id >= strings_.size()) break;
+    d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
+  }
+}
+
+ExecDetail Model::Detail(const StepExec& exec) const {
+  ExecDetail d;
+  DetailInto(exec, &d);
+  return d;
+}
+
+// --- building
+
+const GraphNode* Model::Find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+GraphNode* Model::FindMutable(std::string_view name) {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const std::string* Model::NameRef(std::string_view name) {
+  if (const GraphNode* n = Find(name)) return &n->name;
+  return strings_.Intern(name);
+}
+
+GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
+  auto node = std::make_unique<GraphNode>();
+  node->id = static_cast<int64_t>(nodes_.size());
+  node->name = name;
+  node->op = op;
+  AddOpType(node.get(), op);
+  GraphNode* raw = node.get();
+  nodes_.push_back(std::move(node));
+  by_name_[raw->name] = raw;
+  sorted_valid_ = false;
+  ++generation_;
+  return raw;
+}
+
+const std::vector<const GraphNode*>& Model::NodesByName() const {
+  if (!sorted_valid_) {
+    sorted_.clear();
+    sorted_.reserve(nodes_.size());
+    for (const auto& n : nodes_) sorted_.push_back(n.get());
+    std::sort(sorted_.begin(), sorted_.end(),
+              [](const GraphNode* a, const GraphNode* b) {
+                return a->name < b->name;
+              });
+    sorted_valid_ = true;
+  }
+  return sorted_;
+}
+
+void Model::AddGraph(const tfcore::GraphDef& graph) {
+  std::vector<std::pair<GraphNode*, const tfcore::NodeDef*>> added;
+  for (const tfcore::NodeDef& def : graph.node()) {
+    if (by_name_.contains(def.name())) continue;
+    GraphNode* node = NewNode(def.name(), def.op());
+    bool has_shape = false, has_output_shapes = false;
+    tfpb::ProfileNode attr_holder;
+    for (const auto& attr : def.attr()) {
+      (*attr_holder.mutable_attrs())[attr.first] = attr.second;
+      if (attr.first == "shape" && attr.second.has_shape()) {
+        if (has_shape) continue;
+        has_shape = true;
+        node->shape = ShapeToVec(attr.second.shape());
+      } else if (attr.first == "_output_shapes" && attr.second.has_list()) {
+        if (has_output_shapes) continue;
+        has_output_shapes = true;
+        const auto& shapes = attr.second.list().shape();
+        for (int i = 0; i < shapes.size(); ++i) {
+          node->output_shapes.emplace_back(i, ShapeToVec(shapes.Get(i)));
+        }
+      }
+    }
+    if (def.attr_size() > 0) {
+      attr_holder.SerializeToString(&node->attrs);
+    }
+    added.emplace_back(node, &def);
+  }
+  for (auto& [node, def] : added) {
+    node->inputs.reserve(def->input_size());
+    for (int i = 0; i < def->input_size(); ++i) {
+      std::string_view input = def->input(i);
+      int32_t slot = 0;
+      const size_t colon = input.find(':');
+      if (colon != std::string_view::npos) {
+        if (!absl::SimpleAtoi(std::string(input.substr(colon + 1)), &slot)) {
+          slot = 0;
+        }
+        input = input.substr(0, colon);
+      }
+      if (!input.empty() && input[0] == '^') input.remove_prefix(1);
+      node->inputs.push_back(NodeInput{i, slot, NameRef(input)});
+    }
+    ApplyTensorFlowSlots(&node->inputs);
+  }
+}
+
+struct Model::PendingExec {
+  absl::flat_hash_map<std::pair<GraphNode*, int64_t>, ExecDetail> details;
+
+  ExecDetail& For(const Model& model, GraphNode* node, int64_t step,
+                  StepExec* exec) {
+    auto [it, added] = details.try_emplace({node, step});
+    if (added && exec->detail_size > 0) model.DetailInto(*exec, &it->second);
+    return it->second;
+  }
+};
+
+namespace {
+
+StepExec& MutableExec(GraphNode* node, int64_t step) {
+  auto& execs = node->execs;
+  auto it =
+      std::lower_bound(execs.begin(), execs.end(), step,
+                       [](const StepExec& e, int64_t s) { return e.step < s; });
+  if (it == execs.end() || it->step != step) {
+    it = execs.insert(it, StepExec());
+    it->step = step;
+  }
+  return *it;
+}
+
+}  // namespace
+
+void Model::AddStepStat(GraphNode* node, int64_t step,
+                        const std::string& device,
+                        const tfcore::NodeExecStats& stat,
+                        PendingExec* pending) {
+  const std::string dev = absl::AsciiStrToLower(device);
+  if (IsCanonicalDevice(dev)) {
+    if (!node->canonical_device.empty()) {
+      // A node seen on two canonical devices keeps the first one only.
+      if (node->canonical_device != dev) return;
+    } else {
+      node->canonical_device = dev;
+      node->host_device = dev;
+      static const RE2* const kGpu = new RE2("gpu:\\d+");
+      RE2::GlobalReplace(&node->host_device, *kGpu, "cpu:0");
+      AddOpType(node, node->canonical_device);
+    }
+  }
+  StepExec& exec = MutableExec(node, step);
+  ExecDetail& d = pending->For(*this, node, step, &exec);
+  const std::string_view idev = *strings_.Intern(dev);
 
   // Time.
-  InsertSorted(&exec.devices, dev);
+  InsertSorted(&d.devices, idev);
   if (stat.all_start_micros() > 0) {
     if (exec.all_start_micros > 0) {
       exec.all_start_micros =
@@ -195,17 +573,15 @@ void GraphNode::AddStepStat(int64_t step, const std::string& device,
         exec.latest_end_micros, SatAdd(stat.all_start_micros(), duration));
     const TimeInterval interval{stat.all_start_micros(), duration};
     if (CountAsAcceleratorTime(dev)) {
-      FindOrAddDevice(&exec.accelerator_execs, dev).times.push_back(interval);
-      SatInc(&exec.accelerator_micros, duration);
+      FindOrAddDevice(&d.accelerator_execs, idev).times.push_back(interval);
     } else if (CountAsCpuTime(dev)) {
-      FindOrAddDevice(&exec.cpu_execs, dev).times.push_back(interval);
-      SatInc(&exec.cpu_micros, duration);
+      FindOrAddDevice(&d.cpu_execs, idev).times.push_back(interval);
       ++exec.run_count;  // while loops run a node many times per step
     }
   }
 
   // Memory is only taken from the canonical device.
-  if (dev != canonical_device || stat.all_start_micros() <= 0) return;
+  if (dev != node->canonical_device || stat.all_start_micros() <= 0) return;
   MemoryExec mem;
   mem.memory_micros = SatAdd(stat.all_start_micros(), stat.op_end_rel_micros());
   for (const auto& m : stat.memory()) {
@@ -213,7 +589,7 @@ void GraphNode::AddStepStat(int64_t step, const std::string& device,
     mem.allocator_bytes_in_use =
         std::max(mem.allocator_bytes_in_use, m.allocator_bytes_in_use());
     for (const auto& r : m.allocation_records()) {
-      exec.allocations.push_back(Allocation{r.alloc_micros(), r.alloc_bytes()});
+      d.allocations.push_back(Allocation{r.alloc_micros(), r.alloc_bytes()});
     }
   }
   for (const auto& out : stat.output()) {
@@ -258,88 +634,7 @@ void GraphNode::AddStepStat(int64_t step, const std::string& device,
   mem.residual_bytes = SatAdd(residual, persistent);
   mem.requested_bytes = SatAdd(SatAdd(requested, persistent), temp);
   mem.peak_bytes = SatAdd(SatAdd(peak, persistent), temp);
-  SatInc(&exec.requested_bytes, mem.requested_bytes);
-  SatInc(&exec.peak_bytes, mem.peak_bytes);
-  SatInc(&exec.residual_bytes, mem.residual_bytes);
-  SatInc(&exec.output_bytes, mem.output_bytes);
-  exec.memory_execs.push_back(std::move(mem));
-}
-
-const GraphNode* Model::Find(const std::string& name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
-}
-
-GraphNode* Model::FindMutable(const std::string& name) {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
-}
-
-GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
-  auto node = std::make_unique<GraphNode>();
-  node->id = static_cast<int64_t>(nodes_.size());
-  node->name = name;
-  node->op = op;
-  node->op_types.insert(op);
-  GraphNode* raw = node.get();
-  nodes_.push_back(std::move(node));
-  by_name_[name] = raw;
-  sorted_valid_ = false;
-  ++generation_;
-  return raw;
-}
-
-const std::vector<const GraphNode*>& Model::NodesByName() const {
-  if (!sorted_valid_) {
-    sorted_.clear();
-    sorted_.reserve(nodes_.size());
-    for (const auto& n : nodes_) sorted_.push_back(n.get());
-    std::sort(sorted_.begin(), sorted_.end(),
-              [](const GraphNode* a, const GraphNode* b) {
-                return a->name < b->name;
-              });
-    sorted_valid_ = true;
-  }
-  return sorted_;
-}
-
-void Model::AddGraph(const tfcore::GraphDef& graph) {
-  std::vector<std::pair<GraphNode*, const tfcore::NodeDef*>> added;
-  for (const tfcore::NodeDef& def : graph.node()) {
-    if (by_name_.contains(def.name())) continue;
-    GraphNode* node = NewNode(def.name(), def.op());
-    bool has_shape = false, has_output_shapes = false;
-    for (const auto& attr : def.attr()) {
-      node->attrs[attr.first] = attr.second;
-      if (attr.first == "shape" && attr.second.has_shape()) {
-        if (has_shape) continue;
-        has_shape = true;
-        node->shape = ShapeToVec(attr.second.shape());
-      } else if (attr.first == "_output_shapes" && attr.second.has_list()) {
-        if (has_output_shapes) continue;
-        has_output_shapes = true;
-        const auto& shapes = attr.second.list().shape();
-        for (int i = 0; i < shapes.size(); ++i) {
-          node->output_shapes[i] = ShapeToVec(shapes.Get(i));
-        }
-      }
-    }
-    added.emplace_back(node, &def);
-  }
-  for (auto& [node, def] : added) {
-    for (int i = 0; i < def->input_size(); ++i) {
-      std::string input = def->input(i);
-      int32_t slot = 0;
-      const size_t colon = input.find(':');
-      if (colon != std::string::npos) {
-        if (!absl::SimpleAtoi(input.substr(colon + 1), &slot)) slot = 0;
-        input.resize(colon);
-      }
-      if (!input.empty() && input[0] == '^') input.erase(0, 1);
-      node->inputs[i] = input;
-      node->src_output_index[input] = slot;
-    }
-  }
+  d.memory_execs.push_back(std::move(mem));
 }
 
 absl::Status Model::AddRunMeta(int64_t step,
@@ -351,6 +646,7 @@ absl::Status Model::AddRunMeta(int64_t step,
   steps_.insert(step);
   bool has_gpu_scheduling = false;
   bool has_gpu_stream = false;
+  PendingExec pending;
   for (const auto& dev_stat : run_meta.step_stats().dev_stats()) {
     const std::string dev = absl::AsciiStrToLower(dev_stat.device());
     if (IsPlacedOnAccelerator(dev)) {
@@ -358,24 +654,27 @@ absl::Status Model::AddRunMeta(int64_t step,
       if (CountAsAcceleratorTime(dev)) has_gpu_stream = true;
     }
     for (const auto& stat : dev_stat.node_stats()) {
-      std::string name = stat.node_name();
+      std::string_view name = stat.node_name();
       // GPU tracers write "name:OpType"; keep the node name only.
       const size_t colon = name.find(':');
-      if (colon != std::string::npos) name.resize(colon);
+      if (colon != std::string_view::npos) name = name.substr(0, colon);
       GraphNode* node = FindMutable(name);
       if (node == nullptr) {
         // Nodes absent from the graph (or profiles with no graph at all) are
         // created on the fly, except the runtime's bookkeeping entries.
         if (name == "RecvTensor" || name == "_SOURCE" ||
-            name.find("MEMCPY") != std::string::npos) {
+            name.find("MEMCPY") != std::string_view::npos) {
           continue;
         }
-        node = NewNode(name, name);
+        node = NewNode(std::string(name), std::string(name));
       } else {
         covered_nodes_.insert(node->id);
       }
-      node->AddStepStat(step, dev_stat.device(), stat);
+      AddStepStat(node, step, dev_stat.device(), stat, &pending);
     }
+  }
+  for (auto& [key, detail] : pending.details) {
+    Seal(detail, &MutableExec(key.first, key.second));
   }
   if (has_gpu_scheduling && !has_gpu_stream) miss_accelerator_stream_ = true;
   return absl::OkStatus();
@@ -388,11 +687,11 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
   for (const tfpb::OpLogEntry& entry : op_log.log_entries()) {
     GraphNode* node = FindMutable(entry.name());
     if (node == nullptr) continue;
-    for (const std::string& type : entry.types()) node->op_types.insert(type);
+    for (const std::string& type : entry.types()) AddOpType(node, type);
     if (entry.float_ops() != 0) node->float_ops = entry.float_ops();
     if (entry.has_code_def()) {
       has_code_traces_ = true;
-      if (!node->code.has_value()) node->code = entry.code_def();
+      if (node->code.empty()) node->code = entry.code_def().SerializeAsString();
     }
   }
 }
@@ -400,7 +699,7 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
 void Model::AddCheckpointVariables(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     GraphNode* node = FindMutable(name);
-    if (node != nullptr) node->op_types.insert(kCheckpointVariableType);
+    if (node != nullptr) AddOpType(node, kCheckpointVariableType);
   }
 }
 
@@ -411,13 +710,15 @@ double Model::run_coverage() const {
 
 std::vector<CodeFrame> Model::CallStack(const GraphNode& node) const {
   std::vector<CodeFrame> frames;
-  if (!node.code.has_value()) return frames;
+  if (node.code.empty()) return frames;
+  tfpb::CodeDef code;
+  if (!code.ParseFromString(node.code)) return frames;
   auto lookup = [this](int64_t id) -> std::string {
     auto it = id_to_string_.find(id);
     return it == id_to_string_.end() ? std::string() : it->second;
   };
-  frames.reserve(node.code->traces_size());
-  for (const auto& t : node.code->traces()) {
+  frames.reserve(code.traces_size());
+  for (const auto& t : code.traces()) {
     CodeFrame f;
     // Old profiles carry the strings inline, newer ones ids into the table.
     f.file = !t.file().empty() ? t.file() : lookup(t.file_id());
@@ -430,166 +731,60 @@ std::vector<CodeFrame> Model::CallStack(const GraphNode& node) const {
   return frames;
 }
 
-absl::StatusOr<Model> Model::FromProfileProto(
-    const tfpb::ProfileProto& profile) {
-  Model model;
-  for (const auto& [id, str] : profile.id_to_string()) {
-    model.id_to_string_[id] = str;
-  }
-  // Visit nodes in id order so that loading is deterministic.
-  std::vector<int64_t> ids;
-  ids.reserve(profile.nodes_size());
-  for (const auto& entry : profile.nodes()) ids.push_back(entry.first);
-  std::sort(ids.begin(), ids.end());
-  auto name_of = [&profile](int64_t id) -> const std::string* {
-    auto it = profile.nodes().find(id);
-    return it == profile.nodes().end() ? nullptr : &it->second.name();
-  };
-  for (int64_t key : ids) {
-    const tfpb::ProfileNode& pn = profile.nodes().at(key);
-    if (model.by_name_.contains(pn.name())) continue;  // first one wins
-    auto node = std::make_unique<GraphNode>();
-    node->id = pn.id();
-    node->name = pn.name();
-    node->op = pn.op();
-    node->canonical_device = pn.canonical_device();
-    node->host_device = pn.host_device();
-    node->float_ops = pn.float_ops();
-    node->shape.assign(pn.shape().begin(), pn.shape().end());
-    node->op_types.insert(pn.op_types().begin(), pn.op_types().end());
-    for (const auto& [idx, src_id] : pn.inputs()) {
-      if (const std::string* n = name_of(src_id)) node->inputs[idx] = *n;
-    }
-    for (const auto& [src_id, slot] : pn.src_output_index()) {
-      if (const std::string* n = name_of(src_id)) {
-        node->src_output_index[*n] = slot;
-      }
-    }
-    for (const auto& [idx, t] : pn.input_shapes()) {
-      node->stored_input_shapes[idx] = TupleToVec(t);
-    }
-    for (const auto& [idx, t] : pn.output_shapes()) {
-      node->output_shapes[idx] = TupleToVec(t);
-    }
-    for (const auto& [k, v] : pn.attrs()) node->attrs[k] = v;
-    if (pn.has_trace() && pn.trace().traces_size() > 0) node->code = pn.trace();
-    for (const auto& [step, ep] : pn.execs()) {
-      StepExec& e = node->MutableExec(step);
-      e.run_count = ep.run_count();
-      e.all_start_micros = ep.all_start_micros();
-      e.latest_end_micros = ep.latest_end_micros();
-      auto load_times =
-          [](const google::protobuf::Map<std::string, tfpb::ExecTime>& in,
-             std::vector<DeviceTimes>* out) {
-            for (const auto& [dev, et] : in) {
-              DeviceTimes& d = FindOrAddDevice(out, dev);
-              for (const tfpb::Tuple& t : et.times()) {
-                TimeInterval ti;
-                if (t.int64_values_size() > 0)
-                  ti.start_micros = t.int64_values(0);
-                if (t.int64_values_size() > 1) {
-                  ti.duration_micros = t.int64_values(1);
-                }
-                d.times.push_back(ti);
-              }
-            }
-          };
-      load_times(ep.accelerator_execs(), &e.accelerator_execs);
-      load_times(ep.cpu_execs(), &e.cpu_execs);
-      for (const tfpb::ExecMemory& em : ep.memory_execs()) {
-        MemoryExec m;
-        m.memory_micros = em.memory_micros();
-        m.host_temp_bytes = em.host_temp_bytes();
-        m.host_persistent_bytes = em.host_persistent_bytes();
-        m.accelerator_temp_bytes = em.accelerator_temp_bytes();
-        m.accelerator_persistent_bytes = em.accelerator_persistent_bytes();
-        m.requested_bytes = em.requested_bytes();
-        m.peak_bytes = em.peak_bytes();
-        m.residual_bytes = em.residual_bytes();
-        m.output_bytes = em.output_bytes();
-        m.allocator_bytes_in_use = em.allocator_bytes_in_use();
-        for (const auto& [slot, om] : em.output_memory()) {
-          m.output_memory.push_back(OutputMemory{slot, om.bytes(), om.ptr()});
-        }
-        std::sort(m.output_memory.begin(), m.output_memory.end(),
-                  [](const OutputMemory& a, const OutputMemory& b) {
-                    return a.slot < b.slot;
-                  });
-        e.memory_execs.push_back(std::move(m));
-      }
-      for (const auto& r : ep.allocations()) {
-        e.allocations.push_back(Allocation{r.alloc_micros(), r.alloc_bytes()});
-      }
-      for (const std::string& d : ep.devices()) InsertSorted(&e.devices, d);
-      e.UpdateSums();
-    }
-    model.by_name_[node->name] = node.get();
-    model.nodes_.push_back(std::move(node));
-  }
-  model.has_code_traces_ = profile.has_trace();
-  model.miss_accelerator_stream_ = profile.miss_accelerator_stream();
-  model.steps_.insert(profile.steps().begin(), profile.steps().end());
-  model.generation_ = 1;
-  return model;
-}
-
 tfpb::ProfileProto Model::ToProfileProto() const {
   tfpb::ProfileProto profile;
   for (const auto& [id, str] : id_to_string_) {
     (*profile.mutable_id_to_string())[id] = str;
   }
-  auto id_of = [this](const std::string& name) -> std::optional<int64_t> {
-    const GraphNode* n = Find(name);
-    if (n == nullptr) return std::nullopt;
-    return n->id;
-  };
+  ExecDetail d;
   for (const auto& node : nodes_) {
     if (node->id < 0) continue;
     tfpb::ProfileNode& pn = (*profile.mutable_nodes())[node->id];
+    if (!node->attrs.empty()) pn.MergeFromString(node->attrs);
     pn.set_name(node->name);
     pn.set_op(node->op);
     pn.set_id(node->id);
     pn.set_canonical_device(node->canonical_device);
     pn.set_host_device(node->host_device);
     pn.set_float_ops(node->float_ops);
-    for (int64_t d : node->shape) pn.add_shape(d);
+    for (int64_t dim : node->shape) pn.add_shape(dim);
     for (const std::string& t : node->op_types) pn.add_op_types(t);
-    for (const auto& [idx, name] : node->inputs) {
-      if (auto id = id_of(name)) (*pn.mutable_inputs())[idx] = *id;
-    }
-    for (const auto& [name, slot] : node->src_output_index) {
-      if (auto id = id_of(name)) (*pn.mutable_src_output_index())[*id] = slot;
+    for (const NodeInput& in : node->inputs) {
+      const GraphNode* src = Find(*in.name);
+      if (src == nullptr) continue;
+      (*pn.mutable_inputs())[in.index] = src->id;
+      if (in.slot >= 0) (*pn.mutable_src_output_index())[src->id] = in.slot;
     }
     for (const auto& [idx, dims] : node->stored_input_shapes) {
       auto& t = (*pn.mutable_input_shapes())[idx];
-      for (int64_t d : dims) t.add_int64_values(d);
+      for (int64_t dim : dims) t.add_int64_values(dim);
     }
     for (const auto& [idx, dims] : node->output_shapes) {
       auto& t = (*pn.mutable_output_shapes())[idx];
-      for (int64_t d : dims) t.add_int64_values(d);
+      for (int64_t dim : dims) t.add_int64_values(dim);
     }
-    for (const auto& [k, v] : node->attrs) (*pn.mutable_attrs())[k] = v;
-    if (node->code.has_value()) *pn.mutable_trace() = *node->code;
+    if (!node->code.empty()) pn.mutable_trace()->ParseFromString(node->code);
     for (const StepExec& e : node->execs) {
       tfpb::ExecProfile& ep = (*pn.mutable_execs())[e.step];
       ep.set_run_count(e.run_count);
       ep.set_all_start_micros(e.all_start_micros);
       ep.set_latest_end_micros(e.latest_end_micros);
+      DetailInto(e, &d);
       auto save_times =
           [](const std::vector<DeviceTimes>& in,
              google::protobuf::Map<std::string, tfpb::ExecTime>* out) {
-            for (const DeviceTimes& d : in) {
-              tfpb::ExecTime& et = (*out)[d.device];
-              for (const TimeInterval& t : d.times) {
+            for (const DeviceTimes& dt : in) {
+              tfpb::ExecTime& et = (*out)[std::string(dt.device)];
+              for (const TimeInterval& t : dt.times) {
                 tfpb::Tuple* tuple = et.add_times();
                 tuple->add_int64_values(t.start_micros);
                 tuple->add_int64_values(t.duration_micros);
               }
             }
           };
-      save_times(e.accelerator_execs, ep.mutable_accelerator_execs());
-      save_times(e.cpu_execs, ep.mutable_cpu_execs());
-      for (const MemoryExec& m : e.memory_execs) {
+      save_times(d.accelerator_execs, ep.mutable_accelerator_execs());
+      save_times(d.cpu_execs, ep.mutable_cpu_execs());
+      for (const MemoryExec& m : d.memory_execs) {
         tfpb::ExecMemory* em = ep.add_memory_execs();
         em->set_memory_micros(m.memory_micros);
         em->set_host_temp_bytes(m.host_temp_bytes);
@@ -607,12 +802,12 @@ tfpb::ProfileProto Model::ToProfileProto() const {
           mm.set_ptr(om.ptr);
         }
       }
-      for (const Allocation& a : e.allocations) {
+      for (const Allocation& a : d.allocations) {
         auto* r = ep.add_allocations();
         r->set_alloc_micros(a.alloc_micros);
         r->set_alloc_bytes(a.alloc_bytes);
       }
-      for (const std::string& d : e.devices) ep.add_devices(d);
+      for (std::string_view dev : d.devices) ep.add_devices(std::string(dev));
     }
   }
   profile.set_has_trace(has_code_traces_);

@@ -6,11 +6,13 @@
 #define TFPROF_PROFILER_MODEL_H_
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,7 +50,7 @@ struct TimeInterval {
 };
 
 struct DeviceTimes {
-  std::string device;
+  std::string_view device;  // interned: valid as long as the model
   std::vector<TimeInterval> times;
 };
 
@@ -78,19 +80,27 @@ struct Allocation {
   int64_t alloc_bytes = 0;  // negative: a deallocation
 };
 
+// The detailed records of one node in one step: what timelines, the memory
+// tracker and ProfileProto output need. The model keeps them compactly
+// encoded (see Model::Detail); queries use the sums in StepExec instead.
+struct ExecDetail {
+  std::vector<DeviceTimes> accelerator_execs;  // sorted by device
+  std::vector<DeviceTimes> cpu_execs;          // sorted by device
+  std::vector<MemoryExec> memory_execs;
+  std::vector<Allocation> allocations;
+  std::vector<std::string_view> devices;  // sorted, unique
+
+  void Clear();
+};
+
 // Everything recorded for one node in one step.
 struct StepExec {
   int64_t step = 0;
   int64_t run_count = 0;
   int64_t all_start_micros = 0;
   int64_t latest_end_micros = 0;
-  std::vector<DeviceTimes> accelerator_execs;  // sorted by device
-  std::vector<DeviceTimes> cpu_execs;          // sorted by device
-  std::vector<MemoryExec> memory_execs;
-  std::vector<Allocation> allocations;
-  std::vector<std::string> devices;  // sorted, unique
 
-  // Sums over the records above, kept up to date by UpdateSums().
+  // Sums over the detailed records.
   int64_t accelerator_micros = 0;
   int64_t cpu_micros = 0;
   int64_t requested_bytes = 0;
@@ -98,8 +108,11 @@ struct StepExec {
   int64_t residual_bytes = 0;
   int64_t output_bytes = 0;
 
+  // The encoded ExecDetail, owned by the model.
+  const uint8_t* detail = nullptr;
+  uint32_t detail_size = 0;
+
   int64_t exec_micros() const { return SatAdd(accelerator_micros, cpu_micros); }
-  void UpdateSums();
 };
 
 // The statistics of one node for one query step.
@@ -125,6 +138,53 @@ struct CodeFrame {
   int32_t func_start_line = 0;
 };
 
+// A node's op types: a sorted set of strings interned in the model.
+class OpTypes {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const std::string*;
+    using reference = const std::string&;
+    explicit const_iterator(const std::string* const* p) : p_(p) {}
+    const std::string& operator*() const { return **p_; }
+    const std::string* operator->() const { return *p_; }
+    const_iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return p_ == o.p_; }
+    bool operator!=(const const_iterator& o) const { return p_ != o.p_; }
+
+   private:
+    const std::string* const* p_;
+  };
+  const_iterator begin() const { return const_iterator(v_.data()); }
+  const_iterator end() const { return const_iterator(v_.data() + v_.size()); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  bool count(std::string_view t) const;
+  // `interned` must outlive the node (the model's string table).
+  void insert(const std::string* interned);
+
+ private:
+  std::vector<const std::string*> v_;
+};
+
+// One input of a node (GraphDef order, control inputs included).
+struct NodeInput {
+  int32_t index = 0;
+  // The output slot TensorFlow looks up for this input's name (its
+  // src_output_index, which keeps one slot per input name); -1 if unknown.
+  int32_t slot = -1;
+  const std::string* name = nullptr;  // owned by the model
+};
+
+// Tensor shapes by slot, sorted by slot.
+using ShapeList = std::vector<std::pair<int32_t, std::vector<int64_t>>>;
+
 class GraphNode {
  public:
   int64_t id = 0;
@@ -134,30 +194,51 @@ class GraphNode {
   std::string host_device;
   int64_t float_ops = 0;       // per run, from the op log
   std::vector<int64_t> shape;  // from the "shape" attr (variables)
-  std::set<std::string> op_types;
-  std::map<int32_t, std::string> inputs;            // input index -> node name
-  std::map<std::string, int32_t> src_output_index;  // input name -> slot
-  std::map<int32_t, std::vector<int64_t>> output_shapes;
+  OpTypes op_types;
+  std::vector<NodeInput> inputs;  // sorted by index
+  ShapeList output_shapes;
   // Input shapes as stored in a ProfileProto (only written back, never shown:
   // shown input shapes are derived from the inputs' output shapes).
-  std::map<int32_t, std::vector<int64_t>> stored_input_shapes;
-  std::map<std::string, tfcore::AttrValue> attrs;
-  std::optional<tfpb::CodeDef> code;  // call stack, as loaded
-  std::vector<StepExec> execs;        // sorted by step
+  ShapeList stored_input_shapes;
+  // The attributes, serialized as a ProfileNode holding only its attrs map
+  // (decoded on demand: few queries need them).
+  std::string attrs;
+  // The call stack as a serialized CodeDef; empty when there is none.
+  std::string code;
+  std::vector<StepExec> execs;  // sorted by step
 
   const StepExec* FindExec(int64_t step) const;
-  StepExec& MutableExec(int64_t step);
+  const std::vector<int64_t>* OutputShape(int32_t slot) const;
+  std::optional<tfcore::AttrValue> FindAttr(std::string_view key) const;
+  std::map<std::string, tfcore::AttrValue> Attrs() const;
 
   // Stats for a step; step < 0 averages over the steps this node ran in
   // (integer division, as tfprof does).
   NodeStats Stats(int64_t step) const;
   // Product of the shape dims; 0 if any dim is unknown.
   int64_t Parameters() const;
-
-  // Records one NodeExecStats of a RunMetadata (device as written there).
-  void AddStepStat(int64_t step, const std::string& device,
-                   const tfcore::NodeExecStats& stat);
 };
+
+// Interned strings: each distinct string stored once, with a stable address
+// and a small id.
+class StringTable {
+ public:
+  StringTable() = default;
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
+  uint32_t Id(std::string_view s);
+  const std::string* Intern(std::string_view s) { return strings_[Id(s)]; }
+  const std::string& Get(uint32_t id) const { return *strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> owned_;
+  std::vector<const std::string*> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+};
+
+class ProfileDecoder;
 
 class Model {
  public:
@@ -181,13 +262,17 @@ class Model {
   tfpb::ProfileProto ToProfileProto() const;
 
   size_t size() const { return nodes_.size(); }
-  const GraphNode* Find(const std::string& name) const;
+  const GraphNode* Find(std::string_view name) const;
   // All nodes in name order.
   const std::vector<const GraphNode*>& NodesByName() const;
   // All nodes in insertion (id) order.
   const std::vector<std::unique_ptr<GraphNode>>& nodes() const {
     return nodes_;
   }
+
+  // The detailed records of a node's step.
+  ExecDetail Detail(const StepExec& exec) const;
+  void DetailInto(const StepExec& exec, ExecDetail* out) const;
 
   const std::set<int64_t>& steps() const { return steps_; }
   const std::map<int64_t, std::string>& id_to_string() const {
@@ -203,14 +288,40 @@ class Model {
   // The call stack of a node, resolved; empty if it has none.
   std::vector<CodeFrame> CallStack(const GraphNode& node) const;
 
+  // Bytes held by the detailed step records (for the benchmark).
+  size_t detail_bytes() const { return arena_used_; }
+
  private:
-  GraphNode* FindMutable(const std::string& name);
+  friend class ProfileDecoder;
+  struct PendingExec;
+
+  GraphNode* FindMutable(std::string_view name);
   GraphNode* NewNode(const std::string& name, const std::string& op);
+  // The address of a node name for NodeInput::name: the node's own name if
+  // it exists, else an interned copy.
+  const std::string* NameRef(std::string_view name);
+  void AddOpType(GraphNode* node, std::string_view type) {
+    node->op_types.insert(strings_.Intern(type));
+  }
+  // Encodes `detail` into the arena and stores it and its sums in `exec`.
+  void Seal(const ExecDetail& detail, StepExec* exec);
+  const uint8_t* Store(const std::string& bytes);
+  void AddStepStat(GraphNode* node, int64_t step, const std::string& device,
+                   const tfcore::NodeExecStats& stat, PendingExec* pending);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
-  absl::flat_hash_map<std::string, GraphNode*> by_name_;
+  absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
   mutable std::vector<const GraphNode*> sorted_;
   mutable bool sorted_valid_ = false;
+  StringTable strings_;
+  struct ArenaChunk {
+    std::unique_ptr<uint8_t[]> data;
+    size_t size = 0;
+    size_t used = 0;
+  };
+  std::vector<ArenaChunk> arena_;
+  size_t arena_used_ = 0;
+  std::string seal_buffer_;  // scratch for Seal
   std::set<int64_t> steps_;
   std::map<int64_t, std::string> id_to_string_;
   std::set<int64_t> covered_nodes_;

@@ -46,11 +46,11 @@ class Builder {
     if (n.children.empty() && caller != nullptr) AddSamples(n);
     for (size_t c : n.children) {
       const ResultNode& child = r.nodes[c];
-      if (caller != nullptr && child.frame.has_value()) {
+      if (caller != nullptr && child.frame != nullptr) {
         stack_.push_back(Location(*caller, *child.frame));
       }
-      Walk(r, c, child.frame.has_value() ? &*child.frame : nullptr);
-      if (caller != nullptr && child.frame.has_value()) stack_.pop_back();
+      Walk(r, c, child.frame.get());
+      if (caller != nullptr && child.frame != nullptr) stack_.pop_back();
     }
   }
 
@@ -148,7 +148,7 @@ class Builder {
 
   void AddSamples(const ResultNode& leaf) {
     for (const MemberNode& m : leaf.leaf_members) {
-      std::string key = m.name;
+      std::string key = m.name();
       while (samples_.count(key)) key += '@';  // names must stay unique
       pp::Sample& s = samples_[key];
       for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
@@ -156,7 +156,7 @@ class Builder {
       }
       pp::Label* label = s.add_label();
       label->set_key(strings_.Index("graph node:"));
-      label->set_str(strings_.Index(m.name));
+      label->set_str(strings_.Index(m.name()));
       s.add_value(1);
       s.add_value(Value(m.stats));
     }

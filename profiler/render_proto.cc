@@ -53,17 +53,18 @@ void SetTotals(const Totals& t, tfpb::GraphNodeProto* p) {
 void FillGraphNode(const ResultTree& r, size_t id, tfpb::GraphNodeProto* p) {
   const ResultNode& n = r.nodes[id];
   p->set_name(n.name);
-  for (const std::string& d : n.devices) p->add_devices(d);
+  for (const std::string& d : NodeDevices(r, n)) p->add_devices(d);
   SetSelf(n.self, p);
   SetTotals(n.total, p);
-  for (const auto& [idx, dims] : n.input_shapes) {
+  for (const auto& [idx, dims] : NodeInputShapes(r, n)) {
     (*p->mutable_input_shapes())[idx] = VecToShape(dims);
   }
-  if (n.tensor.has_value()) *p->mutable_tensor_value() = *n.tensor;
+  if (n.tensor != nullptr) *p->mutable_tensor_value() = *n.tensor;
   for (size_t c : n.children) FillGraphNode(r, c, p->add_children());
 }
 
-void FillMultiSelf(const ResultNode& n, tfpb::MultiGraphNodeProto* p) {
+void FillMultiSelf(const ResultTree& r, const ResultNode& n,
+                   tfpb::MultiGraphNodeProto* p) {
   p->set_name(n.name);
   p->set_exec_micros(n.self.exec_micros);
   p->set_accelerator_exec_micros(n.self.accelerator_exec_micros);
@@ -85,13 +86,13 @@ void FillMultiSelf(const ResultNode& n, tfpb::MultiGraphNodeProto* p) {
   p->set_total_float_ops(n.total.float_ops);
   for (const MemberNode& m : n.members) {
     tfpb::GraphNodeProto* g = p->add_graph_nodes();
-    g->set_name(m.name);
-    if (!m.device.empty()) g->add_devices(m.device);
+    g->set_name(m.name());
+    if (!m.device().empty()) g->add_devices(m.device());
     SetSelf(m.stats, g);
     Totals t;
     t.AddSelf(m.stats);
     SetTotals(t, g);
-    for (const auto& [idx, dims] : m.input_shapes) {
+    for (const auto& [idx, dims] : NodeInputShapes(r, m)) {
       (*g->mutable_input_shapes())[idx] = VecToShape(dims);
     }
   }
@@ -99,7 +100,7 @@ void FillMultiSelf(const ResultNode& n, tfpb::MultiGraphNodeProto* p) {
 
 void FillMultiTree(const ResultTree& r, size_t id,
                    tfpb::MultiGraphNodeProto* p) {
-  FillMultiSelf(r.nodes[id], p);
+  FillMultiSelf(r, r.nodes[id], p);
   for (size_t c : r.nodes[id].children) {
     FillMultiTree(r, c, p->add_children());
   }
@@ -172,16 +173,16 @@ void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
     }
   }
   if (o.Selected("device")) {
-    absl::StrAppend(out, ", \"devices\": ", JsonList(n.devices));
+    absl::StrAppend(out, ", \"devices\": ", JsonList(NodeDevices(r, n)));
   }
   if (o.Selected("op_types")) {
-    absl::StrAppend(out, ", \"op_types\": ", JsonList(n.op_types));
+    absl::StrAppend(out, ", \"op_types\": ", JsonList(NodeOpTypes(r, n)));
   }
   if (o.Selected("input_shapes") && r.view != ViewKind::kCode &&
       r.view != ViewKind::kOp) {
     absl::StrAppend(out, ", \"input_shapes\": {");
     bool first = true;
-    for (const auto& [idx, dims] : n.input_shapes) {
+    for (const auto& [idx, dims] : NodeInputShapes(r, n)) {
       absl::StrAppend(out, first ? "" : ", ", "\"", idx, "\": [");
       for (size_t i = 0; i < dims.size(); ++i) {
         absl::StrAppend(out, i ? "," : "", dims[i]);
@@ -267,10 +268,10 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
     absl::StrAppend(out, ",", runs, ",", defined);
   }
   if (o.Selected("device")) {
-    absl::StrAppend(out, ",", CsvField(absl::StrJoin(n.devices, "|")));
+    absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeDevices(r, n), "|")));
   }
   if (o.Selected("op_types")) {
-    absl::StrAppend(out, ",", CsvField(absl::StrJoin(n.op_types, "|")));
+    absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeOpTypes(r, n), "|")));
   }
   out->append("\n");
 }
@@ -312,11 +313,11 @@ tfpb::MultiGraphNodeProto ToMultiGraphNodeProto(const ResultTree& result) {
   tfpb::MultiGraphNodeProto root;
   if (result.nodes.empty()) return root;
   if (result.view == ViewKind::kOp) {
-    FillMultiSelf(result.nodes[0], &root);
+    FillMultiSelf(result, result.nodes[0], &root);
     tfpb::MultiGraphNodeProto* cur = &root;
     for (size_t c : result.nodes[0].children) {
       cur = cur->add_children();
-      FillMultiSelf(result.nodes[c], cur);
+      FillMultiSelf(result, result.nodes[c], cur);
     }
     return root;
   }

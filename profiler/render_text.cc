@@ -100,7 +100,8 @@ std::vector<std::string> MemoryAttrs(const ResultNode& n, const Options& o) {
 }
 
 // One line of the scope or graph view.
-std::string FormatScopeNode(const ResultNode& n, const Options& o) {
+std::string FormatScopeNode(const ResultTree& r, const ResultNode& n,
+                            const Options& o) {
   std::vector<std::string> a;
   if (o.Selected("params")) {
     const std::string shape = FormatShape(n.shape);
@@ -116,10 +117,13 @@ std::string FormatScopeNode(const ResultNode& n, const Options& o) {
   }
   for (std::string& s : MemoryAttrs(n, o)) a.push_back(std::move(s));
   for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
-  if (o.Selected("device") && !n.devices.empty()) {
-    a.push_back(absl::StrJoin(n.devices, "|"));
+  if (o.Selected("device")) {
+    const std::vector<std::string> devices = NodeDevices(r, n);
+    if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
   }
-  if (o.Selected("op_types")) a.push_back(absl::StrJoin(n.op_types, "|"));
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
+  }
   if (o.Selected("occurrence")) {
     const std::string run =
         Pair(n.account, n.self.run_count, n.total.run_count, FormatNumber);
@@ -127,11 +131,14 @@ std::string FormatScopeNode(const ResultNode& n, const Options& o) {
         n.account ? "1" : "--", "/", FormatNumber(n.total.definition_count));
     a.push_back(run + "|" + defined);
   }
-  if (o.Selected("input_shapes")) a.push_back(ShapeList(n.input_shapes));
+  if (o.Selected("input_shapes")) {
+    a.push_back(ShapeList(NodeInputShapes(r, n)));
+  }
   return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
 }
 
-std::string FormatCodeNode(const ResultNode& n, const Options& o) {
+std::string FormatCodeNode(const ResultTree& r, const ResultNode& n,
+                           const Options& o) {
   std::vector<std::string> a = MemoryAttrs(n, o);
   for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
   if (o.Selected("params")) {
@@ -144,10 +151,13 @@ std::string FormatCodeNode(const ResultNode& n, const Options& o) {
         Pair(n.account, n.self.float_ops, n.total.float_ops, FormatNumber) +
         " flops");
   }
-  if (o.Selected("device") && !n.devices.empty()) {
-    a.push_back(absl::StrJoin(n.devices, "|"));
+  if (o.Selected("device")) {
+    const std::vector<std::string> devices = NodeDevices(r, n);
+    if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
   }
-  if (o.Selected("op_types")) a.push_back(absl::StrJoin(n.op_types, "|"));
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
+  }
   if (o.Selected("occurrence")) a.push_back("occurrence N/A in code view");
   if (o.Selected("input_shapes")) a.push_back("input_shapes N/A in code view");
   return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
@@ -166,12 +176,12 @@ std::string OpCell(const std::string& value, int64_t total, int64_t self,
       "%30s", absl::StrFormat("%s (%.2f%%, %.2f%%)", value, accum, own));
 }
 
-std::string OpInputShapes(const ResultNode& n) {
+std::string OpInputShapes(const ResultTree& r, const ResultNode& n) {
   // shape string -> (defined count, run count, exec micros)
   std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> groups;
   for (const MemberNode& m : n.members) {
     std::vector<std::string> parts;
-    for (const auto& [idx, dims] : m.input_shapes) {
+    for (const auto& [idx, dims] : NodeInputShapes(r, m)) {
       parts.push_back(dims.empty() ? absl::StrFormat("%d:unknown", idx)
                                    : absl::StrFormat("%d:%s", idx,
                                                      absl::StrJoin(dims, "x")));
@@ -197,8 +207,8 @@ std::string OpInputShapes(const ResultNode& n) {
   return absl::StrJoin(lines, "\n");
 }
 
-std::string FormatOpRow(const ResultNode& n, const ResultNode& root,
-                        const Options& o) {
+std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
+                        const ResultNode& root, const Options& o) {
   std::vector<std::string> a;
   const Totals& t = n.total;
   const Totals& r = root.total;
@@ -245,8 +255,12 @@ std::string FormatOpRow(const ResultNode& n, const ResultNode& root,
     a.push_back(OpCell(FormatNumber(s.float_ops) + " float_ops", t.float_ops,
                        s.float_ops, r.float_ops, t.float_ops > 0));
   }
-  if (o.Selected("device")) a.push_back(absl::StrJoin(n.devices, "|"));
-  if (o.Selected("op_types")) a.push_back(absl::StrJoin(n.op_types, "|"));
+  if (o.Selected("device")) {
+    a.push_back(absl::StrJoin(NodeDevices(tree, n), "|"));
+  }
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(tree, n), "|"));
+  }
   if (o.Selected("occurrence")) {
     int64_t runs = 0;
     for (const MemberNode& m : n.members) runs += m.stats.run_count;
@@ -256,7 +270,7 @@ std::string FormatOpRow(const ResultNode& n, const ResultNode& root,
   std::string row =
       absl::StrFormat("%-25s%s\n", n.name, absl::StrJoin(a, ", "));
   if (o.Selected("input_shapes")) {
-    const std::string shapes = OpInputShapes(n);
+    const std::string shapes = OpInputShapes(tree, n);
     if (!shapes.empty()) row = absl::StrCat(row, "\n", shapes, "\n\n");
   }
   return row;
@@ -266,9 +280,9 @@ void RenderTree(const ResultTree& r, size_t id, int indent, std::string* out) {
   const ResultNode& n = r.nodes[id];
   out->append(static_cast<size_t>(indent), ' ');
   if (r.view == ViewKind::kCode) {
-    out->append(FormatCodeNode(n, r.options));
+    out->append(FormatCodeNode(r, n, r.options));
   } else {
-    out->append(FormatScopeNode(n, r.options));
+    out->append(FormatScopeNode(r, n, r.options));
   }
   out->push_back('\n');
   out->append(n.tensor_text);
@@ -339,7 +353,7 @@ std::string RenderText(const ResultTree& r) {
   if (r.nodes.empty()) return out;
   if (r.view == ViewKind::kOp) {
     for (size_t c : r.nodes[0].children) {
-      out += FormatOpRow(r.nodes[c], r.nodes[0], r.options);
+      out += FormatOpRow(r, r.nodes[c], r.nodes[0], r.options);
     }
     return out;
   }

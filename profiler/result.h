@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,10 +41,12 @@ struct Totals {
 
 // A graph node inside an op-type (op view) or code-line (code view) node.
 struct MemberNode {
-  std::string name;
+  const GraphNode* node = nullptr;  // valid while the Model lives
   NodeStats stats;
-  std::string device;  // canonical device, may be empty
-  std::map<int32_t, std::vector<int64_t>> input_shapes;
+
+  const std::string& name() const { return node->name; }
+  // The canonical device, may be empty.
+  const std::string& device() const { return node->canonical_device; }
 };
 
 struct ResultNode {
@@ -53,19 +56,20 @@ struct ResultNode {
   bool account = false;
   NodeStats self;
   Totals total;
-  std::vector<int64_t> shape;         // variables (scope/graph)
-  std::vector<std::string> devices;   // sorted
-  std::vector<std::string> op_types;  // sorted
-  std::map<int32_t, std::vector<int64_t>> input_shapes;  // scope/graph
+  std::vector<int64_t> shape;  // variables (scope/graph)
+  // The op type of a synthetic node (scope parents, the root).
+  std::string fixed_type;
   std::vector<MemberNode> members;  // op/code: graph nodes, by name
   // Code view, displayed leaves only: the graph nodes of all true leaves
   // below (in tree order), for pprof samples.
   std::vector<MemberNode> leaf_members;
   // Checkpoint value (scope/graph with -select tensor_value).
-  std::optional<tfpb::TFProfTensorProto> tensor;
+  // (Shared so that ResultNode moves cheaply: protobuf messages have no
+  // noexcept move.)
+  std::shared_ptr<const tfpb::TFProfTensorProto> tensor;
   std::string tensor_text;
-  // Code view: the source frame of this node (empty for the root).
-  std::optional<CodeFrame> frame;
+  // Code view: the source frame of this node (null for the root).
+  std::shared_ptr<const CodeFrame> frame;
   // Scope and graph views: the model node (null for synthetic nodes). Valid
   // while the Model lives.
   const GraphNode* graph_node = nullptr;
@@ -74,6 +78,8 @@ struct ResultNode {
 
 struct ResultTree {
   ViewKind view = ViewKind::kScope;
+  // The model queried; graph_node and member pointers point into it.
+  const Model* model = nullptr;
   Options options;
   std::vector<ResultNode> nodes;  // nodes[0] is the root, _TFProfRoot
   // Messages for the user that are not part of the report (e.g. notes about
@@ -82,6 +88,23 @@ struct ResultTree {
 
   const ResultNode& root() const { return nodes[0]; }
 };
+
+// Attributes derived from the model when a result is rendered (computing
+// them for every displayed node up front would cost memory for nothing).
+// Devices: scope/graph: the node's canonical device, if any; op/code: the
+// set of its graph nodes' canonical devices (an empty one included, as
+// tfprof prints it). Sorted.
+std::vector<std::string> NodeDevices(const ResultTree& tree,
+                                     const ResultNode& node);
+// Op types, sorted: the graph node's, the union of the members', or the
+// synthetic node's fixed type.
+std::vector<std::string> NodeOpTypes(const ResultTree& tree,
+                                     const ResultNode& node);
+// Input shapes by input index (scope/graph nodes, and op/code members).
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(const ResultTree& tree,
+                                                        const ResultNode& node);
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const MemberNode& member);
 
 }  // namespace tfprof
 

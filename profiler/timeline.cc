@@ -136,14 +136,17 @@ class GraphTimelineBuilder {
   void TrackMemory(const GraphNode& g) {
     MemoryDevice& dev = memory_[g.canonical_device];
     const StepExec* e = g.FindExec(step_);
+    const ExecDetail detail = model_.Detail(*e);
     std::map<int64_t, int64_t> allocs;
-    for (const Allocation& a : e->allocations) {
+    for (const Allocation& a : detail.allocations) {
       allocs[a.alloc_micros] += a.alloc_bytes;
     }
     int64_t persistent = 0;  // the largest of any step, as tfprof does
+    ExecDetail other;
     for (const StepExec& s : g.execs) {
       int64_t p = 0;
-      for (const MemoryExec& m : s.memory_execs) {
+      model_.DetailInto(s, &other);
+      for (const MemoryExec& m : other.memory_execs) {
         p += m.accelerator_persistent_bytes;
       }
       persistent = std::max(persistent, p);
@@ -156,7 +159,7 @@ class GraphTimelineBuilder {
       cumulative[t] = running;
     }
     std::map<int64_t, int64_t> in_use;
-    for (const MemoryExec& m : e->memory_execs) {
+    for (const MemoryExec& m : detail.memory_execs) {
       in_use[m.memory_micros] = m.allocator_bytes_in_use;
     }
     for (const auto& [t, bytes] : in_use) {
@@ -169,11 +172,11 @@ class GraphTimelineBuilder {
     const GraphNode* g = rn.graph_node;
     if (g != nullptr && Trackable(*g, step_)) {
       TrackMemory(*g);
-      const StepExec* e = g->FindExec(step_);
+      const ExecDetail detail = model_.Detail(*g->FindExec(step_));
       std::map<std::string, std::vector<TimeInterval>> by_device;
-      for (const auto* list : {&e->accelerator_execs, &e->cpu_execs}) {
+      for (const auto* list : {&detail.accelerator_execs, &detail.cpu_execs}) {
         for (const DeviceTimes& d : *list) {
-          auto& v = by_device[d.device];
+          auto& v = by_device[std::string(d.device)];
           v.insert(v.end(), d.times.begin(), d.times.end());
         }
       }
@@ -204,16 +207,17 @@ class GraphTimelineBuilder {
     for (auto& [dev, per_start] : nodes_) {
       if (!IsCanonicalDevice(dev)) continue;
       for (auto& [start, tn] : per_start) {
-        for (const auto& [idx, input_name] : tn->node->inputs) {
-          const GraphNode* input = model_.Find(input_name);
+        for (const NodeInput& in : tn->node->inputs) {
+          const GraphNode* input = model_.Find(*in.name);
           if (input == nullptr || !Accounted(*input) ||
               !Trackable(*input, step_)) {
             continue;
           }
-          const StepExec* e = input->FindExec(step_);
-          for (const DeviceTimes& d : e->cpu_execs) {
-            if (!IsCanonicalDevice(d.device) || d.device == dev) continue;
-            auto other = nodes_.find(d.device);
+          const ExecDetail detail = model_.Detail(*input->FindExec(step_));
+          for (const DeviceTimes& d : detail.cpu_execs) {
+            const std::string device(d.device);
+            if (!IsCanonicalDevice(device) || device == dev) continue;
+            auto other = nodes_.find(device);
             if (other == nodes_.end()) continue;
             for (const TimeInterval& t : d.times) {
               auto src = other->second.find(t.start_micros);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -67,9 +68,13 @@ struct VNode {
   const GraphNode* graph_node = nullptr;  // scope and graph views
   std::vector<const GraphNode*> members;  // op and code views, by name
   std::string fixed_type;                 // op type of synthetic nodes
-  std::optional<CodeFrame> frame;
+  std::shared_ptr<const CodeFrame> frame;
   std::vector<int> children;
 };
+
+// Vectors of these grow by moving; a throwing move would make them copy.
+static_assert(std::is_nothrow_move_constructible_v<VNode>);
+static_assert(std::is_nothrow_move_constructible_v<ResultNode>);
 
 struct Structure {
   bool built = false;
@@ -124,15 +129,12 @@ bool IsGradientNode(const std::string& name, std::string* forward) {
 std::map<int32_t, std::vector<int64_t>> InputShapes(const Model& model,
                                                     const GraphNode& node) {
   std::map<int32_t, std::vector<int64_t>> shapes;
-  for (const auto& [idx, input] : node.inputs) {
-    std::vector<int64_t>& dims = shapes[idx];
-    const GraphNode* src = model.Find(input);
-    if (src == nullptr) continue;
-    auto slot = node.src_output_index.find(input);
-    if (slot == node.src_output_index.end()) continue;
-    auto shape = src->output_shapes.find(slot->second);
-    if (shape == src->output_shapes.end()) continue;
-    dims = shape->second;
+  for (const NodeInput& in : node.inputs) {
+    std::vector<int64_t>& dims = shapes[in.index];
+    const GraphNode* src = model.Find(*in.name);
+    if (src == nullptr || in.slot < 0) continue;
+    const std::vector<int64_t>* shape = src->OutputShape(in.slot);
+    if (shape != nullptr) dims = *shape;
   }
   return shapes;
 }
@@ -327,7 +329,8 @@ void BuildGraph(const Model& model, Structure* s) {
   }
   std::set<std::string> non_roots;
   for (VNode& v : s->nodes) {
-    for (const auto& [idx, input] : v.graph_node->inputs) {
+    for (const NodeInput& in : v.graph_node->inputs) {
+      const std::string& input = *in.name;
       non_roots.insert(input);
       auto it = index.find(input);
       if (it != index.end()) v.children.push_back(it->second);
@@ -380,7 +383,7 @@ void BuildCode(const Model& model, Structure* s) {
     if (it != child_index[parent].end()) return it->second;
     VNode v;
     v.name = name;
-    v.frame = frame;
+    v.frame = std::make_shared<const CodeFrame>(frame);
     const int id = static_cast<int>(s->nodes.size());
     s->nodes.push_back(std::move(v));
     child_index.emplace_back();
@@ -668,14 +671,10 @@ class Exporter {
     const VNode& v = nodes_[n];
     ResultNode& r = out_->nodes[id];
     if (v.graph_node != nullptr) {
-      const GraphNode& g = *v.graph_node;
       r.graph_node = v.graph_node;
-      r.shape = g.shape;
-      if (!g.canonical_device.empty()) r.devices.push_back(g.canonical_device);
-      r.op_types.assign(g.op_types.begin(), g.op_types.end());
-      r.input_shapes = InputShapes(model_, g);
+      r.shape = v.graph_node->shape;
     } else {
-      r.op_types.push_back(v.fixed_type);
+      r.fixed_type = v.fixed_type;
     }
     if (opts_.Selected("tensor_value") && ckpt_ != nullptr &&
         v.name != kRootName && ckpt_->Has(v.name)) {
@@ -683,7 +682,8 @@ class Exporter {
       if (t.ok()) {
         TensorDisplay d = FormatTensor(*t);
         if (d.supported) {
-          out_->nodes[id].tensor = std::move(d.proto);
+          out_->nodes[id].tensor =
+              std::make_shared<tfpb::TFProfTensorProto>(std::move(d.proto));
           out_->nodes[id].tensor_text = std::move(d.text);
         }
       } else {
@@ -700,28 +700,8 @@ class Exporter {
   size_t ExportMulti(int n, bool recurse) {
     const size_t id = NewNode(n);
     const VNode& v = nodes_[n];
-    std::set<std::string> devices, types;
-    std::vector<const GraphNode*> uniq = st_.picked[n];
-    std::sort(uniq.begin(), uniq.end(),
-              [](const GraphNode* a, const GraphNode* b) {
-                return a->name < b->name;
-              });
-    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
-    std::vector<MemberNode> members;
-    for (const GraphNode* g : uniq) {
-      devices.insert(g->canonical_device);
-      types.insert(g->op_types.begin(), g->op_types.end());
-      MemberNode m;
-      m.name = g->name;
-      m.stats = g->Stats(opts_.step);
-      m.device = g->canonical_device;
-      m.input_shapes = InputShapes(model_, *g);
-      members.push_back(std::move(m));
-    }
     ResultNode& r = out_->nodes[id];
-    r.devices.assign(devices.begin(), devices.end());
-    r.op_types.assign(types.begin(), types.end());
-    r.members = std::move(members);
+    r.members = Members(n);
     r.frame = v.frame;
     if (recurse) {
       for (int k : st_.show[n]) {
@@ -730,7 +710,7 @@ class Exporter {
       }
       // A displayed leaf of the code view carries the graph nodes of every
       // true leaf below it (pprof samples are made from them).
-      if (st_.show[n].empty() && v.frame.has_value()) {
+      if (st_.show[n].empty() && v.frame != nullptr) {
         std::vector<MemberNode> leaves;
         CollectLeafMembers(n, &leaves);
         out_->nodes[id].leaf_members = std::move(leaves);
@@ -744,19 +724,24 @@ class Exporter {
       for (int c : nodes_[n].children) CollectLeafMembers(c, out);
       return;
     }
+    std::vector<MemberNode> m = Members(n);
+    out->insert(out->end(), m.begin(), m.end());
+  }
+
+  // The graph nodes picked for a multi node, by name, each once.
+  std::vector<MemberNode> Members(int n) {
     std::vector<const GraphNode*> uniq = st_.picked[n];
     std::sort(uniq.begin(), uniq.end(),
               [](const GraphNode* a, const GraphNode* b) {
                 return a->name < b->name;
               });
     uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    std::vector<MemberNode> members;
+    members.reserve(uniq.size());
     for (const GraphNode* g : uniq) {
-      MemberNode m;
-      m.name = g->name;
-      m.stats = g->Stats(opts_.step);
-      m.device = g->canonical_device;
-      out->push_back(std::move(m));
+      members.push_back(MemberNode{g, g->Stats(opts_.step)});
     }
+    return members;
   }
 
  private:
@@ -779,6 +764,47 @@ class Exporter {
 };
 
 }  // namespace
+
+std::vector<std::string> NodeDevices(const ResultTree& tree,
+                                     const ResultNode& node) {
+  if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
+    std::set<std::string> devices;
+    for (const MemberNode& m : node.members) devices.insert(m.device());
+    return {devices.begin(), devices.end()};
+  }
+  if (node.graph_node != nullptr &&
+      !node.graph_node->canonical_device.empty()) {
+    return {node.graph_node->canonical_device};
+  }
+  return {};
+}
+
+std::vector<std::string> NodeOpTypes(const ResultTree& tree,
+                                     const ResultNode& node) {
+  if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
+    std::set<std::string> types;
+    for (const MemberNode& m : node.members) {
+      types.insert(m.node->op_types.begin(), m.node->op_types.end());
+    }
+    return {types.begin(), types.end()};
+  }
+  if (node.graph_node != nullptr) {
+    return {node.graph_node->op_types.begin(), node.graph_node->op_types.end()};
+  }
+  return {node.fixed_type};
+}
+
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const ResultNode& node) {
+  if (node.graph_node == nullptr || tree.model == nullptr) return {};
+  return InputShapes(*tree.model, *node.graph_node);
+}
+
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const MemberNode& member) {
+  if (member.node == nullptr || tree.model == nullptr) return {};
+  return InputShapes(*tree.model, *member.node);
+}
 
 Views::Views(const Model* model, const Checkpoint* checkpoint)
     : model_(model),
@@ -846,6 +872,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   q.cancel = cancel_;
   ResultTree out;
   out.view = view;
+  out.model = model_;
   out.options = opts;
 
   if (view == ViewKind::kScope || view == ViewKind::kCode) {

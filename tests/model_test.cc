@@ -91,11 +91,14 @@ TEST_CASE("Graph nodes get shapes, parameters, inputs and op types") {
   CHECK(m.Find("x")->Parameters() == 0);
   const GraphNode* mm = m.Find("mm");
   REQUIRE(mm->inputs.size() == 3);
-  CHECK(mm->inputs.at(1) == "w");
-  CHECK(mm->inputs.at(2) == "s");  // control input, '^' stripped
-  CHECK(mm->src_output_index.at("w") == 0);
-  CHECK(mm->op_types == std::set<std::string>{"MatMul"});
-  CHECK(m.Find("x")->output_shapes.at(0) == std::vector<int64_t>{2, 3});
+  CHECK(mm->inputs.at(1).index == 1);
+  CHECK(*mm->inputs.at(1).name == "w");
+  CHECK(*mm->inputs.at(2).name == "s");  // control input, '^' stripped
+  CHECK(mm->inputs.at(1).slot == 0);
+  CHECK(std::set<std::string>(mm->op_types.begin(), mm->op_types.end()) ==
+        std::set<std::string>{"MatMul"});
+  REQUIRE(m.Find("x")->OutputShape(0) != nullptr);
+  CHECK(*m.Find("x")->OutputShape(0) == std::vector<int64_t>{2, 3});
 }
 
 TEST_CASE("Time: cpu on canonical devices, accelerator on stream:all") {
@@ -140,7 +143,7 @@ TEST_CASE("Time: cpu on canonical devices, accelerator on stream:all") {
   CHECK(s.run_count == 1);  // only canonical devices count runs
   const StepExec* e = mm->FindExec(0);
   REQUIRE(e != nullptr);
-  CHECK(e->devices.size() == 3);
+  CHECK(m.Detail(*e).devices.size() == 3);
   CHECK(e->all_start_micros == 100);
   CHECK(e->latest_end_micros == 160);
   // A zero duration is rounded up to 1us.
@@ -228,8 +231,9 @@ TEST_CASE("Memory comes from the canonical device only") {
   REQUIRE(m.AddRunMeta(0, rm).ok());
   const StepExec* e = m.Find("mm")->FindExec(0);
   REQUIRE(e != nullptr);
-  REQUIRE(e->memory_execs.size() == 1);
-  const MemoryExec& mem = e->memory_execs[0];
+  const ExecDetail detail = m.Detail(*e);
+  REQUIRE(detail.memory_execs.size() == 1);
+  const MemoryExec& mem = detail.memory_execs[0];
   CHECK(mem.allocator_bytes_in_use == 5000);  // GPU allocators only
   CHECK(mem.output_bytes == 64);              // max(allocated, requested)
   CHECK(mem.accelerator_temp_bytes == 7);     // device is not a cpu
@@ -238,8 +242,8 @@ TEST_CASE("Memory comes from the canonical device only") {
   CHECK(mem.peak_bytes == 800 + 5 + 7 + 3);
   CHECK(mem.residual_bytes == 300 + 3);
   CHECK(mem.memory_micros == 120);
-  REQUIRE(e->allocations.size() == 1);
-  CHECK(e->allocations[0].alloc_bytes == 1000);
+  REQUIRE(detail.allocations.size() == 1);
+  CHECK(detail.allocations[0].alloc_bytes == 1000);
   NodeStats s = m.Find("mm")->Stats(0);
   CHECK(s.requested_bytes == 1020);
   CHECK(s.output_bytes == 64);
@@ -260,7 +264,9 @@ TEST_CASE("Host memory stats go to host temp/persistent") {
       }
     })pb");
   REQUIRE(m.AddRunMeta(0, rm).ok());
-  const MemoryExec& mem = m.Find("x")->FindExec(0)->memory_execs[0];
+  const ExecDetail detail = m.Detail(*m.Find("x")->FindExec(0));
+  REQUIRE(detail.memory_execs.size() == 1);
+  const MemoryExec& mem = detail.memory_execs[0];
   CHECK(mem.host_temp_bytes == 11);
   CHECK(mem.host_persistent_bytes == 13);
   CHECK(mem.residual_bytes == 13);
@@ -444,7 +450,7 @@ TEST_CASE("The model round-trips through ProfileProto") {
   REQUIRE(mm != nullptr);
   CHECK(mm->Stats(4).exec_micros == 70);
   CHECK(mm->Stats(4).requested_bytes == 10);
-  CHECK(mm->inputs.at(1) == "w");
+  CHECK(*mm->inputs.at(1).name == "w");
   CHECK(back->steps() == std::set<int64_t>{4});
   CHECK(back->has_code_traces());
 }
