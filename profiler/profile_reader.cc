@@ -607,7 +607,10 @@ absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
 // Reads a file in blocks and hands out one top-level field at a time.
 class BlockReader {
  public:
-  BlockReader(int fd, int64_t file_size) : fd_(fd), file_size_(file_size) {}
+  BlockReader(int fd, int64_t file_size, size_t block)
+      : block_(block == 0 ? kDefaultBlock : block),
+        fd_(fd),
+        file_size_(file_size) {}
 
   // Makes at least `n` bytes available from the current position, unless the
   // file ends first. False on a read error (errno set).
@@ -619,9 +622,10 @@ class BlockReader {
       begin_ = 0;
     }
     if (buf_.size() < n) buf_.resize(std::max(n, buf_.size() * 2));
-    if (buf_.size() < kBlock) buf_.resize(kBlock);
+    if (buf_.size() < block_) buf_.resize(block_);
     while (end_ < n || end_ < buf_.size() / 2) {
-      const ssize_t got = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+      const size_t want = std::min(buf_.size() - end_, block_);
+      const ssize_t got = ::read(fd_, buf_.data() + end_, want);
       if (got < 0) {
         if (errno == EINTR) continue;
         return false;
@@ -647,7 +651,8 @@ class BlockReader {
   int64_t left() const { return file_size_ < 0 ? -1 : file_size_ - offset(); }
 
  private:
-  static constexpr size_t kBlock = 8 << 20;
+  static constexpr size_t kDefaultBlock = 8 << 20;
+  const size_t block_;
   int fd_;
   int64_t file_size_;
   std::vector<uint8_t> buf_;
@@ -672,7 +677,8 @@ bool LooksLikeTextFormat(const uint8_t* p, size_t n) {
 }  // namespace
 
 absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
-    const std::string& path, const std::function<void(int64_t)>& progress) {
+    const std::string& path, const std::function<void(int64_t)>& progress,
+    size_t block_size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(
@@ -692,7 +698,8 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
         absl::StrCat(path, ": is a directory, expected a file"));
   }
   BlockReader in(fd,
-                 S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1);
+                 S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1,
+                 block_size);
   auto read_error = [&path]() {
     return absl::DataLossError(
         absl::StrCat(path, ": read error (", std::strerror(errno), ")"));

@@ -28,10 +28,12 @@ struct ProfileFileResult {
 // Reads a binary ProfileProto file block by block (regular files, pipes and
 // devices alike). `progress`, if set, is called with the bytes read so far.
 // Returns kFailedPrecondition if the file looks like protobuf text format,
-// which the caller parses the ordinary way.
+// which the caller parses the ordinary way. `block_size` (0: the default of
+// 8 MiB) is the size of the reads; tests make it tiny.
 absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     const std::string& path,
-    const std::function<void(int64_t)>& progress = nullptr);
+    const std::function<void(int64_t)>& progress = nullptr,
+    size_t block_size = 0);
 
 }  // namespace tfprof
 

@@ -1,17 +1,14 @@
 // Writes a synthetic but realistic ProfileProto of any size, deterministically
-// (seeded): nested name scopes, op types, a dataflow graph, steps on a CPU
-// and GPU streams, memory records and Python call stacks.
+// (seeded), streamed to the file so that any size can be written.
 //
 // Usage: gen_profile OUT --nodes=N [--steps=S] [--depth=D] [--seed=K]
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <random>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "profiler/output.h"
-#include "profiler/protos.h"
+#include "tools/profile_gen.h"
 
 namespace {
 
@@ -37,97 +34,36 @@ int main(int argc, char** argv) {
                  "[--seed=K]\n");
     return 2;
   }
-  const int64_t nodes = Flag(argc, argv, "nodes", 10000);
-  const int64_t steps = Flag(argc, argv, "steps", 1);
-  const int64_t depth = Flag(argc, argv, "depth", 6);
-  std::mt19937_64 rng(static_cast<uint64_t>(Flag(argc, argv, "seed", 1)));
-  const char* ops[] = {"MatMul",   "Conv2D",     "Add",     "Relu", "Const",
-                       "Identity", "VariableV2", "BiasAdd", "Mul",  "Sum"};
-  const std::string cpu = "/job:worker/replica:0/task:0/device:cpu:0";
-  const std::string gpu = "/job:worker/replica:0/task:0/device:gpu:0";
-  const std::string stream = "/device:gpu:0/stream:all";
-
-  tensorflow::tfprof::ProfileProto p;
-  p.set_has_trace(true);
-  for (int64_t s = 0; s < steps; ++s) p.add_steps(s);
-  (*p.mutable_id_to_string())[0] = "none";
-  (*p.mutable_id_to_string())[1] = "/src/model.py";
-  (*p.mutable_id_to_string())[2] = "/src/layers.py";
-  for (int f = 0; f < 50; ++f) {
-    (*p.mutable_id_to_string())[10 + f] = absl::StrCat("function_", f);
-  }
-  int64_t start = 1600000000000000;
-  for (int64_t i = 0; i < nodes; ++i) {
-    auto& n = (*p.mutable_nodes())[i];
-    std::string name = "model";
-    for (int64_t d = 0; d < depth; ++d) {
-      name += absl::StrCat("/block", (i >> (2 * (depth - d))) % 4);
-    }
-    name += absl::StrCat("/op", i);
-    const char* op = ops[rng() % 10];
-    n.set_name(name);
-    n.set_op(op);
-    n.set_id(i);
-    n.add_op_types(op);
-    if (std::string(op) == "VariableV2") {
-      n.add_shape(static_cast<int64_t>(rng() % 512 + 1));
-      n.add_shape(static_cast<int64_t>(rng() % 512 + 1));
-      n.add_op_types("_trainable_variables");
-    }
-    if (i > 0) (*n.mutable_inputs())[0] = static_cast<int64_t>(rng() % i);
-    if (i > 1) (*n.mutable_inputs())[1] = static_cast<int64_t>(rng() % i);
-    (*n.mutable_output_shapes())[0].add_int64_values(32);
-    n.set_float_ops(static_cast<int64_t>(rng() % 100000));
-    auto* trace = n.mutable_trace();
-    for (int t = 0; t < 4; ++t) {
-      auto* tr = trace->add_traces();
-      tr->set_file_id(1 + (t % 2));
-      tr->set_lineno(static_cast<int32_t>(10 + t * 10 + rng() % 5));
-      tr->set_function_id(10 + static_cast<int64_t>(rng() % 50));
-    }
-    const bool on_gpu = rng() % 2 == 0;
-    n.set_canonical_device(on_gpu ? gpu : cpu);
-    n.set_host_device(cpu);
-    n.add_op_types(n.canonical_device());
-    for (int64_t s = 0; s < steps; ++s) {
-      if (rng() % 10 == 0) continue;  // not every node runs every step
-      auto& e = (*n.mutable_execs())[s];
-      const int64_t t0 =
-          start + s * 1000000 + static_cast<int64_t>(rng() % 900000);
-      const int64_t dur = static_cast<int64_t>(rng() % 500 + 1);
-      e.set_run_count(1);
-      e.set_all_start_micros(t0);
-      e.set_latest_end_micros(t0 + dur);
-      auto* ct = (*e.mutable_cpu_execs())[n.canonical_device()].add_times();
-      ct->add_int64_values(t0);
-      ct->add_int64_values(dur);
-      e.add_devices(n.canonical_device());
-      if (on_gpu) {
-        auto* at = (*e.mutable_accelerator_execs())[stream].add_times();
-        at->add_int64_values(t0 + 2);
-        at->add_int64_values(dur / 2 + 1);
-        e.add_devices(stream);
-      }
-      auto* m = e.add_memory_execs();
-      m->set_memory_micros(t0 + dur);
-      m->set_requested_bytes(static_cast<int64_t>(rng() % 1000000));
-      m->set_peak_bytes(m->requested_bytes());
-      m->set_residual_bytes(static_cast<int64_t>(rng() % 1000));
-      m->set_output_bytes(static_cast<int64_t>(rng() % 100000));
-    }
-  }
-  std::string bytes;
-  if (!p.SerializeToString(&bytes)) {
-    std::fprintf(stderr, "gen_profile: profile too large to serialize\n");
+  tfprof::GenOptions o;
+  o.nodes = Flag(argc, argv, "nodes", 10000);
+  o.steps = Flag(argc, argv, "steps", 1);
+  o.depth = Flag(argc, argv, "depth", 6);
+  o.seed = static_cast<uint64_t>(Flag(argc, argv, "seed", 1));
+  const std::string out = argv[1];
+  const std::string tmp = out + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "gen_profile: %s: %s\n", tmp.c_str(),
+                 std::strerror(errno));
     return 1;
   }
-  absl::Status s = tfprof::WriteFileAtomic(argv[1], bytes);
-  if (!s.ok()) {
-    std::fprintf(stderr, "gen_profile: %s\n", std::string(s.message()).c_str());
+  int64_t bytes = 0;
+  bool ok = true;
+  tfprof::GenerateProfile(o, [&](const std::string& piece) {
+    if (ok && std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) {
+      ok = false;
+    }
+    bytes += static_cast<int64_t>(piece.size());
+  });
+  if (std::fclose(f) != 0) ok = false;
+  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::fprintf(stderr, "gen_profile: cannot write %s: %s\n", out.c_str(),
+                 std::strerror(errno));
+    std::remove(tmp.c_str());
     return 1;
   }
-  std::printf("%s: %lld nodes, %lld steps, %.1f MB\n", argv[1],
-              static_cast<long long>(nodes), static_cast<long long>(steps),
-              bytes.size() / 1e6);
+  std::printf("%s: %lld nodes, %lld steps, %.1f MB\n", out.c_str(),
+              static_cast<long long>(o.nodes), static_cast<long long>(o.steps),
+              bytes / 1e6);
   return 0;
 }

@@ -1,0 +1,207 @@
+// The streaming ProfileProto loader against protobuf's own parser: the same
+// model from the same bytes, on the corpus and on generated profiles, with
+// tiny read blocks, through a pipe, with repeated keys, unexpected wire types
+// and truncation at every offset.
+#include "profiler/profile_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "profiler/loader.h"
+#include "tests/test_util.h"
+#include "tools/profile_gen.h"
+
+namespace tfprof {
+namespace {
+
+using google::protobuf::util::MessageDifferencer;
+
+std::string Generated(int64_t nodes, int64_t steps) {
+  GenOptions o;
+  o.nodes = nodes;
+  o.steps = steps;
+  o.depth = 4;
+  o.seed = 7;
+  std::string out;
+  GenerateProfile(o, [&out](const std::string& piece) { out += piece; });
+  return out;
+}
+
+// What protobuf makes of the bytes, and what our loader makes of them, as
+// ProfileProtos. The model keeps each step's device list sorted and unique,
+// as TensorFlow writes it, and so are op types; the comparison treats them
+// as sets.
+void ExpectSameAsProtobuf(const std::string& bytes, const Model& model) {
+  tfpb::ProfileProto expected;
+  REQUIRE(expected.ParseFromString(bytes));
+  const tfpb::ProfileProto actual = model.ToProfileProto();
+  MessageDifferencer d;
+  d.TreatAsSet(tfpb::ExecProfile::descriptor()->FindFieldByName("devices"));
+  d.TreatAsSet(tfpb::ProfileNode::descriptor()->FindFieldByName("op_types"));
+  std::string diff;
+  d.ReportDifferencesToString(&diff);
+  const bool same = d.Compare(expected, actual);
+  INFO(diff.substr(0, 2000));
+  CHECK(same);
+}
+
+absl::StatusOr<Model> LoadFile(const std::string& path, size_t block = 0) {
+  auto r = ReadProfileProtoFile(path, nullptr, block);
+  if (!r.ok()) return r.status();
+  return std::move(r->model);
+}
+
+TEST_CASE("Streaming load equals protobuf's parse: corpus profiles") {
+  const std::string c = testing::CorpusDir() + "/shiyudian-resnet-tf-dist/";
+  for (const char* f : {"profile_0_tiny", "profile_0", "profile_100"}) {
+    INFO(f);
+    const std::string bytes = testing::ReadFile(c + f);
+    auto m = LoadFile(c + f);
+    REQUIRE(m.ok());
+    ExpectSameAsProtobuf(bytes, *m);
+  }
+}
+
+TEST_CASE("Streaming load equals protobuf's parse: generated profiles") {
+  const std::string dir = testing::TempDir();
+  const std::string bytes = Generated(3000, 5);
+  testing::WriteFile(dir + "/p", bytes);
+  auto m = LoadFile(dir + "/p");
+  REQUIRE(m.ok());
+  CHECK(m->size() == 3000);
+  CHECK(m->steps().size() == 5);
+  ExpectSameAsProtobuf(bytes, *m);
+  // Node entries straddle every kind of block boundary.
+  for (size_t block : {size_t{1}, size_t{7}, size_t{4093}}) {
+    INFO("block " << block);
+    auto small = LoadFile(dir + "/p", block);
+    REQUIRE(small.ok());
+    ExpectSameAsProtobuf(bytes, *small);
+  }
+}
+
+TEST_CASE("Streaming load reads from a pipe") {
+  const std::string dir = testing::TempDir();
+  const std::string bytes = Generated(500, 3);
+  const std::string fifo = dir + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    size_t done = 0;
+    while (fd >= 0 && done < bytes.size()) {
+      const ssize_t w = ::write(fd, bytes.data() + done,
+                                std::min<size_t>(bytes.size() - done, 999));
+      if (w <= 0) break;
+      done += static_cast<size_t>(w);
+    }
+    if (fd >= 0) ::close(fd);
+  });
+  auto m = LoadFile(fifo, 4096);
+  writer.join();
+  REQUIRE(m.ok());
+  ExpectSameAsProtobuf(bytes, *m);
+}
+
+TEST_CASE("Repeated keys: the last one read wins, as in protobuf maps") {
+  // Two entries for node key 5 and, inside the second, two for step 3.
+  tfpb::ProfileProto a, b;
+  auto& n1 = (*a.mutable_nodes())[5];
+  n1.set_name("first");
+  n1.set_id(5);
+  auto& n2 = (*b.mutable_nodes())[5];
+  n2.set_name("second");
+  n2.set_id(5);
+  (*n2.mutable_execs())[3].set_run_count(1);
+  tfpb::ProfileProto c;
+  auto& n3 = (*c.mutable_nodes())[5];
+  n3.set_name("second");
+  n3.set_id(5);
+  (*n3.mutable_execs())[3].set_run_count(9);
+  // c's node merges into b's entry only if they were one message; as map
+  // entries the last whole entry wins.
+  const std::string bytes =
+      a.SerializeAsString() + b.SerializeAsString() + c.SerializeAsString();
+  auto m = DecodeProfileProto(bytes, "test");
+  REQUIRE(m.ok());
+  REQUIRE(m->size() == 1);
+  CHECK(m->Find("second") != nullptr);
+  CHECK(m->Find("second")->FindExec(3)->run_count == 9);
+  ExpectSameAsProtobuf(bytes, *m);
+}
+
+TEST_CASE("Known fields of an unexpected wire type are skipped") {
+  tfpb::ProfileProto p;
+  auto& n = (*p.mutable_nodes())[1];
+  n.set_name("n");
+  n.set_float_ops(3);
+  std::string node = n.SerializeAsString();
+  // Field 1 (name) again as a varint, field 8 (float_ops) as bytes, and
+  // field 4 (shape) as a fixed32: all unknown to protobuf's parser.
+  node += std::string("\x08\x05", 2) + std::string("\x42\x01x", 3) +
+          std::string("\x25\x01\x02\x03\x04", 5);
+  std::string entry = std::string("\x08\x01", 2) + "\x12" +
+                      std::string(1, static_cast<char>(node.size())) + node;
+  const std::string bytes =
+      "\x0a" + std::string(1, static_cast<char>(entry.size())) + entry;
+  auto m = DecodeProfileProto(bytes, "test");
+  REQUIRE(m.ok());
+  REQUIRE(m->Find("n") != nullptr);
+  CHECK(m->Find("n")->float_ops == 3);
+  CHECK(m->Find("n")->shape.empty());
+}
+
+TEST_CASE("Truncation at every offset: an error exactly when protobuf fails") {
+  const std::string bytes = testing::ReadFile(
+      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny");
+  int errors = 0;
+  for (size_t n = 1; n < bytes.size(); ++n) {
+    const std::string cut = bytes.substr(0, n);
+    tfpb::ProfileProto p;
+    const bool protobuf_ok = p.ParseFromString(cut);
+    auto m = DecodeProfileProto(cut, "cut");
+    INFO("length " << n);
+    REQUIRE(m.ok() == protobuf_ok);
+    if (m.ok()) {
+      ExpectSameAsProtobuf(cut, *m);
+    } else {
+      ++errors;
+      CHECK(std::string(m.status().message()).find("cut: not a binary") == 0);
+    }
+  }
+  CHECK(errors > 0);
+}
+
+TEST_CASE("A length past the end of the file is an error, not an allocation") {
+  const std::string dir = testing::TempDir();
+  // Field 1 claiming 2^40 - 1 bytes.
+  testing::WriteFile(dir + "/huge",
+                     std::string("\x0a\xff\xff\xff\xff\xff\x1f", 7));
+  auto m = LoadFile(dir + "/huge");
+  REQUIRE_FALSE(m.ok());
+  CHECK(std::string(m.status().message()).find("truncated") !=
+        std::string::npos);
+}
+
+TEST_CASE("Text-format ProfileProtos are handed back to the text parser") {
+  const std::string dir = testing::TempDir();
+  tfpb::ProfileProto p;
+  (*p.mutable_nodes())[0].set_name("a");
+  testing::WriteFile(dir + "/text", p.DebugString());
+  auto r = ReadProfileProtoFile(dir + "/text");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kFailedPrecondition);
+  // The loader then parses it as text.
+  InputPaths in;
+  in.profile_path = dir + "/text";
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  CHECK((*loaded)->model.Find("a") != nullptr);
+}
+
+}  // namespace
+}  // namespace tfprof
