@@ -21,7 +21,9 @@ ctest --test-dir build-asan --output-on-failure -j2
 echo "== fuzz targets, 3000 inputs each (fixed seed)" >&2
 FUZZ_RUNS=3000 bash scripts/fuzz.sh
 
-echo "== cmake + ctest" >&2
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+echo "== cmake + ctest (with the real-consumer tests: go tool pprof, speedscope in Chromium)" >&2
+bash scripts/setup_consumers.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTFPROF_CONSUMER_TESTS=ON >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j2
