@@ -32,12 +32,13 @@ std::vector<std::string> CheckAcceleratorUtilization(const Model& model,
     }
     Span& s = devices[n->canonical_device];
     const StepExec& e = n->execs.back();
+    const ExecDetail d = model.Detail(e);
     if (s.start == 0) {
-      s.start = e.all_start_micros;
-    } else if (e.all_start_micros != 0) {
-      s.start = std::min(s.start, e.all_start_micros);
+      s.start = d.all_start_micros;
+    } else if (d.all_start_micros != 0) {
+      s.start = std::min(s.start, d.all_start_micros);
     }
-    s.end = std::max(s.end, e.latest_end_micros);
+    s.end = std::max(s.end, d.latest_end_micros);
     s.exec += e.accelerator_micros;
   }
   std::vector<std::string> reports;

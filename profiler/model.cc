@@ -98,6 +98,7 @@ std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape) {
 }
 
 void ExecDetail::Clear() {
+  all_start_micros = latest_end_micros = 0;
   accelerator_execs.clear();
   cpu_execs.clear();
   memory_execs.clear();
@@ -322,14 +323,18 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
     SatInc(&exec->residual_bytes, m.residual_bytes);
     SatInc(&exec->output_bytes, m.output_bytes);
   }
-  if (d.accelerator_execs.empty() && d.cpu_execs.empty() &&
+  if (d.all_start_micros == 0 && d.latest_end_micros == 0 &&
+      d.accelerator_execs.empty() && d.cpu_execs.empty() &&
       d.memory_execs.empty() && d.allocations.empty() && d.devices.empty()) {
     exec->detail = nullptr;
-    exec->detail_size = 0;
     return;
   }
   std::string& out = seal_buffer_;
   out.clear();
+  wire::PutVarint(&out, wire::ZigZag(d.all_start_micros));
+  wire::PutVarint(&out, wire::ZigZag(static_cast<int64_t>(
+                            static_cast<uint64_t>(d.latest_end_micros) -
+                            static_cast<uint64_t>(d.all_start_micros))));
   PutTimes(d.accelerator_execs, &strings_, &out);
   PutTimes(d.cpu_execs, &strings_, &out);
   wire::PutVarint(&out, d.memory_execs.size());
@@ -364,14 +369,25 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   for (std::string_view dev : d.devices) {
     wire::PutVarint(&out, strings_.Id(dev));
   }
-  exec->detail = Store(out);
-  exec->detail_size = static_cast<uint32_t>(out.size());
+  std::string& framed = seal_framed_;
+  framed.clear();
+  wire::PutVarint(&framed, out.size());
+  framed += out;
+  exec->detail = Store(framed);
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   d->Clear();
-  if (exec.detail_size == 0) return;
-  wire::Reader r(exec.detail, exec.detail + exec.detail_size);
+  if (exec.detail == nullptr) return;
+  // The length prefix is at most 5 bytes; the arena always holds the rest.
+  wire::Reader len(exec.detail, exec.detail + 10);
+  uint64_t size = 0;
+  len.Varint(&size);
+  wire::Reader r(len.pos(), len.pos() + size);
+  d->all_start_micros = wire::UnZigZag(r.Int64());
+  d->latest_end_micros = static_cast<int64_t>(
+      static_cast<uint64_t>(d->all_start_micros) +
+      static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
   GetTimes(&r, strings_, &d->accelerator_execs);
   GetTimes(&r, strings_, &d->cpu_execs);
   const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
@@ -515,7 +531,7 @@ struct Model::PendingExec {
   ExecDetail& For(const Model& model, GraphNode* node, int64_t step,
                   StepExec* exec) {
     auto [it, added] = details.try_emplace({node, step});
-    if (added && exec->detail_size > 0) model.DetailInto(*exec, &it->second);
+    if (added && exec->detail != nullptr) model.DetailInto(*exec, &it->second);
     return it->second;
   }
 };
@@ -560,17 +576,16 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
   // Time.
   InsertSorted(&d.devices, idev);
   if (stat.all_start_micros() > 0) {
-    if (exec.all_start_micros > 0) {
-      exec.all_start_micros =
-          std::min(exec.all_start_micros, stat.all_start_micros());
+    if (d.all_start_micros > 0) {
+      d.all_start_micros = std::min(d.all_start_micros, stat.all_start_micros());
     } else {
-      exec.all_start_micros = stat.all_start_micros();
+      d.all_start_micros = stat.all_start_micros();
     }
     // Very quick ops are rounded up to 1us.
     const int64_t duration =
         stat.op_end_rel_micros() == 0 ? 1 : stat.op_end_rel_micros();
-    exec.latest_end_micros = std::max(
-        exec.latest_end_micros, SatAdd(stat.all_start_micros(), duration));
+    d.latest_end_micros = std::max(d.latest_end_micros,
+                                   SatAdd(stat.all_start_micros(), duration));
     const TimeInterval interval{stat.all_start_micros(), duration};
     if (CountAsAcceleratorTime(dev)) {
       FindOrAddDevice(&d.accelerator_execs, idev).times.push_back(interval);
@@ -767,9 +782,9 @@ tfpb::ProfileProto Model::ToProfileProto() const {
     for (const StepExec& e : node->execs) {
       tfpb::ExecProfile& ep = (*pn.mutable_execs())[e.step];
       ep.set_run_count(e.run_count);
-      ep.set_all_start_micros(e.all_start_micros);
-      ep.set_latest_end_micros(e.latest_end_micros);
       DetailInto(e, &d);
+      ep.set_all_start_micros(d.all_start_micros);
+      ep.set_latest_end_micros(d.latest_end_micros);
       auto save_times =
           [](const std::vector<DeviceTimes>& in,
              google::protobuf::Map<std::string, tfpb::ExecTime>* out) {

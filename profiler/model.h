@@ -84,6 +84,8 @@ struct Allocation {
 // tracker and ProfileProto output need. The model keeps them compactly
 // encoded (see Model::Detail); queries use the sums in StepExec instead.
 struct ExecDetail {
+  int64_t all_start_micros = 0;   // the earliest start (0: none)
+  int64_t latest_end_micros = 0;  // the latest end
   std::vector<DeviceTimes> accelerator_execs;  // sorted by device
   std::vector<DeviceTimes> cpu_execs;          // sorted by device
   std::vector<MemoryExec> memory_execs;
@@ -93,12 +95,11 @@ struct ExecDetail {
   void Clear();
 };
 
-// Everything recorded for one node in one step.
+// Everything recorded for one node in one step: what queries need, and
+// the rest encoded (72 bytes a step: the largest part of a big model).
 struct StepExec {
   int64_t step = 0;
   int64_t run_count = 0;
-  int64_t all_start_micros = 0;
-  int64_t latest_end_micros = 0;
 
   // Sums over the detailed records.
   int64_t accelerator_micros = 0;
@@ -108,9 +109,9 @@ struct StepExec {
   int64_t residual_bytes = 0;
   int64_t output_bytes = 0;
 
-  // The encoded ExecDetail, owned by the model.
+  // The encoded ExecDetail (a varint length, then the bytes), owned by the
+  // model; null when there is nothing to record.
   const uint8_t* detail = nullptr;
-  uint32_t detail_size = 0;
 
   int64_t exec_micros() const { return SatAdd(accelerator_micros, cpu_micros); }
 };
@@ -321,7 +322,7 @@ class Model {
   };
   std::vector<ArenaChunk> arena_;
   size_t arena_used_ = 0;
-  std::string seal_buffer_;  // scratch for Seal
+  std::string seal_buffer_, seal_framed_;  // scratch for Seal
   std::set<int64_t> steps_;
   std::map<int64_t, std::string> id_to_string_;
   std::set<int64_t> covered_nodes_;

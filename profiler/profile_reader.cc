@@ -250,6 +250,7 @@ class ProfileDecoder {
     }
     if (!e.ok()) return false;
 
+    execs_scratch_.clear();
     Pending p;
     p.key = key;
     p.node = std::make_unique<GraphNode>();
@@ -328,7 +329,7 @@ class ProfileDecoder {
           StepExec exec;
           exec.step = static_cast<int64_t>(en.key);
           if (!Exec(en.value, &exec)) return false;
-          node->execs.push_back(exec);
+          execs_scratch_.push_back(exec);
           break;
         }
         default:
@@ -339,22 +340,22 @@ class ProfileDecoder {
     if (!r.ok()) return false;
     // A trace without frames counts as none.
     if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
-    if (node->execs.size() > 1) {
+    std::vector<StepExec>& execs = execs_scratch_;
+    if (execs.size() > 1) {
       std::stable_sort(
-          node->execs.begin(), node->execs.end(),
+          execs.begin(), execs.end(),
           [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
       // Of repeated steps the last one read stays.
       size_t out = 0;
-      for (size_t i = 0; i < node->execs.size(); ++i) {
-        if (i + 1 < node->execs.size() &&
-            node->execs[i + 1].step == node->execs[i].step) {
+      for (size_t i = 0; i < execs.size(); ++i) {
+        if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
           continue;
         }
-        node->execs[out++] = node->execs[i];
+        execs[out++] = execs[i];
       }
-      node->execs.resize(out);
+      execs.resize(out);
     }
-    node->execs.shrink_to_fit();
+    node->execs.assign(execs.begin(), execs.end());  // exactly sized
 
     auto [it, added] = by_key_.try_emplace(key, pending_.size());
     if (added) {
@@ -514,8 +515,8 @@ class ProfileDecoder {
         case pf::kLatestEnd: {
           const int64_t v = r.Int64();
           if (f == pf::kRunCount) exec->run_count = v;
-          if (f == pf::kAllStart) exec->all_start_micros = v;
-          if (f == pf::kLatestEnd) exec->latest_end_micros = v;
+          if (f == pf::kAllStart) d.all_start_micros = v;
+          if (f == pf::kLatestEnd) d.latest_end_micros = v;
           break;
         }
         case pf::kAcceleratorExecs:
@@ -570,6 +571,7 @@ class ProfileDecoder {
   std::vector<Pending> pending_;
   absl::flat_hash_map<int64_t, size_t> by_key_;
   ExecDetail scratch_;
+  std::vector<StepExec> execs_scratch_;
   std::vector<int64_t> tuple_;
   bool saw_known_ = false;
   bool saw_unknown_ = false;

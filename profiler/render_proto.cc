@@ -59,7 +59,7 @@ void FillGraphNode(const ResultTree& r, size_t id, tfpb::GraphNodeProto* p) {
   for (const auto& [idx, dims] : NodeInputShapes(r, n)) {
     (*p->mutable_input_shapes())[idx] = VecToShape(dims);
   }
-  if (n.tensor != nullptr) *p->mutable_tensor_value() = *n.tensor;
+  if (n.tensor != nullptr) *p->mutable_tensor_value() = n.tensor->proto;
   for (size_t c : n.children) FillGraphNode(r, c, p->add_children());
 }
 
@@ -149,10 +149,11 @@ void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
   }
   if (o.Selected("params")) {
     stat("params", n.self.parameters, n.total.parameters);
-    if (!n.shape.empty()) {
+    const std::vector<int64_t>& shape = NodeShape(n);
+    if (!shape.empty()) {
       absl::StrAppend(out, ", \"shape\": [");
-      for (size_t i = 0; i < n.shape.size(); ++i) {
-        absl::StrAppend(out, i ? "," : "", n.shape[i]);
+      for (size_t i = 0; i < shape.size(); ++i) {
+        absl::StrAppend(out, i ? "," : "", shape[i]);
       }
       absl::StrAppend(out, "]");
     }

@@ -104,7 +104,7 @@ std::string FormatScopeNode(const ResultTree& r, const ResultNode& n,
                             const Options& o) {
   std::vector<std::string> a;
   if (o.Selected("params")) {
-    const std::string shape = FormatShape(n.shape);
+    const std::string shape = FormatShape(NodeShape(n));
     if (!shape.empty()) a.push_back(shape);
     a.push_back(
         Pair(n.account, n.self.parameters, n.total.parameters, FormatNumber) +
@@ -285,7 +285,7 @@ void RenderTree(const ResultTree& r, size_t id, int indent, std::string* out) {
     out->append(FormatScopeNode(r, n, r.options));
   }
   out->push_back('\n');
-  out->append(n.tensor_text);
+  if (n.tensor != nullptr) out->append(n.tensor->text);
   for (size_t c : n.children) RenderTree(r, c, indent + 2, out);
 }
 

@@ -49,6 +49,12 @@ struct MemberNode {
   const std::string& device() const { return node->canonical_device; }
 };
 
+// A checkpoint tensor as shown: the proto TensorFlow returns and its text.
+struct TensorValue {
+  tfpb::TFProfTensorProto proto;
+  std::string text;
+};
+
 struct ResultNode {
   std::string name;
   // False for nodes that only hold accounted descendants; their own stats
@@ -56,18 +62,14 @@ struct ResultNode {
   bool account = false;
   NodeStats self;
   Totals total;
-  std::vector<int64_t> shape;  // variables (scope/graph)
-  // The op type of a synthetic node (scope parents, the root).
-  std::string fixed_type;
+  // The op type of a synthetic node (scope parents, the root); a constant.
+  const char* fixed_type = "";
   std::vector<MemberNode> members;  // op/code: graph nodes, by name
   // Code view, displayed leaves only: the graph nodes of all true leaves
   // below (in tree order), for pprof samples.
   std::vector<MemberNode> leaf_members;
   // Checkpoint value (scope/graph with -select tensor_value).
-  // (Shared so that ResultNode moves cheaply: protobuf messages have no
-  // noexcept move.)
-  std::shared_ptr<const tfpb::TFProfTensorProto> tensor;
-  std::string tensor_text;
+  std::shared_ptr<const TensorValue> tensor;
   // Code view: the source frame of this node (null for the root).
   std::shared_ptr<const CodeFrame> frame;
   // Scope and graph views: the model node (null for synthetic nodes). Valid
@@ -100,6 +102,8 @@ std::vector<std::string> NodeDevices(const ResultTree& tree,
 // synthetic node's fixed type.
 std::vector<std::string> NodeOpTypes(const ResultTree& tree,
                                      const ResultNode& node);
+// The shape of a variable (scope/graph nodes), else empty.
+const std::vector<int64_t>& NodeShape(const ResultNode& node);
 // Input shapes by input index (scope/graph nodes, and op/code members).
 std::map<int32_t, std::vector<int64_t>> NodeInputShapes(const ResultTree& tree,
                                                         const ResultNode& node);

@@ -29,9 +29,9 @@ std::string Finish(const std::vector<Json>& metadata,
   return out;
 }
 
-bool Trackable(const GraphNode& g, int64_t step) {
+bool Trackable(const Model& model, const GraphNode& g, int64_t step) {
   const StepExec* e = g.FindExec(step);
-  return e != nullptr && e->all_start_micros != 0 &&
+  return e != nullptr && model.Detail(*e).all_start_micros != 0 &&
          !g.canonical_device.empty() && !g.host_device.empty();
 }
 
@@ -170,7 +170,7 @@ class GraphTimelineBuilder {
   void Allocate(size_t id) {
     const ResultNode& rn = result_.nodes[id];
     const GraphNode* g = rn.graph_node;
-    if (g != nullptr && Trackable(*g, step_)) {
+    if (g != nullptr && Trackable(model_, *g, step_)) {
       TrackMemory(*g);
       const ExecDetail detail = model_.Detail(*g->FindExec(step_));
       std::map<std::string, std::vector<TimeInterval>> by_device;
@@ -210,7 +210,7 @@ class GraphTimelineBuilder {
         for (const NodeInput& in : tn->node->inputs) {
           const GraphNode* input = model_.Find(*in.name);
           if (input == nullptr || !Accounted(*input) ||
-              !Trackable(*input, step_)) {
+              !Trackable(model_, *input, step_)) {
             continue;
           }
           const ExecDetail detail = model_.Detail(*input->FindExec(step_));

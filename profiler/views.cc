@@ -67,7 +67,7 @@ struct VNode {
   std::string name;
   const GraphNode* graph_node = nullptr;  // scope and graph views
   std::vector<const GraphNode*> members;  // op and code views, by name
-  std::string fixed_type;                 // op type of synthetic nodes
+  const char* fixed_type = "";            // op type of synthetic nodes
   std::shared_ptr<const CodeFrame> frame;
   std::vector<int> children;
 };
@@ -278,7 +278,7 @@ void BuildScope(const Model& model, Structure* s) {
     if (it != index.end()) {
       if (g != nullptr && s->nodes[it->second].graph_node == nullptr) {
         s->nodes[it->second].graph_node = g;
-        s->nodes[it->second].fixed_type.clear();
+        s->nodes[it->second].fixed_type = "";
       }
       return it->second;
     }
@@ -666,13 +666,26 @@ class Exporter {
         opts_(opts),
         out_(out) {}
 
+  // Sizes the output for the displayed tree below `n` (so that the node
+  // vector is allocated once).
+  void ReserveTree(int n) {
+    size_t count = 0;
+    std::vector<int> stack = {n};
+    while (!stack.empty()) {
+      const int k = stack.back();
+      stack.pop_back();
+      ++count;
+      stack.insert(stack.end(), st_.show[k].begin(), st_.show[k].end());
+    }
+    out_->nodes.reserve(out_->nodes.size() + count);
+  }
+
   size_t ExportSingle(int n) {
     const size_t id = NewNode(n);
     const VNode& v = nodes_[n];
     ResultNode& r = out_->nodes[id];
     if (v.graph_node != nullptr) {
       r.graph_node = v.graph_node;
-      r.shape = v.graph_node->shape;
     } else {
       r.fixed_type = v.fixed_type;
     }
@@ -682,9 +695,8 @@ class Exporter {
       if (t.ok()) {
         TensorDisplay d = FormatTensor(*t);
         if (d.supported) {
-          out_->nodes[id].tensor =
-              std::make_shared<tfpb::TFProfTensorProto>(std::move(d.proto));
-          out_->nodes[id].tensor_text = std::move(d.text);
+          out_->nodes[id].tensor = std::make_shared<TensorValue>(
+              TensorValue{std::move(d.proto), std::move(d.text)});
         }
       } else {
         out_->notes.push_back(std::string(t.status().message()));
@@ -794,6 +806,11 @@ std::vector<std::string> NodeOpTypes(const ResultTree& tree,
   return {node.fixed_type};
 }
 
+const std::vector<int64_t>& NodeShape(const ResultNode& node) {
+  static const std::vector<int64_t>* const kNone = new std::vector<int64_t>();
+  return node.graph_node != nullptr ? node.graph_node->shape : *kNone;
+}
+
 std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
     const ResultTree& tree, const ResultNode& node) {
   if (node.graph_node == nullptr || tree.model == nullptr) return {};
@@ -900,6 +917,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     // The root's own stats are zero and it is never accounted.
     q.account[root] = 0;
     Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+    e.ReserveTree(root);
     if (multi) {
       e.ExportMulti(root, true);
     } else {
@@ -924,6 +942,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     PrintTree(nodes, {root}, c, 1, &visited, &q);
     if (q.Cancelled()) return absl::CancelledError("query interrupted");
     Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+    e.ReserveTree(root);
     e.ExportSingle(root);
     return out;
   }
@@ -978,6 +997,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   }
   q.account[root] = 0;
   Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+  out.nodes.reserve(shown.size() + 1);
   e.ExportMulti(root, false);
   for (int n : shown) {
     const size_t child = e.ExportMulti(n, false);
