@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -88,15 +89,15 @@ absl::Status HelpCommand(Shell& shell, const std::vector<std::string>& args) {
 }
 
 absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
-  // advise [-checker NAME | -checkers A,B]... [-OPTION VALUE]...: options go
-  // to every chosen checker that takes them.
+  // advise [-checker NAME|all | -checkers A,B]... [-OPTION VALUE]...: each
+  // option goes to every chosen checker that declares it.
   std::vector<std::string> names;
   std::vector<std::pair<std::string, std::string>> opts;
   for (size_t i = 0; i < args.size(); i += 2) {
     if (args[i].size() < 2 || args[i][0] != '-' || i + 1 >= args.size()) {
       return absl::InvalidArgumentError(
-          "usage: advise [-checker NAME] [-checkers A,B] [-top N] "
-          "[-threshold X]");
+          "usage: advise [-checker NAME|all]... [-checkers A,B] [-OPTION "
+          "VALUE]... (e.g. -top 5, -threshold 0.3)");
     }
     const std::string key = args[i].substr(1);
     if (key == "checker" || key == "checkers") {
@@ -109,22 +110,45 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
   if (names.empty()) {
     options = DefaultAdvisorOptions();
   } else {
-    for (const std::string& c : names) (*options.mutable_checkers())[c];
+    for (const std::string& c : names) {
+      if (c == "all") {
+        options.MergeFrom(AllAdvisorOptions());
+      } else {
+        (*options.mutable_checkers())[c];
+      }
+    }
   }
   for (const auto& [key, value] : opts) {
-    const char* owner = key == "top"         ? "ExpensiveOperationChecker"
-                        : key == "threshold" ? "AcceleratorUtilizationChecker"
-                                             : nullptr;
-    if (owner == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "advise: unknown option -", key, " (options: -top, -threshold)"));
+    bool taken = false;
+    std::set<std::string> known;
+    for (auto& [name, checker_options] : *options.mutable_checkers()) {
+      const Checker* c = FindChecker(name);
+      if (c == nullptr) continue;  // reported by Advise
+      for (const CheckerOption& o : c->options()) {
+        known.insert("-" + o.name);
+        if (o.name == key) {
+          (*checker_options.mutable_options())[key] = value;
+          taken = true;
+        }
+      }
     }
-    auto it = options.mutable_checkers()->find(owner);
-    if (it != options.mutable_checkers()->end()) {
-      (*it->second.mutable_options())[key] = value;
+    if (!taken) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "advise: no chosen checker takes -", key,
+          known.empty()
+              ? std::string(" (they take no options)")
+              : absl::StrCat(" (options: ", absl::StrJoin(known, ", "), ")")));
     }
   }
   std::vector<std::string> notes;
+  if (names.empty()) {
+    std::vector<std::string> more;
+    for (const Checker* c : Checkers()) {
+      if (!c->by_default()) more.push_back(c->name());
+    }
+    notes.push_back(absl::StrCat("more checkers: advise -checker all (",
+                                 absl::StrJoin(more, ", "), ")"));
+  }
   absl::StatusOr<tfpb::AdviceProto> advice =
       Advise(shell.profile().model, &shell.views(), options, &notes);
   if (!advice.ok()) return advice.status();
@@ -297,8 +321,9 @@ const std::vector<CommandSpec>& Commands() {
        [](Shell& s, const std::vector<std::string>& a) {
          return ViewCommand(ViewKind::kCode, s, a);
        }},
-      {"advise", "[-checker NAME]... [-top N] [-threshold X]",
-       "Run the checkers (all by default) and print what they found.",
+      {"advise", "[-checker NAME|all]... [-top N] [-threshold X] [-OPTION V]",
+       "Run tfprof's checkers, or those named (-checker all: every one), and "
+       "print what they found.",
        AdviseCommand},
       {"timeline",
        "[-step N] [-outfile PATH] [-show_dataflow B] [-show_memory B] "

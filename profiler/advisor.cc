@@ -170,23 +170,93 @@ std::vector<std::string> CheckExpensiveOperations(
   return reports;
 }
 
+class AcceleratorUtilizationChecker : public Checker {
+ public:
+  std::string name() const override { return kAcceleratorUtilization; }
+  std::string help() const override {
+    return "How busy each accelerator is between its first and last kernel.";
+  }
+  std::string needs() const override {
+    return "step stats with accelerator (stream:all) time";
+  }
+  bool by_default() const override { return true; }
+  std::vector<CheckerOption> options() const override {
+    return {{"threshold", "0.5", 0, 1, false,
+             "devices busy less than this share are \"low utilization\""}};
+  }
+  std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    return CheckAcceleratorUtilization(ctx.model(), ctx.Option("threshold"));
+  }
+};
+
+class OperationChecker : public Checker {
+ public:
+  std::string name() const override { return kOperation; }
+  std::string help() const override {
+    return "Known slow choices: BatchNorm without FusedBatchNorm, NHWC on "
+           "GPU.";
+  }
+  std::string needs() const override { return "the graph"; }
+  bool by_default() const override { return true; }
+  std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    return CheckOperations(ctx.model());
+  }
+};
+
+class ExpensiveOperationChecker : public Checker {
+ public:
+  std::string name() const override { return kExpensiveOperation; }
+  std::string help() const override {
+    return "The most expensive op types, top-level scopes and Python lines.";
+  }
+  std::string needs() const override {
+    return "step stats (op types, scopes); Python call stacks (lines)";
+  }
+  bool by_default() const override { return true; }
+  std::vector<CheckerOption> options() const override {
+    return {{"top", "3", 1, 1000, true, "rows per list"}};
+  }
+  std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    std::vector<std::string> notes;
+    std::vector<std::string> reports = CheckExpensiveOperations(
+        ctx.model(), ctx.views(), static_cast<int>(ctx.IntOption("top")),
+        &notes);
+    for (const std::string& n : notes) ctx.Note(n);
+    return reports;
+  }
+};
+
 }  // namespace
 
-const std::vector<CheckerInfo>& Checkers() {
-  static const std::vector<CheckerInfo> checkers = {
-      {kAcceleratorUtilization,
-       "How busy each accelerator is between its first and last kernel."},
-      {kOperation,
-       "Known slow choices: BatchNorm without FusedBatchNorm, NHWC on GPU."},
-      {kExpensiveOperation,
-       "The most expensive op types, top-level scopes and Python lines."},
-  };
-  return checkers;
+const std::vector<const Checker*>& Checkers() {
+  static const std::vector<const Checker*>* const checkers = [] {
+    auto* v = new std::vector<const Checker*>{
+        new AcceleratorUtilizationChecker(), new OperationChecker(),
+        new ExpensiveOperationChecker()};
+    for (const Checker* c : ExtraCheckers()) v->push_back(c);
+    return v;
+  }();
+  return *checkers;
+}
+
+const Checker* FindChecker(const std::string& name) {
+  for (const Checker* c : Checkers()) {
+    if (c->name() == name) return c;
+  }
+  return nullptr;
 }
 
 tfpb::AdvisorOptionsProto DefaultAdvisorOptions() {
   tfpb::AdvisorOptionsProto options;
-  for (const CheckerInfo& c : Checkers()) (*options.mutable_checkers())[c.name];
+  for (const Checker* c : Checkers()) {
+    if (c->by_default()) (*options.mutable_checkers())[c->name()];
+  }
+  return options;
+}
+
+tfpb::AdvisorOptionsProto AllAdvisorOptions() {
+  tfpb::AdvisorOptionsProto options;
+  for (const Checker* c : Checkers()) (*options.mutable_checkers())[c->name()];
   return options;
 }
 
@@ -195,66 +265,63 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
     std::vector<std::string>* notes) {
   std::vector<std::string> ignored;
   if (notes == nullptr) notes = &ignored;
-  for (const auto& entry : options.checkers()) {
-    const std::string& name = entry.first;
-    const bool known =
-        name == kJob ||
-        std::any_of(Checkers().begin(), Checkers().end(),
-                    [&](const CheckerInfo& c) { return c.name == name; });
-    if (!known) {
+  // Validate everything before running anything.
+  std::map<std::string, std::map<std::string, double>> values;
+  for (const auto& [name, checker_options] : options.checkers()) {
+    if (name == kJob) continue;  // TensorFlow-internal; reports nothing
+    const Checker* c = FindChecker(name);
+    if (c == nullptr) {
       std::vector<std::string> names;
-      for (const CheckerInfo& c : Checkers()) names.push_back(c.name);
+      for (const Checker* k : Checkers()) names.push_back(k->name());
       return absl::InvalidArgumentError(
           absl::StrCat("unknown checker '", name,
                        "' (checkers: ", absl::StrJoin(names, ", "), ")"));
     }
-  }
-  // Checker options: ExpensiveOperationChecker "top" (rows per list,
-  // default 3), AcceleratorUtilizationChecker "threshold" (below it a device
-  // is reported as low, default 0.5).
-  int top = 3;
-  double threshold = 0.5;
-  for (const auto& entry : options.checkers()) {
-    for (const auto& [key, value] : entry.second.options()) {
-      const bool expensive = entry.first == kExpensiveOperation && key == "top";
-      const bool accel =
-          entry.first == kAcceleratorUtilization && key == "threshold";
-      if (expensive) {
-        if (!absl::SimpleAtoi(value, &top) || top < 1 || top > 1000) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              entry.first, ": top must be a number from 1 to 1000, got '",
-              value, "'"));
-        }
-      } else if (accel) {
-        if (!absl::SimpleAtod(value, &threshold) || threshold < 0 ||
-            threshold > 1) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              entry.first, ": threshold must be between 0 and 1, got '", value,
-              "'"));
-        }
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown option '", key, "' for ", entry.first,
-                         " (ExpensiveOperationChecker takes top, "
-                         "AcceleratorUtilizationChecker takes threshold)"));
+    std::map<std::string, double>& v = values[name];
+    const std::vector<CheckerOption> declared = c->options();
+    for (const CheckerOption& o : declared) {
+      double d = 0;
+      (void)absl::SimpleAtod(o.default_value, &d);
+      v[o.name] = d;
+    }
+    for (const auto& [key, text] : checker_options.options()) {
+      auto o =
+          std::find_if(declared.begin(), declared.end(),
+                       [&](const CheckerOption& x) { return x.name == key; });
+      if (o == declared.end()) {
+        std::vector<std::string> names;
+        for (const CheckerOption& x : declared) names.push_back(x.name);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unknown option '", key, "' for ", name,
+            names.empty() ? " (it takes none)"
+                          : absl::StrCat(" (options: ",
+                                         absl::StrJoin(names, ", "), ")")));
       }
+      double d = 0;
+      bool ok = false;
+      if (o->integer) {
+        int64_t i = 0;
+        ok = absl::SimpleAtoi(text, &i);
+        d = static_cast<double>(i);
+      } else {
+        ok = absl::SimpleAtod(text, &d);
+      }
+      if (!ok || d < o->min || d > o->max) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": ", key, " must be ",
+                         o->integer ? "a whole number" : "a number", " from ",
+                         o->min, " to ", o->max, ", got '", text, "'"));
+      }
+      v[key] = d;
     }
   }
   tfpb::AdviceProto advice;
-  auto wanted = [&](const char* name) {
-    return options.checkers().count(name) != 0;
-  };
-  auto add = [&](const char* name, const std::vector<std::string>& reports) {
-    auto& checker = (*advice.mutable_checkers())[name];
-    for (const std::string& r : reports) checker.add_reports(r);
-  };
-  if (wanted(kAcceleratorUtilization)) {
-    add(kAcceleratorUtilization, CheckAcceleratorUtilization(model, threshold));
-  }
-  if (wanted(kOperation)) add(kOperation, CheckOperations(model));
-  if (wanted(kExpensiveOperation)) {
-    add(kExpensiveOperation,
-        CheckExpensiveOperations(model, views, top, notes));
+  for (const Checker* c : Checkers()) {
+    auto it = values.find(c->name());
+    if (it == values.end()) continue;
+    CheckerContext ctx(model, views, it->second, notes);
+    auto& out = (*advice.mutable_checkers())[c->name()];
+    for (const std::string& r : c->Run(ctx)) out.add_reports(r);
   }
   return advice;
 }
@@ -262,10 +329,10 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
 std::string RenderAdvice(const tfpb::AdviceProto& advice) {
   std::string out;
   // Fixed checker order (a protobuf map has none).
-  for (const CheckerInfo& c : Checkers()) {
-    auto it = advice.checkers().find(c.name);
+  for (const Checker* c : Checkers()) {
+    auto it = advice.checkers().find(c->name());
     if (it == advice.checkers().end()) continue;
-    absl::StrAppend(&out, "\n", c.name, ":\n");
+    absl::StrAppend(&out, "\n", c->name(), ":\n");
     for (const std::string& r : it->second.reports()) {
       absl::StrAppend(&out, r, "\n");
     }

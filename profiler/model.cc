@@ -104,6 +104,7 @@ void ExecDetail::Clear() {
   memory_execs.clear();
   allocations.clear();
   devices.clear();
+  other_execs.clear();
 }
 
 bool OpTypes::count(std::string_view t) const {
@@ -325,7 +326,8 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   }
   if (d.all_start_micros == 0 && d.latest_end_micros == 0 &&
       d.accelerator_execs.empty() && d.cpu_execs.empty() &&
-      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty()) {
+      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty() &&
+      d.other_execs.empty()) {
     exec->detail = nullptr;
     return;
   }
@@ -369,6 +371,7 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   for (std::string_view dev : d.devices) {
     wire::PutVarint(&out, strings_.Id(dev));
   }
+  PutTimes(d.other_execs, &strings_, &out);
   std::string& framed = seal_framed_;
   framed.clear();
   wire::PutVarint(&framed, out.size());
@@ -385,9 +388,9 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   len.Varint(&size);
   wire::Reader r(len.pos(), len.pos() + size);
   d->all_start_micros = wire::UnZigZag(r.Int64());
-  d->latest_end_micros = static_cast<int64_t>(
-      static_cast<uint64_t>(d->all_start_micros) +
-      static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
+  d->latest_end_micros =
+      static_cast<int64_t>(static_cast<uint64_t>(d->all_start_micros) +
+                           static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
   GetTimes(&r, strings_, &d->accelerator_execs);
   GetTimes(&r, strings_, &d->cpu_execs);
   const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
@@ -426,6 +429,7 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
     if (id >= strings_.size()) break;
     d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
   }
+  GetTimes(&r, strings_, &d->other_execs);
 }
 
 ExecDetail Model::Detail(const StepExec& exec) const {
@@ -577,7 +581,8 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
   InsertSorted(&d.devices, idev);
   if (stat.all_start_micros() > 0) {
     if (d.all_start_micros > 0) {
-      d.all_start_micros = std::min(d.all_start_micros, stat.all_start_micros());
+      d.all_start_micros =
+          std::min(d.all_start_micros, stat.all_start_micros());
     } else {
       d.all_start_micros = stat.all_start_micros();
     }
@@ -592,6 +597,8 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
     } else if (CountAsCpuTime(dev)) {
       FindOrAddDevice(&d.cpu_execs, idev).times.push_back(interval);
       ++exec.run_count;  // while loops run a node many times per step
+    } else {
+      FindOrAddDevice(&d.other_execs, idev).times.push_back(interval);
     }
   }
 

@@ -84,13 +84,17 @@ struct Allocation {
 // tracker and ProfileProto output need. The model keeps them compactly
 // encoded (see Model::Detail); queries use the sums in StepExec instead.
 struct ExecDetail {
-  int64_t all_start_micros = 0;   // the earliest start (0: none)
-  int64_t latest_end_micros = 0;  // the latest end
+  int64_t all_start_micros = 0;                // the earliest start (0: none)
+  int64_t latest_end_micros = 0;               // the latest end
   std::vector<DeviceTimes> accelerator_execs;  // sorted by device
   std::vector<DeviceTimes> cpu_execs;          // sorted by device
   std::vector<MemoryExec> memory_execs;
   std::vector<Allocation> allocations;
   std::vector<std::string_view> devices;  // sorted, unique
+  // Times on devices that count no time in tfprof's statistics (memcpy
+  // lanes, single GPU streams, ...), kept for the advisor. From RunMetadata
+  // only: a ProfileProto does not carry them.
+  std::vector<DeviceTimes> other_execs;  // sorted by device
 
   void Clear();
 };

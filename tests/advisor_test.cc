@@ -6,6 +6,7 @@
 #include "google/protobuf/text_format.h"
 #include "profiler/loader.h"
 #include "tests/corpus_util.h"
+#include "tests/test_util.h"
 
 namespace tfprof {
 namespace {
@@ -98,5 +99,320 @@ TEST_CASE("advise without RunMetadata skips what needs it") {
   CHECK(notes.size() == 2);
 }
 
+// ---------------------------------------------------------------------------
+// The checkers beyond tfprof's own, on hand-made runs.
+
+namespace extra {
+
+constexpr char kCpu[] = "/job:localhost/replica:0/task:0/device:cpu:0";
+constexpr char kGpu[] = "/job:localhost/replica:0/task:0/device:gpu:0";
+constexpr char kAll[] = "/device:gpu:0/stream:all";
+constexpr char kMemcpy[] = "/device:gpu:0/memcpy";
+
+struct Stat {
+  std::string node;
+  std::string device;
+  int64_t start;
+  int64_t duration;
+};
+
+// A model with the given ops (name -> op type) and one RunMetadata per
+// step.
+Model Build(const std::map<std::string, std::string>& ops,
+            const std::vector<std::vector<Stat>>& steps,
+            const std::map<std::string, int64_t>& float_ops = {}) {
+  Model m;
+  tfcore::GraphDef g;
+  for (const auto& [name, op] : ops) {
+    auto* n = g.add_node();
+    n->set_name(name);
+    n->set_op(op);
+  }
+  m.AddGraph(g);
+  tfpb::OpLogProto log;
+  for (const auto& [name, flops] : float_ops) {
+    auto* e = log.add_log_entries();
+    e->set_name(name);
+    e->set_float_ops(flops);
+  }
+  m.AddOpLog(log);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    tfcore::RunMetadata rm;
+    std::map<std::string, tfcore::DeviceStepStats*> devs;
+    for (const Stat& st : steps[s]) {
+      auto*& d = devs[st.device];
+      if (d == nullptr) {
+        d = rm.mutable_step_stats()->add_dev_stats();
+        d->set_device(st.device);
+      }
+      auto* ns = d->add_node_stats();
+      ns->set_node_name(st.node);
+      ns->set_all_start_micros(st.start);
+      ns->set_op_end_rel_micros(st.duration);
+    }
+    rm.mutable_step_stats();
+    REQUIRE(m.AddRunMeta(static_cast<int64_t>(s), rm).ok());
+  }
+  return m;
+}
+
+struct Run {
+  std::vector<std::string> reports;
+  std::vector<std::string> notes;
+};
+
+Run Check(const Model& m, const std::string& checker,
+          std::map<std::string, std::string> opts = {}) {
+  Views views(&m, nullptr);
+  tfpb::AdvisorOptionsProto o;
+  auto& c = (*o.mutable_checkers())[checker];
+  for (const auto& [k, v] : opts) (*c.mutable_options())[k] = v;
+  Run r;
+  auto advice = Advise(m, &views, o, &r.notes);
+  REQUIRE(advice.ok());
+  for (const auto& rep : advice->checkers().at(checker).reports()) {
+    r.reports.push_back(rep);
+  }
+  return r;
+}
+
+TEST_CASE("HostDeviceCopyChecker: copies as a share of the step") {
+  const std::map<std::string, std::string> ops = {{"mm", "MatMul"},
+                                                  {"edge_1_x", "_Recv"}};
+  // A 1000us step: 400us of copies.
+  Model heavy = Build(ops, {{{"mm", kGpu, 1000, 1000},
+                             {"edge_1_x:MEMCPYHtoD", kMemcpy, 1100, 300},
+                             {"edge_1_x:MEMCPYHtoD", kMemcpy, 1500, 100}}});
+  Run r = Check(heavy, "HostDeviceCopyChecker");
+  REQUIRE(r.reports.size() == 3);
+  CHECK(r.reports[0] ==
+        "memcpy: 400us per step in 2 copies, 40.0% of the step wall time "
+        "(1.00ms)\n"
+        "  /device:gpu:0/memcpy: 400us per step in 2 copies");
+  CHECK(r.reports[1] ==
+        "largest copies:\n"
+        "  edge_1_x on /device:gpu:0/memcpy, step 0: 300us\n"
+        "  edge_1_x on /device:gpu:0/memcpy, step 0: 100us");
+  CHECK(r.reports[2].rfind("Host-device copies take 40.0% of the step.", 0) ==
+        0);
+  // 1% of the step: reported, not a problem.
+  Model light = Build(ops, {{{"mm", kGpu, 1000, 1000},
+                             {"edge_1_x:MEMCPYHtoD", kMemcpy, 1100, 10}}});
+  r = Check(light, "HostDeviceCopyChecker");
+  REQUIRE(r.reports.size() == 2);
+  CHECK(r.reports[0].find("1.0% of the step wall time (1.00ms), below the "
+                          "threshold") != std::string::npos);
+  // No memcpy lanes: says so, no reports.
+  Model none = Build(ops, {{{"mm", kGpu, 1000, 1000}}});
+  r = Check(none, "HostDeviceCopyChecker");
+  CHECK(r.reports.empty());
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("no memcpy activity") != std::string::npos);
+}
+
+TEST_CASE("CpuFallbackChecker: CPU ops in an accelerator run") {
+  const std::map<std::string, std::string> ops = {
+      {"mm", "MatMul"}, {"cast", "Cast"}, {"recv", "_Recv"}};
+  Model m = Build(ops, {{{"mm", kGpu, 10, 100},
+                         {"mm", kAll, 20, 50},
+                         {"cast", kCpu, 200, 60},
+                         {"recv", kCpu, 300, 500}}});
+  Run r = Check(m, "CpuFallbackChecker");
+  REQUIRE(r.reports.size() == 2);
+  // 60us of 710us; _Recv is host plumbing and not counted.
+  CHECK(r.reports[0] ==
+        "1 ops ran on the CPU in a run with an accelerator: 60us per step, "
+        "8.5% of all op time\n"
+        "  cast (Cast) on /job:localhost/replica:0/task:0/device:cpu:0: 60us "
+        "(8.5%)");
+  CHECK(r.reports[1].rfind("Check their placement", 0) == 0);
+  // A raised threshold: listed, no advice.
+  r = Check(m, "CpuFallbackChecker", {{"threshold", "0.5"}});
+  CHECK(r.reports.size() == 1);
+  // A CPU-only run: nothing to compare.
+  Model cpu = Build(ops, {{{"cast", kCpu, 200, 60}}});
+  r = Check(cpu, "CpuFallbackChecker");
+  CHECK(r.reports.empty());
+  CHECK(r.notes.size() == 1);
+}
+
+TEST_CASE("AcceleratorIdleChecker: gaps and the host ops in them") {
+  const std::map<std::string, std::string> ops = {
+      {"a", "MatMul"}, {"b", "MatMul"}, {"next", "IteratorGetNext"}};
+  // Kernels at [100,200) and [900,1000): a 700us gap while the host reads
+  // input.
+  Model m = Build(ops, {{{"a", kGpu, 90, 10},
+                         {"a", kAll, 100, 100},
+                         {"next", kCpu, 250, 600},
+                         {"b", kGpu, 880, 10},
+                         {"b", kAll, 900, 100}}});
+  Run r = Check(m, "AcceleratorIdleChecker");
+  REQUIRE(r.reports.size() == 3);
+  CHECK(r.reports[0] ==
+        "/device:gpu:0: idle 77.8% of its kernel span (700us of 900us per "
+        "step, in 1 gaps of at least 50us)");
+  CHECK(r.reports[1] ==
+        "largest gaps:\n"
+        "  700us on /device:gpu:0, step 0 at +110us: on the host meanwhile: "
+        "next (IteratorGetNext) 600us, b (MatMul) 10us");
+  CHECK(r.reports[2].rfind("The accelerator waits for input", 0) == 0);
+  // Back-to-back kernels: no gap.
+  Model busy = Build(ops, {{{"a", kAll, 100, 100}, {"b", kAll, 200, 100}}});
+  r = Check(busy, "AcceleratorIdleChecker");
+  REQUIRE(r.reports.size() == 1);
+  CHECK(r.reports[0].find("idle 0.0%") != std::string::npos);
+  CHECK(r.reports[0].find("below the threshold") != std::string::npos);
+}
+
+TEST_CASE("StepTimeChecker: the slow step and the node behind it") {
+  const std::map<std::string, std::string> ops = {{"a", "MatMul"},
+                                                  {"save", "SaveV2"}};
+  std::vector<std::vector<Stat>> steps;
+  for (int s = 0; s < 5; ++s) {
+    const int64_t t0 = 10000 * (s + 1);
+    steps.push_back({{"a", kCpu, t0, 100}});
+    if (s == 3) steps.back().push_back({"save", kCpu, t0 + 100, 300});
+  }
+  Model m = Build(ops, steps);
+  Run r = Check(m, "StepTimeChecker");
+  REQUIRE(r.reports.size() == 3);
+  CHECK(r.reports[0] ==
+        "5 steps (wall time): median 100us, fastest 100us (step 0), slowest "
+        "400us (step 3)");
+  CHECK(r.reports[1] ==
+        "step 3: 400us, 300.0% slower than the median; nodes that differ "
+        "most: save +300us (300us here, 0us usually)");
+  // Even steps: nothing to report.
+  steps[3].pop_back();
+  r = Check(Build(ops, steps), "StepTimeChecker");
+  REQUIRE(r.reports.size() == 2);
+  CHECK(r.reports[1] == "no step is more than 25% away from the median");
+  // Two steps are too few.
+  steps.resize(2);
+  r = Check(Build(ops, steps), "StepTimeChecker");
+  CHECK(r.reports.empty());
+  CHECK(r.notes.size() == 1);
+}
+
+TEST_CASE("FlopsCoverageChecker: timed arithmetic ops without float_ops") {
+  const std::map<std::string, std::string> ops = {{"mm", "MatMul"},
+                                                  {"mm2", "MatMul"},
+                                                  {"conv", "Conv2D"},
+                                                  {"id", "Identity"}};
+  const std::vector<std::vector<Stat>> steps = {{{"mm", kCpu, 1, 100},
+                                                 {"mm2", kCpu, 200, 100},
+                                                 {"conv", kCpu, 400, 500},
+                                                 {"id", kCpu, 1000, 300}}};
+  Model partial = Build(ops, steps, {{"mm", 1000}});
+  Run r = Check(partial, "FlopsCoverageChecker");
+  REQUIRE(r.reports.size() == 2);
+  CHECK(r.reports[0] ==
+        "FLOP totals miss arithmetic ops taking 60.0% of the op time "
+        "(600us):\n"
+        "  Conv2D: 1 of 1 nodes without float_ops, 500us (50.0%)\n"
+        "  MatMul: 1 of 2 nodes without float_ops, 100us (10.0%)");
+  Model covered = Build(ops, steps, {{"mm", 1}, {"mm2", 1}, {"conv", 1}});
+  r = Check(covered, "FlopsCoverageChecker");
+  REQUIRE(r.reports.size() == 1);
+  CHECK(r.reports[0].rfind("every arithmetic op type", 0) == 0);
+  Model bare = Build(ops, steps);
+  r = Check(bare, "FlopsCoverageChecker");
+  REQUIRE(r.reports.size() == 2);
+  CHECK(r.reports[0].rfind("no node has float_ops", 0) == 0);
+}
+
+TEST_CASE("MemoryChecker: peak and residual holders, or a note") {
+  Model m;
+  tfcore::GraphDef g;
+  auto* big = g.add_node();
+  big->set_name("big");
+  big->set_op("big");
+  auto* small = g.add_node();
+  small->set_name("small");
+  small->set_op("small");
+  m.AddGraph(g);
+  auto rm = testing::ParseTextProto<tfcore::RunMetadata>(R"pb(
+    step_stats {
+      dev_stats {
+        device: "/job:localhost/replica:0/task:0/device:gpu:0"
+        node_stats {
+          node_name: "big"
+          all_start_micros: 10
+          op_end_rel_micros: 5
+          memory {
+            allocator_name: "GPU_0_bfc"
+            total_bytes: 3000
+            peak_bytes: 3000
+            live_bytes: 2000
+            allocator_bytes_in_use: 9000
+          }
+        }
+        node_stats {
+          node_name: "small"
+          all_start_micros: 20
+          op_end_rel_micros: 5
+          memory {
+            allocator_name: "GPU_0_bfc"
+            total_bytes: 1000
+            peak_bytes: 1000
+          }
+        }
+      }
+    })pb");
+  REQUIRE(m.AddRunMeta(0, rm).ok());
+  Run r = Check(m, "MemoryChecker", {{"top", "1"}});
+  REQUIRE(r.reports.size() == 4);
+  CHECK(r.reports[0] ==
+        "largest peak memory (4.00KB over all nodes):\n"
+        "  big (big, /job:localhost/replica:0/task:0/device:gpu:0): 3.00KB "
+        "(75.0%), peak 3.00KB, residual 2.00KB");
+  CHECK(r.reports[1] ==
+        "largest residual memory (still allocated after the op ran) (2.00KB "
+        "over all nodes):\n"
+        "  big (big, /job:localhost/replica:0/task:0/device:gpu:0): 2.00KB "
+        "(100.0%), peak 3.00KB, residual 2.00KB");
+  CHECK(r.reports[2] ==
+        "/job:localhost/replica:0/task:0/device:gpu:0: allocator peak in use "
+        "9.00KB, reached after big");
+  Model none = Build({{"a", "Add"}}, {{{"a", kCpu, 1, 1}}});
+  r = Check(none, "MemoryChecker");
+  CHECK(r.reports.empty());
+  CHECK(r.notes.size() == 1);
+}
+
+TEST_CASE("advise -checker all on real GPU runs") {
+  // TensorFlow's GPU test run and the dynamic_stitch GPU RunMetadata: every
+  // checker runs, the new ones report what these runs show.
+  auto tfdata = LoadProfile(testing::TfTestData());
+  REQUIRE(tfdata.ok());
+  Views views(&(*tfdata)->model, nullptr);
+  auto advice = Advise((*tfdata)->model, &views, AllAdvisorOptions());
+  REQUIRE(advice.ok());
+  const std::string text = RenderAdvice(*advice);
+  CHECK(text.find("\nAcceleratorIdleChecker:\n"
+                  "/gpu:0: idle 83.9% of its kernel span (3.71ms of 4.42ms "
+                  "per step, in 5 gaps of at least 50us)\n") !=
+        std::string::npos);
+  CHECK(text.find("\nCpuFallbackChecker:\n1 ops ran on the CPU in a run with "
+                  "an accelerator: 41us per step, 0.8% of all op time, below "
+                  "the threshold\n") != std::string::npos);
+
+  InputPaths in;
+  in.run_meta_path = testing::CorpusDir() +
+                     "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt";
+  auto stitch = LoadProfile(in);
+  REQUIRE(stitch.ok());
+  Views sv(&(*stitch)->model, nullptr);
+  advice = Advise((*stitch)->model, &sv, AllAdvisorOptions());
+  REQUIRE(advice.ok());
+  const auto& copies = advice->checkers().at("HostDeviceCopyChecker");
+  REQUIRE(copies.reports_size() == 2);
+  CHECK(copies.reports(0) ==
+        "memcpy: 21us per step in 20 copies, 0.6% of the step wall time "
+        "(3.67ms), below the threshold\n"
+        "  /gpu:0/memcpy: 21us per step in 20 copies");
+}
+
+}  // namespace extra
 }  // namespace
 }  // namespace tfprof

@@ -2,7 +2,10 @@
 // help text, and every command appears in the command-line page.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/shell.h"
+#include "profiler/advisor.h"
 #include "profiler/options.h"
 #include "tests/test_util.h"
 
@@ -26,6 +29,25 @@ TEST_CASE("g3doc/command_line.md lists every command") {
   for (const auto& c : cli::Commands()) {
     INFO(c.name);
     CHECK(doc.find("| `" + c.name) != std::string::npos);
+  }
+}
+
+TEST_CASE("g3doc/advise.md has a row per checker, matching the code") {
+  const std::string doc =
+      testing::ReadFile(testing::SourceDir() + "/g3doc/advise.md");
+  for (const Checker* c : Checkers()) {
+    INFO(c->name());
+    std::vector<std::string> opts;
+    for (const CheckerOption& o : c->options()) {
+      opts.push_back(absl::StrCat("`-", o.name, "` (default ", o.default_value,
+                                  "): ", o.help));
+    }
+    const std::string row =
+        absl::StrCat("| `", c->name(), "` | ", c->by_default() ? "yes" : "no",
+                     " | ", c->needs(), " | ",
+                     opts.empty() ? "none" : absl::StrJoin(opts, "; "), " |");
+    CHECK(doc.find(row) != std::string::npos);
+    CHECK(doc.find("**" + c->name() + ".**") != std::string::npos);
   }
 }
 
