@@ -57,6 +57,7 @@ constexpr char kShortUsage[] =
     "  tfprof --profile_path=PROFILE scope -max_depth 3 -select micros,bytes\n"
     "  tfprof --graph_path=GRAPH --run_meta_path=RUN_META "
     "[--op_log_path=OP_LOG] op\n"
+    "  tfprof --trace_path=TRACE.pt.trace.json.gz op -order_by micros\n"
     "  tfprof --profile_path=PROFILE --script=report.tfprof\n"
     "\n"
     "tfprof --help lists every flag; 'help' in the shell lists commands and "
@@ -80,7 +81,7 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
   }
   const InputPaths& in = flags->inputs;
   const bool no_input = in.profile_path.empty() && in.graph_path.empty() &&
-                        in.run_meta_path.empty();
+                        in.run_meta_path.empty() && in.trace_path.empty();
   if (no_input && flags->command.empty() && flags->script.empty()) {
     *io.out << kShortUsage;
     return kExitOk;
@@ -90,6 +91,20 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     *io.err << "tfprof: unknown command '" << flags->command[0] << "'"
             << (hint.empty() ? "" : " (did you mean '" + hint + "'?)")
             << "; commands: scope, graph, op, code, set, summary, help\n";
+    return kExitUsage;
+  }
+  // Inputs that cannot go together are a usage error, found before loading.
+  if (!in.trace_path.empty() &&
+      (!in.profile_path.empty() || !in.graph_path.empty() ||
+       !in.run_meta_path.empty())) {
+    *io.err << "tfprof: --trace_path is set: do not also set --profile_path, "
+               "--graph_path or --run_meta_path\n";
+    return kExitUsage;
+  }
+  if (!in.profile_path.empty() &&
+      (!in.graph_path.empty() || !in.run_meta_path.empty())) {
+    *io.err << "tfprof: --profile_path is set: do not also set --graph_path "
+               "or --run_meta_path\n";
     return kExitUsage;
   }
   absl::Status valid = ValidateOptions(flags->options);

@@ -28,6 +28,10 @@ const std::vector<InputFlag>& InputFlags() {
        "step n."},
       {"op_log_path", &InputPaths::op_log_path,
        "An OpLogProto with float ops, op types and Python call stacks."},
+      {"trace_path", &InputPaths::trace_path,
+       "Comma-separated trace files: TensorFlow timelines (a file per "
+       "step), PyTorch profiler (Kineto) traces, TF2/JAX .xplane.pb; .gz is "
+       "read too."},
       {"checkpoint_path", &InputPaths::checkpoint_path,
        "A TensorFlow V2 checkpoint (prefix, or its .index file), for "
        "-select tensor_value."},

@@ -16,6 +16,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "profiler/profile_reader.h"
+#include "profiler/trace_import.h"
 
 namespace tfprof {
 namespace {
@@ -192,11 +193,18 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
         "--profile_path is set: do not also set --graph_path or "
         "--run_meta_path");
   }
-  if (paths.profile_path.empty() && paths.graph_path.empty() &&
-      paths.run_meta_path.empty()) {
+  if (!paths.trace_path.empty() &&
+      (!paths.profile_path.empty() || !paths.graph_path.empty() ||
+       !paths.run_meta_path.empty())) {
     return absl::InvalidArgumentError(
-        "no input: give --profile_path, or --graph_path and/or "
+        "--trace_path is set: do not also set --profile_path, --graph_path or "
         "--run_meta_path");
+  }
+  if (paths.profile_path.empty() && paths.graph_path.empty() &&
+      paths.run_meta_path.empty() && paths.trace_path.empty()) {
+    return absl::InvalidArgumentError(
+        "no input: give --profile_path, --graph_path and/or --run_meta_path, "
+        "or --trace_path");
   }
 
   if (!paths.checkpoint_path.empty()) {
@@ -216,6 +224,39 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
         ParseProto(paths.op_log_path, *contents, false, &op_log);
     if (!fmt.ok()) return fmt.status();
     has_op_log = true;
+  }
+
+  if (!paths.trace_path.empty()) {
+    const std::vector<std::string> files =
+        absl::StrSplit(paths.trace_path, ',', absl::SkipEmpty());
+    tell(paths.trace_path);
+    absl::StatusOr<ImportedTrace> trace = ImportTrace(files);
+    if (!trace.ok()) return trace.status();
+    for (const std::string& f : files) {
+      struct stat st;
+      if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
+    }
+    out->model.AddGraph(trace->graph);
+    out->model.AddOpLog(trace->op_log);
+    if (has_op_log) out->model.AddOpLog(op_log);
+    if (out->checkpoint != nullptr) {
+      out->model.AddCheckpointVariables(out->checkpoint->names());
+    }
+    for (const auto& [step, run_meta] : trace->steps) {
+      absl::Status s = out->model.AddRunMeta(step, run_meta);
+      if (!s.ok()) return s;
+    }
+    out->notes.push_back(
+        absl::StrFormat("%s: %s trace, %d nodes, %d steps", paths.trace_path,
+                        TraceFormatName(trace->format), out->model.size(),
+                        out->model.steps().size()));
+    for (const std::string& n : trace->notes) {
+      out->notes.push_back("note: " + n);
+    }
+    out->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    return out;
   }
 
   if (!paths.profile_path.empty()) {

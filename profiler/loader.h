@@ -38,6 +38,10 @@ struct InputPaths {
   std::string run_meta_path;  // comma-separated RunMetadata files: steps 0..
   std::string op_log_path;    // OpLogProto
   std::string checkpoint_path;
+  // Comma-separated trace files (TensorFlow timeline JSON, PyTorch profiler
+  // / Kineto JSON, TF2/JAX .xplane.pb; gzip is read too), converted as
+  // profiler/trace_import.h describes. Not with the three inputs above.
+  std::string trace_path;
 };
 
 struct LoadedProfile {

@@ -238,6 +238,21 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromFile(
   return p;
 }
 
+absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromTraces(
+    const std::vector<std::string>& trace_paths) {
+  if (trace_paths.empty()) {
+    return absl::InvalidArgumentError("FromTraces: no trace files given");
+  }
+  InputPaths in;
+  in.trace_path = absl::StrJoin(trace_paths, ",");
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
+  if (!loaded.ok()) return loaded.status();
+  auto p = std::make_unique<Profiler>();
+  p->model_ = std::move((*loaded)->model);
+  p->views_ = std::make_unique<Views>(&p->model_, nullptr);
+  return p;
+}
+
 void Profiler::AddGraph(const tfcore::GraphDef& graph) {
   model_.AddGraph(graph);
 }

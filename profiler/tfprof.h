@@ -103,6 +103,10 @@ class Profiler {
   // Loads a ProfileProto file (as written by WriteProfile or TensorFlow).
   static absl::StatusOr<std::unique_ptr<Profiler>> FromFile(
       const std::string& profile_path);
+  // Loads trace files (TensorFlow timelines, PyTorch/Kineto traces, TF2/JAX
+  // XSpaces; see profiler/trace_import.h), like `tfprof --trace_path`.
+  static absl::StatusOr<std::unique_ptr<Profiler>> FromTraces(
+      const std::vector<std::string>& trace_paths);
   ~Profiler();
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "profiler/saturate.h"
@@ -371,23 +372,21 @@ void BuildOp(const Model& model, Structure* s) {
 void BuildCode(const Model& model, Structure* s) {
   s->nodes.clear();
   // Children of each code node by name (names are unique among siblings).
-  std::vector<std::map<std::string, int>> child_index;
+  absl::flat_hash_map<std::pair<int, std::string>, int> child_index;
   VNode root_node;
   root_node.name = kRootName;
   s->nodes.push_back(std::move(root_node));
-  child_index.emplace_back();
   s->root = 0;
-  auto add_child = [&](int parent, const std::string& name,
+  auto add_child = [&](int parent, std::string name,
                        const CodeFrame& frame) -> int {
-    auto it = child_index[parent].find(name);
-    if (it != child_index[parent].end()) return it->second;
+    auto [it, added] = child_index.try_emplace({parent, std::move(name)}, 0);
+    if (!added) return it->second;
     VNode v;
-    v.name = name;
+    v.name = it->first.second;
     v.frame = std::make_shared<const CodeFrame>(frame);
     const int id = static_cast<int>(s->nodes.size());
+    it->second = id;
     s->nodes.push_back(std::move(v));
-    child_index.emplace_back();
-    child_index[parent][name] = id;
     s->nodes[parent].children.push_back(id);
     return id;
   };
@@ -401,7 +400,7 @@ void BuildCode(const Model& model, Structure* s) {
   };
 
   std::map<std::string, std::vector<const GraphNode*>> gradients;
-  std::map<std::string, const GraphNode*> forwards;
+  absl::flat_hash_map<std::string_view, const GraphNode*> forwards;
   for (const GraphNode* g : model.NodesByName()) {
     std::vector<CodeFrame> frames = model.CallStack(*g);
     if (frames.empty()) continue;

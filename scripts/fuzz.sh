@@ -16,7 +16,8 @@ fi
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFPROF_SANITIZE=ON -DTFPROF_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target fuzz_profile_proto fuzz_graph_def \
-  fuzz_run_metadata fuzz_op_log fuzz_checkpoint fuzz_options fuzz_shell_line
+  fuzz_run_metadata fuzz_op_log fuzz_checkpoint fuzz_options fuzz_shell_line \
+  fuzz_trace
 
 corpus=../shared/corpus
 seeds=$(mktemp -d)
@@ -32,6 +33,11 @@ seed run_metadata "$corpus/tf-testdata/current/run_meta" "$corpus/yaroslavvb-stu
   "$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt"
 seed op_log "$corpus/tf-testdata/current/tfprof_log" "$corpus/tf-testdata/tf-1.2/tfprof_log"
 seed checkpoint "$corpus/tf-testdata/current/ckpt.index" "$corpus/tf-testdata/tf-1.2/ckpt.index"
+seed trace "$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json" \
+  "$corpus/tf1-timelines/dlprof_mnist_xla_timeline_xla.ctf.json" \
+  "$corpus/hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz" \
+  "$corpus/hta/alexnet_benchmark_result_2869224_1695835535_trace.json.gz" \
+  "$corpus/aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/aoberai.xplane.pb"
 mkdir -p "$seeds/options" "$seeds/shell_line"
 printf -- '-max_depth 3 -select micros,bytes -order_by micros' > "$seeds/options/a"
 printf -- "params<=1m" > "$seeds/options/b"
@@ -41,7 +47,7 @@ printf -- "check 'micros[a.*]<1ms'" > "$seeds/shell_line/c"
 
 export ASAN_OPTIONS=detect_leaks=0
 status=0
-for t in profile_proto graph_def run_metadata op_log checkpoint options shell_line; do
+for t in profile_proto graph_def run_metadata op_log checkpoint options shell_line trace; do
   log=$(mktemp)
   if [[ -n "${FUZZ_RUNS:-}" ]]; then
     limit=(-runs="$FUZZ_RUNS" -seed=1)

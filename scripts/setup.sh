@@ -8,7 +8,7 @@ PKGS=(
   bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib
   g++ cmake ninja-build pkg-config clang-format git diffutils
   libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libfmt-dev catch2
-  libreadline-dev libedit-dev zlib1g-dev tmux clang-14 libclang-rt-14-dev
+  libreadline-dev libedit-dev zlib1g-dev libsimdjson-dev tmux clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -160,6 +160,23 @@ TEST_CASE("Profiler: graph + steps + op log, the four views, save and load") {
   CHECK(again->SerializeAsString() == params->SerializeAsString());
 }
 
+TEST_CASE("Profiler::FromTraces loads a PyTorch trace") {
+  auto p = Profiler::FromTraces(
+      {testing::CorpusDir() +
+       "/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz"});
+  REQUIRE(p.ok());
+  std::ostringstream out;
+  (*p)->set_output_stream(&out);
+  ProfileOptionBuilder b;
+  b.WithEmptyOutput().OrderBy("micros");
+  auto ops = (*p)->ProfileOperations(*b.Build());
+  REQUIRE(ops.ok());
+  CHECK(ops->total_accelerator_exec_micros() > 0);
+  CHECK((*p)->model().steps().size() == 6);
+  CHECK_FALSE(Profiler::FromTraces({}).ok());
+  CHECK_FALSE(Profiler::FromTraces({"/no/such/trace.json"}).ok());
+}
+
 TEST_CASE("ProfilerHook: exactly one trigger, first run never traced") {
   CHECK_FALSE(ProfilerHook::Create(std::nullopt, std::nullopt, "/tmp").ok());
   CHECK_FALSE(ProfilerHook::Create(2, 1.0, "/tmp").ok());

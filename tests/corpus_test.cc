@@ -56,6 +56,10 @@ TEST_CASE("Corpus models round-trip through ProfileProto") {
     Options o;
     o.select = {"micros",     "bytes",  "params",   "float_ops",
                 "occurrence", "device", "op_types", "input_shapes"};
+    // A ProfileProto refers to inputs by node id, so inputs that are not
+    // nodes (traces name inputs that did not run) cannot be saved; their
+    // shapes, all unknown, are not compared.
+    if (!c.paths.trace_path.empty()) o.select.erase("input_shapes");
     for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp}) {
       auto ra = a.Query(v, o);
       auto rb = b.Query(v, o);

@@ -45,6 +45,35 @@ std::vector<CorpusCase> CorpusCases() {
   run_meta_only("yaroslavvb/feed_dict", "yaroslavvb-stuff/feed_dict.pbtxt");
   run_meta_only("tensorboard/run_metadata_step99",
                 "tensorboard/run_metadata_run_step99_tag_train.pbtxt");
+  // Traces (--trace_path).
+  auto trace = [&](const std::string& name, const std::string& path) {
+    InputPaths p;
+    p.trace_path = c + path;
+    cases.push_back({name, p});
+  };
+  trace("trace/ANNA_timeline_01", "tf1-timelines/ANNA_timeline_01.json");
+  trace("trace/conv_relation", "tf1-timelines/conv_relation_timeline.ctf.json");
+  trace("trace/dlprof_timeline", "tf1-timelines/dlprof_timeline.ctf.json");
+  trace("trace/dlprof_mnist_xla",
+        "tf1-timelines/dlprof_mnist_xla_timeline_xla.ctf.json");
+  trace("trace/mnist-xla", "tf1-timelines/mnist-xla_timeline.ctf.json");
+  trace("trace/shiyudian_timeline",
+        "shiyudian-resnet-tf-dist/timeline-1300001.json");
+  trace("trace/dynamic_stitch",
+        "yaroslavvb-stuff/dynamic_stitch_gpu_profile.json");
+  trace("trace/timeline.feed", "yaroslavvb-stuff/timeline.feed.json");
+  trace("trace/kineto_worker0",
+        "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  trace("trace/hta_alexnet",
+        "hta/alexnet_benchmark_result_2869224_1695835535_trace.json.gz");
+  trace("trace/hta_cpu_only",
+        "hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+  trace("trace/aoberai_xplane",
+        "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/"
+        "aoberai.xplane.pb");
+  trace("trace/demo_multi_worker_xplane",
+        "tensorflow-profiler-demo/GPU-multi-worker/"
+        "34.83.195.179_6003.xplane.pb");
   return cases;
 }
 
