@@ -284,7 +284,9 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
       (void)absl::SimpleAtod(o.default_value, &d);
       v[o.name] = d;
     }
-    for (const auto& [key, text] : checker_options.options()) {
+    for (const auto& entry : checker_options.options()) {
+      const std::string& key = entry.first;
+      const std::string& text = entry.second;
       auto o =
           std::find_if(declared.begin(), declared.end(),
                        [&](const CheckerOption& x) { return x.name == key; });

@@ -655,11 +655,9 @@ std::vector<int> PrintCode(const std::vector<VNode>& nodes,
 
 class Exporter {
  public:
-  Exporter(const Model& model, const Checkpoint* ckpt,
-           const std::vector<VNode>& nodes, const QueryState& st,
-           const Options& opts, ResultTree* out)
-      : model_(model),
-        ckpt_(ckpt),
+  Exporter(const Checkpoint* ckpt, const std::vector<VNode>& nodes,
+           const QueryState& st, const Options& opts, ResultTree* out)
+      : ckpt_(ckpt),
         nodes_(nodes),
         st_(st),
         opts_(opts),
@@ -766,7 +764,6 @@ class Exporter {
     return out_->nodes.size() - 1;
   }
 
-  const Model& model_;
   const Checkpoint* ckpt_;
   const std::vector<VNode>& nodes_;
   const QueryState& st_;
@@ -915,7 +912,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     }
     // The root's own stats are zero and it is never accounted.
     q.account[root] = 0;
-    Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+    Exporter e(checkpoint_, nodes, q, opts, &out);
     e.ReserveTree(root);
     if (multi) {
       e.ExportMulti(root, true);
@@ -940,7 +937,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     q.account[root] = 0;
     PrintTree(nodes, {root}, c, 1, &visited, &q);
     if (q.Cancelled()) return absl::CancelledError("query interrupted");
-    Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+    Exporter e(checkpoint_, nodes, q, opts, &out);
     e.ReserveTree(root);
     e.ExportSingle(root);
     return out;
@@ -995,7 +992,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     if (prev >= 0) q.total[root].Add(q.total[prev]);
   }
   q.account[root] = 0;
-  Exporter e(*model_, checkpoint_, nodes, q, opts, &out);
+  Exporter e(checkpoint_, nodes, q, opts, &out);
   out.nodes.reserve(shown.size() + 1);
   e.ExportMulti(root, false);
   for (int n : shown) {
