@@ -121,6 +121,20 @@ TEST_CASE("Damaged corpus files give an error or a correct load") {
     INFO(f);
     Damage(testing::ReadFile(c + "/" + f), "profile", profile, 4);
   }
+  // Every trace file of the corpus (gzip ones damaged as stored).
+  auto trace = [](const std::string& p) {
+    InputPaths in;
+    in.trace_path = p;
+    return in;
+  };
+  for (const auto& cc : testing::CorpusCases()) {
+    if (cc.paths.trace_path.empty()) continue;
+    INFO(cc.name);
+    const std::string& f = cc.paths.trace_path;
+    const std::string ext =
+        f.size() > 3 && f.substr(f.size() - 3) == ".gz" ? ".json.gz" : "";
+    Damage(testing::ReadFile(f), "trace" + ext, trace, 6);
+  }
 }
 
 TEST_CASE("Absurd length fields are rejected, not allocated") {
@@ -175,6 +189,39 @@ TEST_CASE("A dataflow chain of 100,000 nodes, and a node with 100,000 inputs") {
   Model m;
   m.AddGraph(g);
   QueryAll(m);
+}
+
+TEST_CASE("A scope with a million children and a node with a million inputs") {
+  tfcore::GraphDef g;
+  auto* wide = g.add_node();
+  wide->set_name("sum");
+  wide->set_op("AddN");
+  for (int i = 0; i < 1000000; ++i) {
+    auto* n = g.add_node();
+    n->set_name("wide/op" + std::to_string(i));
+    n->set_op("Const");
+    wide->add_input(n->name());
+  }
+  Model m;
+  m.AddGraph(g);
+  REQUIRE(m.size() == 1000001);
+  Views views(&m, nullptr);
+  Options o;
+  o.max_depth = 3;
+  o.select = {"occurrence"};
+  auto scope = views.Query(ViewKind::kScope, o);
+  REQUIRE(scope.ok());
+  // The root, "sum", "wide" and its million children.
+  CHECK(scope->nodes.size() == 1000003);
+  auto graph = views.Query(ViewKind::kGraph, o);
+  REQUIRE(graph.ok());
+  CHECK(graph->nodes.size() == 1000002);  // root, sum and its inputs
+  auto op = views.Query(ViewKind::kOp, o);
+  REQUIRE(op.ok());
+  REQUIRE(op->nodes.size() == 3);
+  CHECK(op->nodes[op->nodes[0].children[0]].members.size() +
+            op->nodes[op->nodes[0].children[1]].members.size() ==
+        1000001);
 }
 
 TEST_CASE("Cycles, self-inputs, missing inputs and duplicate names") {

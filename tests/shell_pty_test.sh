@@ -2,10 +2,13 @@
 # Drives the interactive tfprof> shell in a real terminal (tmux): the prompt,
 # a command, Tab completion of commands and options, history recall with the
 # Up arrow, the history file, and leaving with Ctrl-D.
-# Usage: shell_pty_test.sh TFPROF_BINARY PROFILE
+# With a third argument (the gen_profile tool), Ctrl-C also stops a long
+# query on a large generated profile and the shell carries on.
+# Usage: shell_pty_test.sh TFPROF_BINARY PROFILE [GEN_PROFILE]
 set -euo pipefail
 bin=$(realpath "$1")
 profile=$(realpath "$2")
+gen=${3:+$(realpath "$3")}
 # A short path: tmux's socket path must fit in a sockaddr_un.
 work=$(mktemp -d /tmp/tfpty.XXXXXX)
 export TMUX_TMPDIR="$work"
@@ -78,4 +81,24 @@ for _ in $(seq 1 50); do
   sleep 0.1
 done
 grep -q "scope -max_depth 1" .tfprof_history.txt || fail "history file"
+
+if [[ -n "$gen" ]]; then
+  # Ctrl-C during a long query (the code view of 200,000 nodes with 4-frame
+  # call stacks takes seconds) stops it; the next command runs.
+  "$gen" "$work/big" --nodes=200000 --steps=1 >/dev/null
+  t kill-server >/dev/null 2>&1 || true
+  sock="${sock}_big"  # a fresh server
+  t new-session -d -x 220 -y 60 "$bin --profile_path=$work/big; sleep 30"
+  wait_for "tfprof>"
+  wait_for "nodes:"
+  type_text "code -max_depth 100 -select micros,bytes,params,float_ops"
+  t send-keys Enter
+  sleep 0.3
+  t send-keys C-c
+  wait_for "query interrupted"
+  type_text "op -max_depth 2 -select occurrence"
+  t send-keys Enter
+  wait_for "node name | op occurrence (run|defined)"
+  t send-keys C-d
+fi
 echo "interactive shell: 1 passed, 0 failed"
