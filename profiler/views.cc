@@ -77,18 +77,19 @@ struct VNode {
 static_assert(std::is_nothrow_move_constructible_v<VNode>);
 static_assert(std::is_nothrow_move_constructible_v<ResultNode>);
 
-struct Structure {
-  bool built = false;
-  uint64_t generation = 0;
-  std::vector<VNode> nodes;
-  int root = -1;
-  int64_t unmatched_gradients = 0;
-};
-
 // Per-query state of every node of a structure.
 struct QueryState {
-  explicit QueryState(size_t n)
-      : account(n, 0), self(n), total(n), show(n), picked(n) {}
+  // Sized for n nodes, all zero; the vectors' memory is kept from the last
+  // query of the same structure (repeated queries then allocate little).
+  void Reset(size_t n) {
+    account.assign(n, 0);
+    self.assign(n, NodeStats());
+    total.assign(n, Totals());
+    show.resize(n);
+    for (auto& v : show) v.clear();
+    picked.resize(n);
+    for (auto& v : picked) v.clear();
+  }
   std::vector<char> account;
   std::vector<NodeStats> self;
   std::vector<Totals> total;
@@ -99,6 +100,14 @@ struct QueryState {
   bool Cancelled() const {
     return cancel != nullptr && cancel->load(std::memory_order_relaxed);
   }
+};
+
+struct Structure {
+  bool built = false;
+  uint64_t generation = 0;
+  std::vector<VNode> nodes;
+  int root = -1;
+  int64_t unmatched_gradients = 0;
 };
 
 std::string Basename(const std::string& path) {
@@ -213,6 +222,8 @@ void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
 class ViewCache {
  public:
   Structure scope, graph, op, code;
+  // The per-query state, reused by every query (one at a time).
+  QueryState query;
 };
 
 const char* ViewName(ViewKind view) {
@@ -273,41 +284,51 @@ namespace {
 
 void BuildScope(const Model& model, Structure* s) {
   s->nodes.clear();
-  std::map<std::string, int> index;
-  auto add = [&](const std::string& name, const GraphNode* g) -> int {
-    auto it = index.find(name);
-    if (it != index.end()) {
-      if (g != nullptr && s->nodes[it->second].graph_node == nullptr) {
-        s->nodes[it->second].graph_node = g;
-        s->nodes[it->second].fixed_type = "";
+  // Keys are views of graph node names (a scope is a prefix of one), which
+  // live as long as the model.
+  absl::flat_hash_map<std::string_view, int> index;
+  std::vector<std::string_view> keys;
+  auto add = [&](std::string_view name, const GraphNode* g) {
+    auto [it, added] = index.try_emplace(name, static_cast<int>(keys.size()));
+    if (!added) {
+      VNode& v = s->nodes[it->second];
+      if (g != nullptr && v.graph_node == nullptr) {
+        v.graph_node = g;
+        v.fixed_type = "";
       }
-      return it->second;
+      return;
     }
     VNode v;
-    v.name = name;
+    v.name = std::string(name);
     v.graph_node = g;
     if (g == nullptr) v.fixed_type = kScopeParentType;
     s->nodes.push_back(std::move(v));
-    index[name] = static_cast<int>(s->nodes.size() - 1);
-    return static_cast<int>(s->nodes.size() - 1);
+    keys.push_back(name);
   };
   for (const GraphNode* g : model.NodesByName()) {
-    add(g->name, g);
-    std::string name = g->name;
-    size_t slash = name.find_last_of('/');
-    while (slash != std::string::npos) {
-      name.resize(slash);
-      if (!index.count(name)) add(name, nullptr);
-      slash = name.find_last_of('/');
+    const std::string_view name = g->name;
+    add(name, g);
+    // Its scopes; once one exists, so do all above it.
+    for (size_t slash = name.rfind('/'); slash != std::string_view::npos;
+         slash = name.rfind('/', slash - 1)) {
+      const std::string_view scope = name.substr(0, slash);
+      if (index.contains(scope)) break;
+      add(scope, nullptr);
+      if (slash == 0) break;
     }
   }
+  // Children in name order.
+  std::vector<int> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return keys[a] < keys[b]; });
   std::vector<int> roots;
-  for (const auto& [name, i] : index) {
-    const size_t slash = name.find_last_of('/');
-    if (slash == std::string::npos) {
+  for (int i : order) {
+    const size_t slash = keys[i].rfind('/');
+    if (slash == std::string_view::npos) {
       roots.push_back(i);
     } else {
-      s->nodes[index.at(name.substr(0, slash))].children.push_back(i);
+      s->nodes[index.at(keys[i].substr(0, slash))].children.push_back(i);
     }
   }
   VNode root;
@@ -320,30 +341,34 @@ void BuildScope(const Model& model, Structure* s) {
 
 void BuildGraph(const Model& model, Structure* s) {
   s->nodes.clear();
-  absl::flat_hash_map<std::string, int> index;
-  for (const GraphNode* g : model.NodesByName()) {
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  s->nodes.reserve(by_name.size() + 1);
+  // Graph node names live as long as the model: index them without copies.
+  absl::flat_hash_map<std::string_view, int> index;
+  index.reserve(by_name.size());
+  for (const GraphNode* g : by_name) {
     VNode v;
     v.name = g->name;
     v.graph_node = g;
     index[g->name] = static_cast<int>(s->nodes.size());
     s->nodes.push_back(std::move(v));
   }
-  std::set<std::string> non_roots;
+  // Roots are the nodes that are no node's input.
+  std::vector<char> is_input(s->nodes.size(), 0);
   for (VNode& v : s->nodes) {
+    v.children.reserve(v.graph_node->inputs.size());
     for (const NodeInput& in : v.graph_node->inputs) {
-      const std::string& input = *in.name;
-      non_roots.insert(input);
-      auto it = index.find(input);
-      if (it != index.end()) v.children.push_back(it->second);
+      auto it = index.find(*in.name);
+      if (it == index.end()) continue;
+      is_input[it->second] = 1;
+      v.children.push_back(it->second);
     }
   }
   VNode root;
   root.name = kRootName;
   root.fixed_type = kGraphParentType;
   for (size_t i = 0; i < s->nodes.size(); ++i) {
-    if (!non_roots.count(s->nodes[i].name)) {
-      root.children.push_back(static_cast<int>(i));
-    }
+    if (!is_input[i]) root.children.push_back(static_cast<int>(i));
   }
   s->nodes.push_back(std::move(root));
   s->root = static_cast<int>(s->nodes.size() - 1);
@@ -755,12 +780,11 @@ class Exporter {
 
  private:
   size_t NewNode(int n) {
-    ResultNode r;
+    ResultNode& r = out_->nodes.emplace_back();
     r.name = nodes_[n].name;
     r.account = st_.account[n] != 0;
     r.self = st_.self[n];
     r.total = st_.total[n];
-    out_->nodes.push_back(std::move(r));
     return out_->nodes.size() - 1;
   }
 
@@ -881,7 +905,8 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   const Compiled c(opts);
   const std::vector<VNode>& nodes = st->nodes;
   const int root = st->root;
-  QueryState q(nodes.size());
+  QueryState& q = cache_->query;
+  q.Reset(nodes.size());
   q.cancel = cancel_;
   ResultTree out;
   out.view = view;

@@ -40,7 +40,8 @@ void GenerateProfile(const GenOptions& options,
       name += absl::StrCat("/block", (i >> (2 * (options.depth - d))) % 4);
     }
     name += absl::StrCat("/op", i);
-    const char* op = ops[rng() % 10];
+    const char* const* op_ptr = &ops[rng() % 10];
+    const char* op = *op_ptr;
     n.set_name(name);
     n.set_op(op);
     n.set_id(i);
@@ -54,12 +55,24 @@ void GenerateProfile(const GenOptions& options,
     if (i > 1) (*n.mutable_inputs())[1] = static_cast<int64_t>(rng() % i);
     (*n.mutable_output_shapes())[0].add_int64_values(32);
     n.set_float_ops(static_cast<int64_t>(rng() % 100000));
+    // Call stacks as a model builder makes them: the training script, the
+    // model function of the outermost block, the layer function of the
+    // innermost block, and the line of the library that creates this op
+    // type, so that stacks share most frames.
     auto* trace = n.mutable_trace();
-    for (int t = 0; t < 4; ++t) {
+    const int64_t outer = (i >> (2 * options.depth)) % 4;
+    const int64_t inner = (i >> 2) % 16;
+    const int64_t op_index = static_cast<int64_t>(op_ptr - ops);
+    const int64_t frames[4][3] = {
+        {1, 100, 10},                           // train.py main
+        {1, 20 + outer, 11 + outer},            // model.py block function
+        {2, 40 + inner, 20 + inner % 10},       // layers.py layer function
+        {2, 200 + 10 * op_index, 40 + op_index}};  // the op's library line
+    for (const auto& f : frames) {
       auto* tr = trace->add_traces();
-      tr->set_file_id(1 + (t % 2));
-      tr->set_lineno(static_cast<int32_t>(10 + t * 10 + rng() % 5));
-      tr->set_function_id(10 + static_cast<int64_t>(rng() % 50));
+      tr->set_file_id(f[0]);
+      tr->set_lineno(static_cast<int32_t>(f[1]));
+      tr->set_function_id(f[2]);
     }
     const bool on_gpu = rng() % 2 == 0;
     n.set_canonical_device(on_gpu ? gpu : cpu);
