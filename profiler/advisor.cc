@@ -27,10 +27,10 @@ std::vector<std::string> CheckAcceleratorUtilization(const Model& model,
   };
   std::map<std::string, Span> devices;
   for (const GraphNode* n : model.NodesByName()) {
-    if (n->execs.empty() || !IsPlacedOnAccelerator(n->canonical_device)) {
+    if (n->execs.empty() || !IsPlacedOnAccelerator(n->canonical_device())) {
       continue;
     }
-    Span& s = devices[n->canonical_device];
+    Span& s = devices[n->canonical_device()];
     const StepExec& e = n->execs.back();
     const ExecDetail d = model.Detail(e);
     if (s.start == 0) {
@@ -60,7 +60,7 @@ std::vector<std::string> CheckOperations(const Model& model) {
     if (n->op_types.count("FusedBatchNorm")) fused_batch_norm = true;
     auto attr = n->FindAttr("data_format");
     if (attr.has_value() && attr->s() == "NHWC" &&
-        IsPlacedOnAccelerator(n->canonical_device)) {
+        IsPlacedOnAccelerator(n->canonical_device())) {
       nhwc_on_gpu = true;
     }
   }

@@ -225,12 +225,12 @@ class CpuFallbackChecker : public Checker {
     for (const GraphNode* g : model.NodesByName()) {
       const NodeStats s = g->Stats(-1);
       SatInc(&total, s.exec_micros);
-      if (IsPlacedOnAccelerator(g->canonical_device) ||
+      if (IsPlacedOnAccelerator(g->canonical_device()) ||
           s.accelerator_exec_micros > 0) {
         accelerated = true;
       }
-      if (s.exec_micros > 0 && IsPlacedOnCpu(g->canonical_device) &&
-          !IsPlacedOnAccelerator(g->canonical_device) && !HostByDesign(g->op)) {
+      if (s.exec_micros > 0 && IsPlacedOnCpu(g->canonical_device()) &&
+          !IsPlacedOnAccelerator(g->canonical_device()) && !HostByDesign(g->op)) {
         on_cpu.push_back(Op{g, s.exec_micros});
       }
     }
@@ -262,7 +262,7 @@ class CpuFallbackChecker : public Checker {
          ++i) {
       const Op& o = on_cpu[i];
       lines.push_back(absl::StrFormat("  %s (%s) on %s: %s (%s)", o.node->name,
-                                      o.node->op, o.node->canonical_device,
+                                      o.node->op, o.node->canonical_device(),
                                       FormatTime(o.micros),
                                       Pct(o.micros, total)));
     }
@@ -826,8 +826,8 @@ class MemoryChecker : public Checker {
         if (n.s.*field <= 0) break;
         lines.push_back(absl::StrFormat(
             "  %s (%s%s%s): %s (%s), peak %s, residual %s", n.node->name,
-            n.node->op, n.node->canonical_device.empty() ? "" : ", ",
-            n.node->canonical_device, FormatMemory(n.s.*field),
+            n.node->op, n.node->canonical_device().empty() ? "" : ", ",
+            n.node->canonical_device(), FormatMemory(n.s.*field),
             Pct(n.s.*field, total), FormatMemory(n.s.peak_bytes),
             FormatMemory(n.s.residual_bytes)));
       }
@@ -841,11 +841,11 @@ class MemoryChecker : public Checker {
     std::map<std::string, std::pair<int64_t, const GraphNode*>> allocator;
     ExecDetail d;
     for (const auto& node : model.nodes()) {
-      if (!IsPlacedOnAccelerator(node->canonical_device)) continue;
+      if (!IsPlacedOnAccelerator(node->canonical_device())) continue;
       for (const StepExec& e : node->execs) {
         model.DetailInto(e, &d);
         for (const MemoryExec& m : d.memory_execs) {
-          auto& a = allocator[node->canonical_device];
+          auto& a = allocator[node->canonical_device()];
           if (m.allocator_bytes_in_use > a.first) {
             a = {m.allocator_bytes_in_use, node.get()};
           }

@@ -194,6 +194,11 @@ std::map<std::string, tfcore::AttrValue> GraphNode::Attrs() const {
   return out;
 }
 
+const std::string* GraphNode::EmptyString() {
+  static const std::string* const kEmpty = new std::string();
+  return kEmpty;
+}
+
 int64_t GraphNode::Parameters() const {
   if (shape.empty()) return 0;
   int64_t params = 1;
@@ -562,15 +567,16 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
                         PendingExec* pending) {
   const std::string dev = absl::AsciiStrToLower(device);
   if (IsCanonicalDevice(dev)) {
-    if (!node->canonical_device.empty()) {
+    if (!node->canonical_device().empty()) {
       // A node seen on two canonical devices keeps the first one only.
-      if (node->canonical_device != dev) return;
+      if (node->canonical_device() != dev) return;
     } else {
-      node->canonical_device = dev;
-      node->host_device = dev;
+      node->set_canonical_device(strings_.Intern(dev));
+      std::string host = dev;
       static const RE2* const kGpu = new RE2("gpu:\\d+");
-      RE2::GlobalReplace(&node->host_device, *kGpu, "cpu:0");
-      AddOpType(node, node->canonical_device);
+      RE2::GlobalReplace(&host, *kGpu, "cpu:0");
+      node->set_host_device(strings_.Intern(host));
+      AddOpType(node, node->canonical_device());
     }
   }
   StepExec& exec = MutableExec(node, step);
@@ -603,7 +609,7 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
   }
 
   // Memory is only taken from the canonical device.
-  if (dev != node->canonical_device || stat.all_start_micros() <= 0) return;
+  if (dev != node->canonical_device() || stat.all_start_micros() <= 0) return;
   MemoryExec mem;
   mem.memory_micros = SatAdd(stat.all_start_micros(), stat.op_end_rel_micros());
   for (const auto& m : stat.memory()) {
@@ -766,8 +772,8 @@ tfpb::ProfileProto Model::ToProfileProto() const {
     pn.set_name(node->name);
     pn.set_op(node->op);
     pn.set_id(node->id);
-    pn.set_canonical_device(node->canonical_device);
-    pn.set_host_device(node->host_device);
+    pn.set_canonical_device(node->canonical_device());
+    pn.set_host_device(node->host_device());
     pn.set_float_ops(node->float_ops);
     for (int64_t dim : node->shape) pn.add_shape(dim);
     for (const std::string& t : node->op_types) pn.add_op_types(t);

@@ -195,8 +195,9 @@ class GraphNode {
   int64_t id = 0;
   std::string name;
   std::string op;
-  std::string canonical_device;
-  std::string host_device;
+  // Devices, interned in the model ("" when unknown).
+  const std::string& canonical_device() const { return *canonical_device_; }
+  const std::string& host_device() const { return *host_device_; }
   int64_t float_ops = 0;       // per run, from the op log
   std::vector<int64_t> shape;  // from the "shape" attr (variables)
   OpTypes op_types;
@@ -213,15 +214,23 @@ class GraphNode {
   std::vector<StepExec> execs;  // sorted by step
 
   const StepExec* FindExec(int64_t step) const;
+  // Set from a string interned in the node's model.
+  void set_canonical_device(const std::string* d) { canonical_device_ = d; }
+  void set_host_device(const std::string* d) { host_device_ = d; }
   const std::vector<int64_t>* OutputShape(int32_t slot) const;
   std::optional<tfcore::AttrValue> FindAttr(std::string_view key) const;
   std::map<std::string, tfcore::AttrValue> Attrs() const;
+  static const std::string* EmptyString();
 
   // Stats for a step; step < 0 averages over the steps this node ran in
   // (integer division, as tfprof does).
   NodeStats Stats(int64_t step) const;
   // Product of the shape dims; 0 if any dim is unknown.
   int64_t Parameters() const;
+
+ private:
+  const std::string* canonical_device_ = EmptyString();
+  const std::string* host_device_ = EmptyString();
 };
 
 // Interned strings: each distinct string stored once, with a stable address

@@ -270,10 +270,10 @@ class ProfileDecoder {
           node->op = std::string(r.Bytes());
           break;
         case pf::kCanonicalDevice:
-          node->canonical_device = std::string(r.Bytes());
+          node->set_canonical_device(model_.strings_.Intern(r.Bytes()));
           break;
         case pf::kHostDevice:
-          node->host_device = std::string(r.Bytes());
+          node->set_host_device(model_.strings_.Intern(r.Bytes()));
           break;
         case pf::kFloatOps:
           node->float_ops = r.Int64();

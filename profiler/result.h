@@ -46,7 +46,7 @@ struct MemberNode {
 
   const std::string& name() const { return node->name; }
   // The canonical device, may be empty.
-  const std::string& device() const { return node->canonical_device; }
+  const std::string& device() const { return node->canonical_device(); }
 };
 
 // A checkpoint tensor as shown: the proto TensorFlow returns and its text.

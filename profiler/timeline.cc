@@ -32,7 +32,7 @@ std::string Finish(const std::vector<Json>& metadata,
 bool Trackable(const Model& model, const GraphNode& g, int64_t step) {
   const StepExec* e = g.FindExec(step);
   return e != nullptr && model.Detail(*e).all_start_micros != 0 &&
-         !g.canonical_device.empty() && !g.host_device.empty();
+         !g.canonical_device().empty() && !g.host_device().empty();
 }
 
 struct TimeNode {
@@ -134,7 +134,7 @@ class GraphTimelineBuilder {
   }
 
   void TrackMemory(const GraphNode& g) {
-    MemoryDevice& dev = memory_[g.canonical_device];
+    MemoryDevice& dev = memory_[g.canonical_device()];
     const StepExec* e = g.FindExec(step_);
     const ExecDetail detail = model_.Detail(*e);
     std::map<int64_t, int64_t> allocs;

@@ -805,8 +805,8 @@ std::vector<std::string> NodeDevices(const ResultTree& tree,
     return {devices.begin(), devices.end()};
   }
   if (node.graph_node != nullptr &&
-      !node.graph_node->canonical_device.empty()) {
-    return {node.graph_node->canonical_device};
+      !node.graph_node->canonical_device().empty()) {
+    return {node.graph_node->canonical_device()};
   }
   return {};
 }
