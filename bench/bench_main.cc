@@ -6,6 +6,8 @@
 // other, so that each one's peak RSS is its own.
 //
 // Usage: bench PROFILE
+//        bench --trace TRACE.json   (our trace import against a bare
+//                                    simdjson DOM parse of the same file)
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,8 +19,10 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "profiler/loader.h"
 #include "profiler/views.h"
+#include "simdjson.h"
 
 namespace {
 
@@ -67,9 +71,59 @@ bool InChild(F f, double* out, int n) {
 
 }  // namespace
 
+int TraceMain(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return 1;
+  const double mb = st.st_size / 1e6;
+  double parse[2] = {0, 0};
+  const bool parsed = InChild(
+      [&](double* v) {
+        auto t0 = std::chrono::steady_clock::now();
+        simdjson::padded_string json;
+        if (simdjson::padded_string::load(path).get(json)) return false;
+        simdjson::dom::parser parser;
+        simdjson::dom::element root;
+        if (parser.parse(json).get(root)) return false;
+        v[0] = Seconds(t0);
+        v[1] = PeakRssMb();
+        return true;
+      },
+      parse, 2);
+  double r[4] = {0};
+  const bool loaded = InChild(
+      [&](double* v) {
+        tfprof::InputPaths in;
+        in.trace_path = path;
+        auto t0 = std::chrono::steady_clock::now();
+        auto loaded = tfprof::LoadProfile(in);
+        v[0] = Seconds(t0);
+        if (!loaded.ok()) {
+          std::fprintf(stderr, "bench: %s\n",
+                       std::string(loaded.status().message()).c_str());
+          return false;
+        }
+        v[1] = PeakRssMb();
+        v[2] = static_cast<double>((*loaded)->model.size());
+        tfprof::Views views(&(*loaded)->model, nullptr);
+        t0 = std::chrono::steady_clock::now();
+        (void)views.Query(tfprof::ViewKind::kOp, tfprof::Options());
+        v[3] = Seconds(t0);
+        return true;
+      },
+      r, 4);
+  if (!loaded) return 1;
+  std::printf("| %.1f MB | %.0f | %.3f s | %s | %s | %.2f | %.3f s |\n", mb,
+              r[2], r[0],
+              parsed ? absl::StrFormat("%.3f s", parse[0]).c_str() : "n/a",
+              parsed ? absl::StrFormat("%.2f", r[0] / parse[0]).c_str() : "n/a",
+              r[1] / mb, r[3]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: bench PROFILE\n");
+    std::fprintf(stderr, "usage: bench PROFILE | bench --trace TRACE\n");
     return 2;
   }
   const std::string path = argv[1];

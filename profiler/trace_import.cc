@@ -656,7 +656,7 @@ std::string LocateJsonError(const std::string& data) {
   return "near " + Where(data, static_cast<size_t>(loc - base));
 }
 
-absl::Status ImportOne(const std::string& name, const std::string& raw,
+absl::Status ImportOne(const std::string& name, std::string raw,
                        int64_t file_index, std::optional<TraceFormat>* format,
                        simdjson::dom::parser* parser, TraceBuilder* builder) {
   std::string decompressed;
@@ -693,10 +693,14 @@ absl::Status ImportOne(const std::string& name, const std::string& raw,
   }
 
   simdjson::padded_string padded(*data);
+  // The padded copy is all the parser needs: free the other one.
+  raw = std::string();
+  decompressed = std::string();
   simdjson::dom::element root;
   const simdjson::error_code err = parser->parse(padded).get(root);
   if (err != simdjson::SUCCESS) {
-    std::string where = LocateJsonError(*data);
+    std::string where =
+        LocateJsonError(std::string(padded.data(), padded.size()));
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": malformed JSON: ", simdjson::error_message(err),
                      where.empty() ? "" : " ", where));
@@ -782,8 +786,9 @@ absl::StatusOr<ImportedTrace> ImportAll(const std::vector<std::string>& names,
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<std::string> data = read(i);
     if (!data.ok()) return data.status();
-    absl::Status s = ImportOne(names[i], *data, static_cast<int64_t>(i),
-                               &format, &parser, &builder);
+    absl::Status s =
+        ImportOne(names[i], std::move(*data), static_cast<int64_t>(i), &format,
+                  &parser, &builder);
     if (!s.ok()) return s;
   }
   if (builder.num_execs() == 0) {
