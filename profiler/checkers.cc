@@ -230,7 +230,8 @@ class CpuFallbackChecker : public Checker {
         accelerated = true;
       }
       if (s.exec_micros > 0 && IsPlacedOnCpu(g->canonical_device()) &&
-          !IsPlacedOnAccelerator(g->canonical_device()) && !HostByDesign(g->op)) {
+          !IsPlacedOnAccelerator(g->canonical_device()) &&
+          !HostByDesign(g->op)) {
         on_cpu.push_back(Op{g, s.exec_micros});
       }
     }

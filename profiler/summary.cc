@@ -17,7 +17,8 @@ ProfileSummary Summarize(const Model& model) {
   s.has_code_traces = model.has_code_traces();
   for (const auto& node : model.nodes()) {
     if (!node->execs.empty()) ++s.nodes_with_execs;
-    if (!node->canonical_device().empty()) ++s.devices[node->canonical_device()];
+    if (!node->canonical_device().empty())
+      ++s.devices[node->canonical_device()];
     ++s.op_types[node->op];
     const NodeStats st = node->Stats(-1);
     s.exec_micros += st.exec_micros;

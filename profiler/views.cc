@@ -498,15 +498,16 @@ bool AccountMulti(const VNode& v, const Compiled& c, int64_t step,
 
 // Scope and code views: a node is kept if it is accounted or has kept
 // descendants; its total is its own stats plus its kept children's totals.
-// Returns the kept nodes among `list`.
-std::vector<int> AccountTree(const std::vector<VNode>& nodes,
-                             const std::vector<int>& list, const Compiled& c,
-                             bool multi, QueryState* st) {
-  std::vector<int> kept;
+// Appends the kept nodes among `list` to *kept; each node's kept children go
+// to st->show[n], whose memory is reused from query to query.
+void AccountTreeInto(const std::vector<VNode>& nodes,
+                     const std::vector<int>& list, const Compiled& c,
+                     bool multi, QueryState* st, std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
-    std::vector<int> kept_children =
-        AccountTree(nodes, nodes[n].children, c, multi, st);
+    std::vector<int>& kept_children = st->show[n];
+    kept_children.clear();
+    AccountTreeInto(nodes, nodes[n].children, c, multi, st, &kept_children);
     if (multi) {
       st->account[n] =
           AccountMulti(nodes[n], c, c.opts.step, &st->picked[n], &st->self[n]);
@@ -519,37 +520,51 @@ std::vector<int> AccountTree(const std::vector<VNode>& nodes,
     if (st->account[n] || !kept_children.empty()) {
       st->total[n] = SelfTotals(st->self[n]);
       for (int k : kept_children) st->total[n].Add(st->total[k]);
-      st->show[n] = std::move(kept_children);
-      kept.push_back(n);
+      kept->push_back(n);
     }
   }
+}
+
+std::vector<int> AccountTree(const std::vector<VNode>& nodes,
+                             const std::vector<int>& list, const Compiled& c,
+                             bool multi, QueryState* st) {
+  std::vector<int> kept;
+  AccountTreeInto(nodes, list, c, multi, st, &kept);
   return kept;
 }
 
 // Graph view: depth first with a visited set; non-accounted nodes are dropped
 // and pass their accounted descendants up.
-std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
-                              const std::vector<int>& list, const Compiled& c,
-                              std::vector<char>* visited, QueryState* st) {
-  std::vector<int> kept;
+void AccountGraphInto(const std::vector<VNode>& nodes,
+                      const std::vector<int>& list, const Compiled& c,
+                      std::vector<char>* visited, QueryState* st,
+                      std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
     if ((*visited)[n]) continue;
     (*visited)[n] = 1;
-    std::vector<int> kept_children =
-        AccountGraph(nodes, nodes[n].children, c, visited, st);
+    std::vector<int>& kept_children = st->show[n];
+    kept_children.clear();
+    AccountGraphInto(nodes, nodes[n].children, c, visited, st, &kept_children);
     st->account[n] = AccountSingle(nodes[n], c);
     st->self[n] = nodes[n].graph_node ? nodes[n].graph_node->Stats(c.opts.step)
                                       : NodeStats();
     if (st->account[n]) {
       st->total[n] = SelfTotals(st->self[n]);
       for (int k : kept_children) st->total[n].Add(st->total[k]);
-      st->show[n] = std::move(kept_children);
-      kept.push_back(n);
+      kept->push_back(n);
     } else {
-      kept.insert(kept.end(), kept_children.begin(), kept_children.end());
+      kept->insert(kept->end(), kept_children.begin(), kept_children.end());
+      kept_children.clear();
     }
   }
+}
+
+std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
+                              const std::vector<int>& list, const Compiled& c,
+                              std::vector<char>* visited, QueryState* st) {
+  std::vector<int> kept;
+  AccountGraphInto(nodes, list, c, visited, st, &kept);
   return kept;
 }
 
@@ -682,11 +697,7 @@ class Exporter {
  public:
   Exporter(const Checkpoint* ckpt, const std::vector<VNode>& nodes,
            const QueryState& st, const Options& opts, ResultTree* out)
-      : ckpt_(ckpt),
-        nodes_(nodes),
-        st_(st),
-        opts_(opts),
-        out_(out) {}
+      : ckpt_(ckpt), nodes_(nodes), st_(st), opts_(opts), out_(out) {}
 
   // Sizes the output for the displayed tree below `n` (so that the node
   // vector is allocated once).

@@ -133,7 +133,8 @@ TEST_CASE("Time: cpu on canonical devices, accelerator on stream:all") {
     })pb");
   REQUIRE(m.AddRunMeta(0, rm).ok());
   const GraphNode* mm = m.Find("mm");
-  CHECK(mm->canonical_device() == "/job:localhost/replica:0/task:0/device:gpu:0");
+  CHECK(mm->canonical_device() ==
+        "/job:localhost/replica:0/task:0/device:gpu:0");
   CHECK(mm->host_device() == "/job:localhost/replica:0/task:0/device:cpu:0");
   CHECK(mm->op_types.count(mm->canonical_device()) == 1);
   NodeStats s = mm->Stats(0);

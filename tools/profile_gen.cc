@@ -64,9 +64,9 @@ void GenerateProfile(const GenOptions& options,
     const int64_t inner = (i >> 2) % 16;
     const int64_t op_index = static_cast<int64_t>(op_ptr - ops);
     const int64_t frames[4][3] = {
-        {1, 100, 10},                           // train.py main
-        {1, 20 + outer, 11 + outer},            // model.py block function
-        {2, 40 + inner, 20 + inner % 10},       // layers.py layer function
+        {1, 100, 10},                              // train.py main
+        {1, 20 + outer, 11 + outer},               // model.py block function
+        {2, 40 + inner, 20 + inner % 10},          // layers.py layer function
         {2, 200 + 10 * op_index, 40 + op_index}};  // the op's library line
     for (const auto& f : frames) {
       auto* tr = trace->add_traces();
