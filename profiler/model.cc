@@ -41,20 +41,6 @@ int64_t SumTimes(const std::vector<DeviceTimes>& v) {
   return total;
 }
 
-// The fields of MemoryExec in encoding order.
-constexpr int kMemoryFields = 10;
-int64_t MemoryExec::*const kMemoryField[kMemoryFields] = {
-    &MemoryExec::memory_micros,
-    &MemoryExec::host_temp_bytes,
-    &MemoryExec::host_persistent_bytes,
-    &MemoryExec::accelerator_temp_bytes,
-    &MemoryExec::accelerator_persistent_bytes,
-    &MemoryExec::requested_bytes,
-    &MemoryExec::peak_bytes,
-    &MemoryExec::residual_bytes,
-    &MemoryExec::output_bytes,
-    &MemoryExec::allocator_bytes_in_use};
-
 // TensorFlow keeps one output slot per input *name* (the last one given);
 // every input of that name looks its shape up in that slot.
 void ApplyTensorFlowSlots(std::vector<NodeInput>* inputs) {
@@ -347,13 +333,13 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   wire::PutVarint(&out, d.memory_execs.size());
   for (const MemoryExec& m : d.memory_execs) {
     uint64_t mask = 0;
-    for (int i = 0; i < kMemoryFields; ++i) {
-      if (m.*kMemoryField[i] != 0) mask |= uint64_t{1} << i;
+    for (int i = 0; i < kMemoryExecFields; ++i) {
+      if (m.*kMemoryExecField[i] != 0) mask |= uint64_t{1} << i;
     }
     wire::PutVarint(&out, mask);
-    for (int i = 0; i < kMemoryFields; ++i) {
+    for (int i = 0; i < kMemoryExecFields; ++i) {
       if (mask & (uint64_t{1} << i)) {
-        wire::PutVarint(&out, wire::ZigZag(m.*kMemoryField[i]));
+        wire::PutVarint(&out, wire::ZigZag(m.*kMemoryExecField[i]));
       }
     }
     wire::PutVarint(&out, m.output_memory.size());
@@ -402,9 +388,9 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
     MemoryExec m;
     const uint64_t mask = static_cast<uint64_t>(r.Int64());
-    for (int f = 0; f < kMemoryFields; ++f) {
+    for (int f = 0; f < kMemoryExecFields; ++f) {
       if (mask & (uint64_t{1} << f)) {
-        m.*kMemoryField[f] = wire::UnZigZag(r.Int64());
+        m.*kMemoryExecField[f] = wire::UnZigZag(r.Int64());
       }
     }
     const uint64_t n_out = static_cast<uint64_t>(r.Int64());

@@ -75,6 +75,20 @@ struct MemoryExec {
   std::vector<OutputMemory> output_memory;  // sorted by slot
 };
 
+// MemoryExec's numbers in the order of ExecMemory's field numbers (1-10).
+inline constexpr int kMemoryExecFields = 10;
+inline constexpr int64_t MemoryExec::*kMemoryExecField[kMemoryExecFields] = {
+    &MemoryExec::memory_micros,
+    &MemoryExec::host_temp_bytes,
+    &MemoryExec::host_persistent_bytes,
+    &MemoryExec::accelerator_temp_bytes,
+    &MemoryExec::accelerator_persistent_bytes,
+    &MemoryExec::requested_bytes,
+    &MemoryExec::peak_bytes,
+    &MemoryExec::residual_bytes,
+    &MemoryExec::output_bytes,
+    &MemoryExec::allocator_bytes_in_use};
+
 struct Allocation {
   int64_t alloc_micros = 0;
   int64_t alloc_bytes = 0;  // negative: a deallocation

@@ -421,40 +421,8 @@ class ProfileDecoder {
     uint32_t f;
     int w;
     while (r.Next(&f, &w)) {
-      if (f >= 1 && f <= 10 && w == wire::kVarint) {
-        const int64_t v = r.Int64();
-        switch (f) {
-          case 1:
-            m->memory_micros = v;
-            break;
-          case 2:
-            m->host_temp_bytes = v;
-            break;
-          case 3:
-            m->host_persistent_bytes = v;
-            break;
-          case 4:
-            m->accelerator_temp_bytes = v;
-            break;
-          case 5:
-            m->accelerator_persistent_bytes = v;
-            break;
-          case 6:
-            m->requested_bytes = v;
-            break;
-          case 7:
-            m->peak_bytes = v;
-            break;
-          case 8:
-            m->residual_bytes = v;
-            break;
-          case 9:
-            m->output_bytes = v;
-            break;
-          default:
-            m->allocator_bytes_in_use = v;
-            break;
-        }
+      if (f >= 1 && f <= kMemoryExecFields && w == wire::kVarint) {
+        m->*kMemoryExecField[f - 1] = r.Int64();
       } else if (f == 11 && w == wire::kBytes) {
         Entry en;
         if (!ReadEntry(&r, true, &en)) return false;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package tfprof needs to build and test (Bazel and CMake).
+# Installs every Debian 12 package tfprof needs to build and test (Bazel and CMake),
+# and any packages named as arguments (scripts/setup_consumers.sh passes its own).
 # Idempotent: packages already present are not reinstalled; apt-get update runs only when
 # something is missing.
 set -euo pipefail
@@ -10,6 +11,8 @@ PKGS=(
   libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libfmt-dev catch2
   libreadline-dev libedit-dev zlib1g-dev libsimdjson-dev tmux clang-14 libclang-rt-14-dev
 )
+
+if (($#)); then PKGS=("$@"); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -4,33 +4,15 @@
 # test) and curl, then the npm packages pinned in
 # tests/consumers/package-lock.json (`npm ci`). Idempotent and quiet: apt runs
 # only when a package is missing, npm only when the lock file changed since
-# the last install. Node.js itself (>= 20, for playwright-core) must already
-# be on the machine.
+# the last install. playwright-core needs Node.js >= 20.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(golang-go chromium curl)
+bash scripts/setup.sh golang-go chromium curl
 
-missing=()
-for p in "${PKGS[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "setup_consumers: installing ${missing[*]}" >&2
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
+# Node.js comes with these machines; Debian's is the fallback.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "setup_consumers: installing nodejs npm" >&2
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+  bash scripts/setup.sh nodejs npm
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if ((node_major < 20)); then
