@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "cli/hugepages.h"
 #include "profiler/loader.h"
 #include "profiler/views.h"
 #include "simdjson.h"
@@ -121,6 +122,9 @@ int TraceMain(const std::string& path) {
 }
 
 int main(int argc, char** argv) {
+  // Measured as the tfprof program runs (huge pages where the machine
+  // offers them on request).
+  tfprof::cli::MaybeReexecWithHugePages(argv);
   if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
   if (argc != 2) {
     std::fprintf(stderr, "usage: bench PROFILE | bench --trace TRACE\n");

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/hugepages.h"
 
 int main(int argc, char** argv) {
+  tfprof::cli::MaybeReexecWithHugePages(argv);
   // Under `bazel run`, relative paths are meant from the user's directory.
   if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
     if (::chdir(dir) != 0) std::perror(dir);

@@ -658,7 +658,7 @@ std::string LocateJsonError(const std::string& data) {
 
 absl::Status ImportOne(const std::string& name, std::string raw,
                        int64_t file_index, std::optional<TraceFormat>* format,
-                       simdjson::dom::parser* parser, TraceBuilder* builder) {
+                       TraceBuilder* builder) {
   std::string decompressed;
   const std::string* data = &raw;
   if (IsGzip(raw)) {
@@ -696,6 +696,9 @@ absl::Status ImportOne(const std::string& name, std::string raw,
   // The padded copy is all the parser needs: free the other one.
   raw = std::string();
   decompressed = std::string();
+  // A parser per file: its buffers (several times the file) are freed as
+  // soon as the file is converted.
+  auto parser = std::make_unique<simdjson::dom::parser>();
   simdjson::dom::element root;
   const simdjson::error_code err = parser->parse(padded).get(root);
   if (err != simdjson::SUCCESS) {
@@ -782,13 +785,11 @@ absl::StatusOr<ImportedTrace> ImportAll(const std::vector<std::string>& names,
   }
   TraceBuilder builder;
   std::optional<TraceFormat> format;
-  simdjson::dom::parser parser;
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<std::string> data = read(i);
     if (!data.ok()) return data.status();
-    absl::Status s =
-        ImportOne(names[i], std::move(*data), static_cast<int64_t>(i), &format,
-                  &parser, &builder);
+    absl::Status s = ImportOne(names[i], std::move(*data),
+                               static_cast<int64_t>(i), &format, &builder);
     if (!s.ok()) return s;
   }
   if (builder.num_execs() == 0) {
