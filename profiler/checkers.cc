@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -191,8 +192,37 @@ bool HostByDesign(const std::string& op) {
                                 "MergeV2Checkpoints",
                                 "ShardedFilename",
                                 "StringJoin"};
-  return kOps->count(op) > 0 || absl::StrContains(op, "Dataset") ||
-         absl::StrContains(op, "Iterator") || absl::StrContains(op, "Summary");
+  if (kOps->count(op) > 0 || absl::StrContains(op, "Dataset") ||
+      absl::StrContains(op, "Iterator") || absl::StrContains(op, "Summary")) {
+    return true;
+  }
+  // PyTorch traces: runtime calls, the step and data-loading ranges, the
+  // optimizer's Python-level step.
+  for (const char* prefix :
+       {"cuda", "hip", "ProfilerStep", "enumerate(DataLoader)", "Optimizer."}) {
+    if (absl::StartsWith(op, prefix)) return true;
+  }
+  return false;
+}
+
+// The names of the nodes that have accelerator time themselves or in a node
+// below them in the name scopes (views of the model's node names).
+absl::flat_hash_set<std::string_view> LaunchedAcceleratorWork(
+    const Model& model) {
+  absl::flat_hash_set<std::string_view> names;
+  for (const auto& g : model.nodes()) {
+    bool accel = false;
+    for (const StepExec& e : g->execs) accel |= e.accelerator_micros > 0;
+    if (!accel) continue;
+    const std::string_view name = g->name;
+    names.insert(name);
+    for (size_t slash = name.rfind('/');
+         slash != std::string_view::npos && slash > 0;
+         slash = name.rfind('/', slash - 1)) {
+      if (!names.insert(name.substr(0, slash)).second) break;
+    }
+  }
+  return names;
 }
 
 class CpuFallbackChecker : public Checker {
@@ -222,6 +252,11 @@ class CpuFallbackChecker : public Checker {
       int64_t micros;
     };
     std::vector<Op> on_cpu;
+    // A host op that launched accelerator work, itself or through the ops
+    // nested in it (PyTorch ops run on the host and launch kernels), is not
+    // on the CPU in the sense that matters here.
+    const absl::flat_hash_set<std::string_view> launched =
+        LaunchedAcceleratorWork(model);
     for (const GraphNode* g : model.NodesByName()) {
       const NodeStats s = g->Stats(-1);
       SatInc(&total, s.exec_micros);
@@ -231,7 +266,7 @@ class CpuFallbackChecker : public Checker {
       }
       if (s.exec_micros > 0 && IsPlacedOnCpu(g->canonical_device()) &&
           !IsPlacedOnAccelerator(g->canonical_device()) &&
-          !HostByDesign(g->op)) {
+          !HostByDesign(g->op) && !launched.contains(g->name)) {
         on_cpu.push_back(Op{g, s.exec_micros});
       }
     }
@@ -239,6 +274,17 @@ class CpuFallbackChecker : public Checker {
       ctx.Note(absl::StrCat("no accelerator in this profile: ", name(),
                             " looks for CPU ops in accelerator runs"));
       return {};
+    }
+    // In PyTorch every op runs on the host and launches its kernels; where
+    // its tensors live is not in the trace, so placement cannot be judged.
+    for (const GraphNode* g : model.NodesByName()) {
+      if (absl::StartsWith(g->op, "aten::")) {
+        ctx.Note(absl::StrCat(
+            name(),
+            " judges TensorFlow placement; a PyTorch trace does not say "
+            "which device an op's tensors were on"));
+        return {};
+      }
     }
     std::stable_sort(
         on_cpu.begin(), on_cpu.end(),
@@ -733,10 +779,10 @@ class FlopsCoverageChecker : public Checker {
     std::vector<std::string> reports;
     if (!any_flops) {
       reports.push_back(
-          "no node has float_ops: FLOP totals are 0. The op log "
-          "(--op_log_path) carries them: write it with tf.profiler's "
-          "float_operation statistics, from a graph with fully defined "
-          "shapes.");
+          "no node has float_ops: FLOP totals are 0. TensorFlow: the op log "
+          "(--op_log_path) carries them, written with tf.profiler's "
+          "float_operation statistics from a graph with fully defined "
+          "shapes; PyTorch: profile with with_flops=True.");
     }
     if (missing.empty()) {
       if (any_flops) {

@@ -3,7 +3,8 @@
 //
 // File layout:
 //   # inputs: <corpus case, see tests/corpus_util.cc>
-//   # command: <view> [-option value ...]
+//   # command: <view> [-option value ...], or advise [...] (the shell's
+//              output of the command)
 //   # (any other '#' lines are comments)
 //   # ---
 //   <expected report>
@@ -77,6 +78,20 @@ std::string Diff(const std::string& a, const std::string& b) {
   return testing::ReadFile(dir + "/diff");
 }
 
+void Check(const std::string& f, const Golden& g, const std::string& actual,
+           bool update) {
+  if (actual == g.expected) return;
+  if (update) {
+    testing::WriteFile(f, g.header + actual);
+    WARN("updated " << f << "\n" << Diff(g.expected, actual));
+  } else {
+    FAIL_CHECK(
+        "golden mismatch; rerun with TFPROF_UPDATE_GOLDENS=1 to "
+        "update\n"
+        << Diff(g.expected, actual));
+  }
+}
+
 TEST_CASE("Golden reports match") {
   std::map<std::string, InputPaths> inputs;
   for (const auto& c : testing::CorpusCases()) inputs[c.name] = c.paths;
@@ -97,6 +112,17 @@ TEST_CASE("Golden reports match") {
     auto words = cli::Tokenize(g.command);
     REQUIRE(words.ok());
     REQUIRE_FALSE(words->empty());
+    if ((*words)[0] == "advise") {
+      // Reports of the checkers, as the shell prints them (stdout only).
+      auto fresh = LoadProfile(inputs[g.inputs]);
+      REQUIRE(fresh.ok());
+      std::ostringstream out, err;
+      cli::Shell shell(std::move(*fresh), inputs[g.inputs], Options(), &out,
+                       &err);
+      REQUIRE(shell.RunLine(g.command).ok());
+      Check(f, g, out.str(), update);
+      continue;
+    }
     const std::map<std::string, ViewKind> views = {{"scope", ViewKind::kScope},
                                                    {"graph", ViewKind::kGraph},
                                                    {"op", ViewKind::kOp},
@@ -107,18 +133,7 @@ TEST_CASE("Golden reports match") {
     Views v(&loaded->model, loaded->checkpoint.get());
     auto r = v.Query(views.at((*words)[0]), o);
     REQUIRE(r.ok());
-    const std::string actual = RenderText(*r);
-    if (actual != g.expected) {
-      if (update) {
-        testing::WriteFile(f, g.header + actual);
-        WARN("updated " << f << "\n" << Diff(g.expected, actual));
-      } else {
-        FAIL_CHECK(
-            "golden mismatch; rerun with TFPROF_UPDATE_GOLDENS=1 to "
-            "update\n"
-            << Diff(g.expected, actual));
-      }
-    }
+    Check(f, g, RenderText(*r), update);
   }
 }
 
