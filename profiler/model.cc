@@ -453,10 +453,12 @@ GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
   node->op = op;
   AddOpType(node.get(), op);
   GraphNode* raw = node.get();
+  node->index = nodes_.size();
   nodes_.push_back(std::move(node));
   by_name_[raw->name] = raw;
   sorted_valid_ = false;
   ++generation_;
+  ++version_;
   return raw;
 }
 
@@ -475,6 +477,7 @@ const std::vector<const GraphNode*>& Model::NodesByName() const {
 }
 
 void Model::AddGraph(const tfcore::GraphDef& graph) {
+  ++version_;
   std::vector<std::pair<GraphNode*, const tfcore::NodeDef*>> added;
   for (const tfcore::NodeDef& def : graph.node()) {
     if (by_name_.contains(def.name())) continue;
@@ -658,6 +661,7 @@ absl::Status Model::AddRunMeta(int64_t step,
         absl::StrCat("RunMetadata for step ", step, " has no step_stats"));
   }
   steps_.insert(step);
+  ++version_;
   bool has_gpu_scheduling = false;
   bool has_gpu_stream = false;
   PendingExec pending;
@@ -695,6 +699,7 @@ absl::Status Model::AddRunMeta(int64_t step,
 }
 
 void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
+  ++version_;
   for (const auto& [id, str] : op_log.id_to_string()) {
     id_to_string_.emplace(id, str);  // existing ids are kept
   }
@@ -711,6 +716,7 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
 }
 
 void Model::AddCheckpointVariables(const std::vector<std::string>& names) {
+  ++version_;
   for (const std::string& name : names) {
     GraphNode* node = FindMutable(name);
     if (node != nullptr) AddOpType(node, kCheckpointVariableType);

@@ -207,6 +207,7 @@ using ShapeList = std::vector<std::pair<int32_t, std::vector<int64_t>>>;
 class GraphNode {
  public:
   int64_t id = 0;
+  size_t index = 0;  // position in Model::nodes()
   std::string name;
   std::string op;
   // Devices, interned in the model ("" when unknown).
@@ -310,8 +311,11 @@ class Model {
   bool miss_accelerator_stream() const { return miss_accelerator_stream_; }
   // Share of graph nodes that appeared in some RunMetadata.
   double run_coverage() const;
-  // Changes whenever nodes are added (views cache on it).
+  // Changes whenever nodes are added (views cache their structures on it).
   uint64_t generation() const { return generation_; }
+  // Changes whenever anything is added: nodes, steps, op logs, checkpoint
+  // types (views cache statistics on it).
+  uint64_t version() const { return version_; }
 
   // The call stack of a node, resolved; empty if it has none.
   std::vector<CodeFrame> CallStack(const GraphNode& node) const;
@@ -356,6 +360,7 @@ class Model {
   bool has_code_traces_ = false;
   bool miss_accelerator_stream_ = false;
   uint64_t generation_ = 0;
+  uint64_t version_ = 1;
 };
 
 }  // namespace tfprof

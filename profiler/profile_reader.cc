@@ -158,6 +158,7 @@ class ProfileDecoder {
       }
       SortKeepLast(&node->output_shapes);
       SortKeepLast(&node->stored_input_shapes);
+      node->index = model_.nodes_.size();
       model_.nodes_.push_back(std::move(p->node));
     }
     pending_.clear();

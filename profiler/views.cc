@@ -67,6 +67,7 @@ struct Compiled {
 struct VNode {
   std::string name;
   const GraphNode* graph_node = nullptr;  // scope and graph views
+  int64_t stats_index = -1;               // graph_node->index, or -1
   std::vector<const GraphNode*> members;  // op and code views, by name
   const char* fixed_type = "";            // op type of synthetic nodes
   std::shared_ptr<const CodeFrame> frame;
@@ -79,22 +80,41 @@ static_assert(std::is_nothrow_move_constructible_v<ResultNode>);
 
 // Per-query state of every node of a structure.
 struct QueryState {
-  // Sized for n nodes, all zero; the vectors' memory is kept from the last
-  // query of the same structure (repeated queries then allocate little).
-  void Reset(size_t n) {
+  // Sized for a structure's nodes, all zero; the vectors' memory is kept
+  // from the last query (repeated queries then allocate little). Scope and
+  // graph nodes take their own stats from `stats`; op and code nodes sum
+  // their graph nodes' into `self`.
+  void Reset(const std::vector<VNode>& structure, bool multi) {
+    const size_t n = structure.size();
+    vnodes = &structure;
+    own_self = multi;
+    self.assign(multi ? n : 0, NodeStats());
     account.assign(n, 0);
-    self.assign(n, NodeStats());
     total.assign(n, Totals());
     show.resize(n);
     for (auto& v : show) v.clear();
     picked.resize(n);
     for (auto& v : picked) v.clear();
   }
+  // A node's own stats for the query.
+  const NodeStats& SelfOf(int n) const {
+    if (own_self) return self[n];
+    static const NodeStats* const kNone = new NodeStats();
+    const int64_t i = (*vnodes)[n].stats_index;
+    return i < 0 ? *kNone : (*stats)[static_cast<size_t>(i)];
+  }
+  const std::vector<VNode>* vnodes = nullptr;
+  bool own_self = false;
   std::vector<char> account;
-  std::vector<NodeStats> self;
+  std::vector<NodeStats> self;  // op and code views only
   std::vector<Totals> total;
   std::vector<std::vector<int>> show;  // accounted, then displayed children
   std::vector<std::vector<const GraphNode*>> picked;  // op/code views
+  // Every graph node's own stats for the query's step, by GraphNode::index.
+  const std::vector<NodeStats>* stats = nullptr;
+  const NodeStats& StatsOf(const GraphNode& g) const {
+    return (*stats)[g.index];
+  }
   // Set by the caller (e.g. on Ctrl-C); the walks stop early when it is.
   const std::atomic<bool>* cancel = nullptr;
   bool Cancelled() const {
@@ -106,9 +126,6 @@ struct Structure {
   bool built = false;
   uint64_t generation = 0;
   std::vector<VNode> nodes;
-  // Scope and graph views: the nodes that are graph nodes, in the model's
-  // order (the order they lie in memory), for a fast pass over their stats.
-  std::vector<int> in_model_order;
   int root = -1;
   int64_t unmatched_gradients = 0;
 };
@@ -230,6 +247,27 @@ class ViewCache {
   Structure scope, graph, op, code;
   // The per-query state, reused by every query (one at a time).
   QueryState query;
+
+  // Every graph node's own stats for `step`, by GraphNode::index: computed
+  // in the model's (memory) order, and kept while the model's data and the
+  // step stay the same, so repeated queries do not compute them again.
+  const std::vector<NodeStats>& StatsFor(const Model& model, int64_t step) {
+    if (!stats_valid_ || stats_step_ != step ||
+        stats_version_ != model.version() || stats_.size() != model.size()) {
+      stats_.resize(model.size());
+      for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
+      stats_valid_ = true;
+      stats_step_ = step;
+      stats_version_ = model.version();
+    }
+    return stats_;
+  }
+
+ private:
+  std::vector<NodeStats> stats_;
+  bool stats_valid_ = false;
+  int64_t stats_step_ = 0;
+  uint64_t stats_version_ = 0;
 };
 
 const char* ViewName(ViewKind view) {
@@ -288,32 +326,6 @@ namespace {
 // ---------------------------------------------------------------------------
 // Building the structures.
 
-// Lists the structure's graph nodes in the model's order.
-void OrderLikeModel(const Model& model, Structure* s) {
-  absl::flat_hash_map<const GraphNode*, int> at;
-  at.reserve(s->nodes.size());
-  for (size_t i = 0; i < s->nodes.size(); ++i) {
-    if (s->nodes[i].graph_node != nullptr) {
-      at[s->nodes[i].graph_node] = static_cast<int>(i);
-    }
-  }
-  s->in_model_order.clear();
-  s->in_model_order.reserve(at.size());
-  for (const auto& g : model.nodes()) {
-    auto it = at.find(g.get());
-    if (it != at.end()) s->in_model_order.push_back(it->second);
-  }
-}
-
-// Every graph node's own stats for the query's step, visiting the nodes in
-// memory order (far faster than in the views' walk order).
-void SelfStats(const Structure& s, int64_t step, QueryState* st) {
-  for (int n : s.in_model_order) {
-    if (st->Cancelled()) return;
-    st->self[n] = s.nodes[n].graph_node->Stats(step);
-  }
-}
-
 void BuildScope(const Model& model, Structure* s) {
   s->nodes.clear();
   // Keys are views of graph node names (a scope is a prefix of one), which
@@ -326,6 +338,7 @@ void BuildScope(const Model& model, Structure* s) {
       VNode& v = s->nodes[it->second];
       if (g != nullptr && v.graph_node == nullptr) {
         v.graph_node = g;
+        v.stats_index = static_cast<int64_t>(g->index);
         v.fixed_type = "";
       }
       return;
@@ -333,6 +346,7 @@ void BuildScope(const Model& model, Structure* s) {
     VNode v;
     v.name = std::string(name);
     v.graph_node = g;
+    if (g != nullptr) v.stats_index = static_cast<int64_t>(g->index);
     if (g == nullptr) v.fixed_type = kScopeParentType;
     s->nodes.push_back(std::move(v));
     keys.push_back(name);
@@ -369,7 +383,6 @@ void BuildScope(const Model& model, Structure* s) {
   root.children = std::move(roots);
   s->nodes.push_back(std::move(root));
   s->root = static_cast<int>(s->nodes.size() - 1);
-  OrderLikeModel(model, s);
 }
 
 void BuildGraph(const Model& model, Structure* s) {
@@ -383,6 +396,7 @@ void BuildGraph(const Model& model, Structure* s) {
     VNode v;
     v.name = g->name;
     v.graph_node = g;
+    v.stats_index = static_cast<int64_t>(g->index);
     index[g->name] = static_cast<int>(s->nodes.size());
     s->nodes.push_back(std::move(v));
   }
@@ -405,7 +419,6 @@ void BuildGraph(const Model& model, Structure* s) {
   }
   s->nodes.push_back(std::move(root));
   s->root = static_cast<int>(s->nodes.size() - 1);
-  OrderLikeModel(model, s);
 }
 
 void BuildOp(const Model& model, Structure* s) {
@@ -505,7 +518,7 @@ bool AccountSingle(const VNode& v, const Compiled& c) {
 
 // Picks the members of an op/code node whose op types match the account
 // regexes (once per matching regex, as tfprof does) and sums their stats.
-bool AccountMulti(const VNode& v, const Compiled& c, int64_t step,
+bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
                   std::vector<const GraphNode*>* picked, NodeStats* self) {
   picked->clear();
   *self = NodeStats();
@@ -525,7 +538,7 @@ bool AccountMulti(const VNode& v, const Compiled& c, int64_t step,
       }
     }
   }
-  for (const GraphNode* g : *picked) AddStats(g->Stats(step), self);
+  for (const GraphNode* g : *picked) AddStats(st.StatsOf(*g), self);
   if (picked->empty()) return c.account.match_all();
   return true;
 }
@@ -544,12 +557,12 @@ void AccountTreeInto(const std::vector<VNode>& nodes,
     AccountTreeInto(nodes, nodes[n].children, c, multi, st, &kept_children);
     if (multi) {
       st->account[n] =
-          AccountMulti(nodes[n], c, c.opts.step, &st->picked[n], &st->self[n]);
+          AccountMulti(nodes[n], c, *st, &st->picked[n], &st->self[n]);
     } else {
-      st->account[n] = AccountSingle(nodes[n], c);  // self: SelfStats()
+      st->account[n] = AccountSingle(nodes[n], c);  // own stats: SelfOf()
     }
     if (st->account[n] || !kept_children.empty()) {
-      st->total[n] = SelfTotals(st->self[n]);
+      st->total[n] = SelfTotals(st->SelfOf(n));
       for (int k : kept_children) st->total[n].Add(st->total[k]);
       kept->push_back(n);
     }
@@ -577,9 +590,9 @@ void AccountGraphInto(const std::vector<VNode>& nodes,
     std::vector<int>& kept_children = st->show[n];
     kept_children.clear();
     AccountGraphInto(nodes, nodes[n].children, c, visited, st, &kept_children);
-    st->account[n] = AccountSingle(nodes[n], c);  // self: SelfStats()
+    st->account[n] = AccountSingle(nodes[n], c);  // own stats: SelfOf()
     if (st->account[n]) {
-      st->total[n] = SelfTotals(st->self[n]);
+      st->total[n] = SelfTotals(st->SelfOf(n));
       for (int k : kept_children) st->total[n].Add(st->total[k]);
       kept->push_back(n);
     } else {
@@ -625,7 +638,7 @@ bool ShouldShowSingle(const VNode& v, int n, const QueryState& st,
   if (v.name == kRootName) return true;
   const Options& o = c.opts;
   const Totals& t = st.total[n];
-  const NodeStats& s = st.self[n];
+  const NodeStats& s = st.SelfOf(n);
   if (t.requested_bytes < o.min_bytes || t.peak_bytes < o.min_peak_bytes ||
       t.residual_bytes < o.min_residual_bytes ||
       t.output_bytes < o.min_output_bytes || t.exec_micros < o.min_micros ||
@@ -678,7 +691,7 @@ std::vector<int> PrintTree(const std::vector<VNode>& nodes,
     }
     if (show) {
       if (c.opts.account_displayed_op_only) {
-        st->total[n] = SelfTotals(st->self[n]);
+        st->total[n] = SelfTotals(st->SelfOf(n));
       }
       SortNodes(c.opts, nodes, *st, false, &shown_children);
       if (c.opts.account_displayed_op_only) {
@@ -813,7 +826,7 @@ class Exporter {
     std::vector<MemberNode> members;
     members.reserve(uniq.size());
     for (const GraphNode* g : uniq) {
-      members.push_back(MemberNode{g, g->Stats(opts_.step)});
+      members.push_back(MemberNode{g, st_.StatsOf(*g)});
     }
     return members;
   }
@@ -823,7 +836,7 @@ class Exporter {
     ResultNode& r = out_->nodes.emplace_back();
     r.name = nodes_[n].name;
     r.account = st_.account[n] != 0;
-    r.self = st_.self[n];
+    r.self = st_.SelfOf(n);
     r.total = st_.total[n];
     return out_->nodes.size() - 1;
   }
@@ -946,8 +959,9 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   const std::vector<VNode>& nodes = st->nodes;
   const int root = st->root;
   QueryState& q = cache_->query;
-  q.Reset(nodes.size());
+  q.Reset(nodes, view == ViewKind::kOp || view == ViewKind::kCode);
   q.cancel = cancel_;
+  q.stats = &cache_->StatsFor(*model_, opts.step);
   ResultTree out;
   out.view = view;
   out.model = model_;
@@ -965,7 +979,6 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
           " gradient op names have no forward op with a call stack; they are "
           "not shown"));
     }
-    if (!multi) SelfStats(*st, opts.step, &q);
     std::vector<int> roots =
         AccountTree(nodes, nodes[root].children, c, multi, &q);
     for (int n : roots) q.total[root].Add(q.total[n]);
@@ -991,7 +1004,6 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
 
   if (view == ViewKind::kGraph) {
     std::vector<char> visited(nodes.size(), 0);
-    SelfStats(*st, opts.step, &q);
     std::vector<int> roots =
         AccountGraph(nodes, nodes[root].children, c, &visited, &q);
     for (int n : roots) q.total[root].Add(q.total[n]);
@@ -1014,8 +1026,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   // sorted list, so each row's total covers itself and every row below it.
   std::vector<int> ops = nodes[root].children;
   for (int n : ops) {
-    q.account[n] =
-        AccountMulti(nodes[n], c, opts.step, &q.picked[n], &q.self[n]);
+    q.account[n] = AccountMulti(nodes[n], c, q, &q.picked[n], &q.self[n]);
     q.total[n] = SelfTotals(q.self[n]);
   }
   SortNodes(opts, nodes, q, true, &ops);
@@ -1051,7 +1062,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   if (opts.account_displayed_op_only) {
     prev = -1;
     for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
-      q.total[*it] = SelfTotals(q.self[*it]);
+      q.total[*it] = SelfTotals(q.SelfOf(*it));
       if (prev >= 0) q.total[*it].Add(q.total[prev]);
       prev = *it;
     }
