@@ -11,7 +11,9 @@
 #        bench/run.sh --smoke       (a 2,000-node run: checks it works)
 #        bench/run.sh --traces      (PyTorch traces made from the corpus one
 #                                    by bench/gen_kineto.py, 3 and 10 copies:
-#                                    our import against a bare simdjson parse)
+#                                    our import against a bare simdjson parse;
+#                                    and TF timelines made by
+#                                    bench/gen_tf_timeline.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -27,6 +29,15 @@ if [[ "${1:-}" == "--traces" ]]; then
       "$tmp/k$copies.json" "$copies"
     build/bench --trace "$tmp/k$copies.json"
     rm -f "$tmp/k$copies.json"
+  done
+  # A TensorFlow timeline: one real step repeated into a graph of 40k and
+  # 200k nodes.
+  for copies in 200 1000; do
+    python3 bench/gen_tf_timeline.py \
+      ../shared/corpus/tf1-timelines/ANNA_timeline_01.json \
+      "$tmp/t$copies.json" "$copies"
+    build/bench --trace "$tmp/t$copies.json"
+    rm -f "$tmp/t$copies.json"
   done
   exit 0
 fi

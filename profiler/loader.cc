@@ -230,27 +230,31 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
     const std::vector<std::string> files =
         absl::StrSplit(paths.trace_path, ',', absl::SkipEmpty());
     tell(paths.trace_path);
-    absl::StatusOr<ImportedTrace> trace = ImportTrace(files);
+    absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
     if (!trace.ok()) return trace.status();
     for (const std::string& f : files) {
       struct stat st;
       if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
     }
-    out->model.AddGraph(trace->graph);
-    out->model.AddOpLog(trace->op_log);
+    // One piece at a time, each freed once the model has it: the steps'
+    // RunMetadata are built one by one.
+    out->model.AddGraph(trace->TakeGraph());
+    out->model.AddOpLog(trace->TakeOpLog());
     if (has_op_log) out->model.AddOpLog(op_log);
     if (out->checkpoint != nullptr) {
       out->model.AddCheckpointVariables(out->checkpoint->names());
     }
-    for (const auto& [step, run_meta] : trace->steps) {
+    int64_t step = 0;
+    tfcore::RunMetadata run_meta;
+    while (trace->NextStep(&step, &run_meta)) {
       absl::Status s = out->model.AddRunMeta(step, run_meta);
       if (!s.ok()) return s;
     }
     out->notes.push_back(
         absl::StrFormat("%s: %s trace, %d nodes, %d steps", paths.trace_path,
-                        TraceFormatName(trace->format), out->model.size(),
+                        TraceFormatName(trace->format()), out->model.size(),
                         out->model.steps().size()));
-    for (const std::string& n : trace->notes) {
+    for (const std::string& n : trace->notes()) {
       out->notes.push_back("note: " + n);
     }
     out->seconds =

@@ -2,10 +2,17 @@
 // turns nodes and executions into GraphDef / RunMetadata / OpLogProto.
 #include "profiler/trace_import.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -13,7 +20,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "profiler/loader.h"
 #include "profiler/trace_import_internal.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
@@ -79,22 +85,55 @@ std::string SafeName(absl::string_view name) {
   return safe;
 }
 
+void AppendPacked(absl::string_view s, std::string* packed) {
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  char length[4];
+  std::memcpy(length, &n, sizeof(n));
+  packed->append(length, sizeof(length));
+  packed->append(s.data(), s.size());
+}
+
 }  // namespace
+
+int32_t TraceBuilder::Op(absl::string_view op) {
+  if (ops_.empty()) {
+    ops_.emplace_back();
+    op_ids_.emplace(ops_.back(), 0);
+  }
+  auto it = op_ids_.find(op);
+  if (it != op_ids_.end()) return it->second;
+  const int32_t id = static_cast<int32_t>(ops_.size());
+  ops_.emplace_back(op);
+  op_ids_.emplace(ops_.back(), id);
+  return id;
+}
+
+int32_t TraceBuilder::Device(const std::string& device) {
+  auto it = device_ids_.find(device);
+  if (it != device_ids_.end()) return it->second;
+  const int32_t id = static_cast<int32_t>(devices_.size());
+  devices_.push_back(device);
+  device_ids_.emplace(devices_.back(), id);
+  device_class_.push_back(IsCanonicalDevice(device)   ? 1
+                          : IsStreamAllDevice(device) ? 2
+                                                      : 0);
+  return id;
+}
 
 int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
   std::string safe = SafeName(name);
   auto it = by_name_.find(safe);
   if (it != by_name_.end()) {
     NodeInfo& info = nodes_[it->second];
-    if (info.op.empty() && !op.empty()) info.op = std::string(op);
+    if (info.op == 0 && !op.empty()) info.op = Op(op);
     return it->second;
   }
   const int32_t index = static_cast<int32_t>(nodes_.size());
-  NodeInfo info;
-  info.name = safe;
-  info.op = std::string(op);
-  nodes_.push_back(std::move(info));
-  by_name_.emplace(std::move(safe), index);
+  nodes_.emplace_back();
+  NodeInfo& info = nodes_.back();
+  info.name = std::move(safe);
+  info.op = Op(op);
+  by_name_.emplace(info.name, index);
   return index;
 }
 
@@ -106,7 +145,7 @@ int32_t TraceBuilder::TypedNode(absl::string_view name, absl::string_view op) {
   int32_t node;
   if (!existing.has_value()) {
     node = Node(name, op);
-  } else if (nodes_[*existing].op == op) {
+  } else if (ops_[nodes_[*existing].op] == op) {
     node = *existing;
   } else {
     node = Node(absl::StrCat(name, "(", op, ")"), op);
@@ -128,76 +167,68 @@ std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
 
 void TraceBuilder::SetInputs(int32_t node,
                              const std::vector<std::string>& inputs) {
-  if (nodes_[node].inputs.empty()) nodes_[node].inputs = inputs;
+  std::string& packed = nodes_[node].inputs;
+  if (!packed.empty()) return;
+  for (const std::string& in : inputs) AppendPacked(in, &packed);
 }
 
 void TraceBuilder::SetCode(int32_t node, const std::vector<Frame>& frames) {
-  if (frames.empty() || nodes_[node].code.has_value()) return;
-  nodes_[node].code = frames;
+  if (frames.empty() || nodes_[node].code != nullptr) return;
+  nodes_[node].code = std::make_unique<std::vector<Frame>>(frames);
 }
 
 const std::string& TraceBuilder::ClaimCanonicalDevice(
     int32_t node, const std::string& device) {
-  std::string& claimed = nodes_[node].canonical_device;
-  if (claimed.empty()) claimed = device;
-  return claimed;
+  int32_t& claimed = nodes_[node].canonical_device;
+  if (claimed < 0 || devices_[claimed].empty()) claimed = Device(device);
+  return devices_[claimed];
 }
 
 void TraceBuilder::AddFloatOps(int32_t node, int64_t flops) {
-  NodeInfo& info = nodes_[node];
-  if (info.flops_runs == 0) {
-    info.flops_first = flops;
-  } else if (flops != info.flops_first) {
-    info.flops_uneven = true;
+  FloatOps& info = flops_[node];
+  if (info.runs == 0) {
+    info.first = flops;
+  } else if (flops != info.first) {
+    info.uneven = true;
   }
-  info.flops_sum = SatAdd(info.flops_sum, flops);
-  ++info.flops_runs;
+  info.sum = SatAdd(info.sum, flops);
+  ++info.runs;
 }
 
-tfcore::NodeExecStats* TraceBuilder::AddExec(int64_t step,
-                                             const std::string& device,
-                                             int32_t node, int64_t start_micros,
-                                             int64_t duration_micros) {
+TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
+                                            const std::string& device,
+                                            int32_t node, int64_t start_micros,
+                                            int64_t duration_micros) {
   std::unique_ptr<StepData>& data = steps_[step];
   if (data == nullptr) data = std::make_unique<StepData>();
-  tfcore::DeviceStepStats*& dev = data->devices[device];
-  if (dev == nullptr) {
-    dev = data->run_meta.mutable_step_stats()->add_dev_stats();
-    dev->set_device(device);
-  }
-  tfcore::NodeExecStats* stat = dev->add_node_stats();
-  stat->set_node_name(nodes_[node].name);
-  stat->set_all_start_micros(start_micros);
-  stat->set_op_start_rel_micros(0);
-  stat->set_op_end_rel_micros(duration_micros);
-  stat->set_all_end_rel_micros(duration_micros);
+  const int32_t device_id = Device(device);
+  const uint32_t index = static_cast<uint32_t>(data->execs.size());
+  data->execs.push_back(Exec{start_micros, duration_micros, node, device_id});
   min_start_ = std::min(min_start_, start_micros);
   ++num_execs_;
-  auto cached = device_class_.find(device);
-  int device_class;
-  if (cached != device_class_.end()) {
-    device_class = cached->second;
-  } else {
-    device_class = IsCanonicalDevice(device)   ? 1
-                   : IsStreamAllDevice(device) ? 2
-                                               : 0;
-    device_class_.emplace(device, device_class);
-  }
-  if (device_class == 1) {
-    data->first_canonical.emplace(node, stat);
+  if (device_class_[device_id] == 1) {
+    data->first_canonical.emplace(node, index);
     nodes_[node].on_canonical = true;
-  } else if (device_class == 2) {
+  } else if (device_class_[device_id] == 2) {
     nodes_[node].on_stream_all = true;
   }
-  return stat;
+  return ExecRef{data.get(), index};
 }
 
-tfcore::NodeExecStats* TraceBuilder::FirstCanonicalExec(int64_t step,
-                                                        int32_t node) const {
+tfcore::NodeExecStats* TraceBuilder::Details(ExecRef exec) {
+  std::unique_ptr<tfcore::NodeExecStats>& details =
+      exec.step->details[exec.index];
+  if (details == nullptr) details = std::make_unique<tfcore::NodeExecStats>();
+  return details.get();
+}
+
+TraceBuilder::ExecRef TraceBuilder::FirstCanonicalExec(int64_t step,
+                                                       int32_t node) const {
   auto s = steps_.find(step);
-  if (s == steps_.end()) return nullptr;
+  if (s == steps_.end()) return ExecRef();
   auto it = s->second->first_canonical.find(node);
-  return it == s->second->first_canonical.end() ? nullptr : it->second;
+  if (it == s->second->first_canonical.end()) return ExecRef();
+  return ExecRef{s->second.get(), it->second};
 }
 
 void TraceBuilder::Note(const std::string& file, const std::string& text) {
@@ -215,16 +246,20 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
   }
 }
 
-ImportedTrace TraceBuilder::Finish(TraceFormat format) {
-  ImportedTrace out;
-  out.format = format;
+void TraceBuilder::Seal(TraceFormat format) {
+  format_ = format;
+  // The lookups are done with.
+  by_name_ = {};
+  by_name_and_op_ = {};
+  op_ids_ = {};
+  device_ids_ = {};
+  for (auto& [step, data] : steps_) data->first_canonical = {};
 
   // Timestamps: tfprof ignores executions whose start is not positive.
-  int64_t shift = 0;
   if (num_execs_ > 0 && min_start_ < 1) {
-    shift = SatAdd(1, -std::max(min_start_, INT64_MIN + 2));
+    shift_ = SatAdd(1, -std::max(min_start_, INT64_MIN + 2));
     notes_.push_back(absl::StrCat(
-        "timestamps shifted by +", shift,
+        "timestamps shifted by +", shift_,
         "us so that every execution starts after 0 (tfprof ignores starts "
         "<= 0)"));
   }
@@ -245,61 +280,9 @@ ImportedTrace TraceBuilder::Finish(TraceFormat format) {
         " nodes have accelerator time but no host (canonical device) "
         "execution in the trace: their run count is 0"));
   }
-
-  for (const NodeInfo& info : nodes_) {
-    tfcore::NodeDef* def = out.graph.add_node();
-    def->set_name(info.name);
-    def->set_op(info.op.empty() ? info.name : info.op);
-    for (const std::string& in : info.inputs) def->add_input(in);
-  }
-
-  out.steps.reserve(steps_.size());
-  for (auto& [step, data] : steps_) {
-    if (shift != 0) {
-      for (auto& dev :
-           *data->run_meta.mutable_step_stats()->mutable_dev_stats()) {
-        for (auto& stat : *dev.mutable_node_stats()) {
-          stat.set_all_start_micros(SatAdd(stat.all_start_micros(), shift));
-          for (auto& mem : *stat.mutable_memory()) {
-            for (auto& rec : *mem.mutable_allocation_records()) {
-              rec.set_alloc_micros(SatAdd(rec.alloc_micros(), shift));
-            }
-          }
-        }
-      }
-    }
-    out.steps.emplace_back(step, std::move(data->run_meta));
-  }
-
-  // Call stacks and float ops.
-  absl::flat_hash_map<std::string, int64_t> ids;
-  auto intern = [&](const std::string& s) -> int64_t {
-    auto it = ids.find(s);
-    if (it != ids.end()) return it->second;
-    const int64_t id = static_cast<int64_t>(ids.size()) + 1;
-    ids.emplace(s, id);
-    (*out.op_log.mutable_id_to_string())[id] = s;
-    return id;
-  };
   int64_t uneven = 0;
-  for (const NodeInfo& info : nodes_) {
-    if (!info.code.has_value() && info.flops_runs == 0) continue;
-    tfpb::OpLogEntry* entry = out.op_log.add_log_entries();
-    entry->set_name(info.name);
-    if (info.flops_runs > 0) {
-      // tfprof multiplies the per-run float ops by the run count.
-      entry->set_float_ops(info.flops_sum / info.flops_runs);
-      if (info.flops_uneven) ++uneven;
-    }
-    if (info.code.has_value()) {
-      tfpb::CodeDef* code = entry->mutable_code_def();
-      for (const Frame& f : *info.code) {
-        tfpb::CodeDef::Trace* t = code->add_traces();
-        t->set_file_id(intern(f.file));
-        t->set_function_id(intern(f.function));
-        t->set_lineno(f.lineno);
-      }
-    }
+  for (const auto& [node, f] : flops_) {
+    if (f.runs > 0 && f.uneven) ++uneven;
   }
   if (uneven > 0) {
     notes_.push_back(absl::StrCat(
@@ -307,48 +290,234 @@ ImportedTrace TraceBuilder::Finish(TraceFormat format) {
         " nodes have different float ops per run; their float ops are the "
         "per-run average"));
   }
-
-  out.notes = std::move(notes_);
   for (const Counted& c : counts_) {
-    out.notes.push_back(absl::StrCat(c.file, ": ", c.n, " ", c.what));
+    notes_.push_back(absl::StrCat(c.file, ": ", c.n, " ", c.what));
   }
-  return out;
+  counts_ = {};
+  count_index_ = {};
 }
 
-// --- JSON helpers
-
-std::optional<JsonElement> JsonField(const JsonElement& obj,
-                                     absl::string_view key) {
-  simdjson::dom::object o;
-  if (obj.get_object().get(o) != simdjson::SUCCESS) return std::nullopt;
-  JsonElement v;
-  if (o.at_key(std::string_view(key.data(), key.size())).get(v) !=
-      simdjson::SUCCESS) {
-    return std::nullopt;
+tfcore::GraphDef TraceBuilder::TakeGraph() {
+  tfcore::GraphDef graph;
+  for (NodeInfo& info : nodes_) {
+    tfcore::NodeDef* def = graph.add_node();
+    def->set_name(info.name);
+    def->set_op(info.op == 0 ? info.name : ops_[info.op]);
+    absl::string_view packed = info.inputs;
+    while (packed.size() >= 4) {
+      uint32_t n;
+      std::memcpy(&n, packed.data(), sizeof(n));
+      def->add_input(std::string(packed.substr(4, n)));
+      packed.remove_prefix(4 + n);
+    }
+    std::string().swap(info.inputs);
   }
-  return v;
+  return graph;
 }
 
-std::optional<absl::string_view> JsonString(const JsonElement& obj,
-                                            absl::string_view key) {
-  std::optional<JsonElement> v = JsonField(obj, key);
-  if (!v.has_value()) return std::nullopt;
-  std::string_view s;
-  if (v->get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
-  return absl::string_view(s.data(), s.size());
+tfpb::OpLogProto TraceBuilder::TakeOpLog() {
+  tfpb::OpLogProto op_log;
+  // Call stacks and float ops.
+  absl::flat_hash_map<std::string, int64_t> ids;
+  auto intern = [&](const std::string& s) -> int64_t {
+    auto it = ids.find(s);
+    if (it != ids.end()) return it->second;
+    const int64_t id = static_cast<int64_t>(ids.size()) + 1;
+    ids.emplace(s, id);
+    (*op_log.mutable_id_to_string())[id] = s;
+    return id;
+  };
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeInfo& info = nodes_[i];
+    auto f = flops_.find(static_cast<int32_t>(i));
+    const int64_t runs = f == flops_.end() ? 0 : f->second.runs;
+    if (info.code == nullptr && runs == 0) continue;
+    tfpb::OpLogEntry* entry = op_log.add_log_entries();
+    entry->set_name(info.name);
+    if (runs > 0) {
+      // tfprof multiplies the per-run float ops by the run count.
+      entry->set_float_ops(f->second.sum / runs);
+    }
+    if (info.code != nullptr) {
+      tfpb::CodeDef* code = entry->mutable_code_def();
+      for (const Frame& frame : *info.code) {
+        tfpb::CodeDef::Trace* t = code->add_traces();
+        t->set_file_id(intern(frame.file));
+        t->set_function_id(intern(frame.function));
+        t->set_lineno(frame.lineno);
+      }
+      info.code.reset();
+    }
+  }
+  flops_ = {};
+  return op_log;
 }
 
-bool JsonStringTo(const JsonElement& obj, absl::string_view key,
-                  absl::string_view* out) {
-  std::optional<absl::string_view> s = JsonString(obj, key);
-  if (!s.has_value()) return false;
-  *out = *s;
+bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
+  {
+    // The previous step's messages go first.
+    tfcore::RunMetadata empty;
+    run_meta->Swap(&empty);
+  }
+  if (steps_.empty()) return false;
+  *step = steps_.begin()->first;
+  std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
+  steps_.erase(steps_.begin());
+  tfcore::StepStats* stats = run_meta->mutable_step_stats();
+  // Devices in the order of their first execution in the step.
+  std::vector<int32_t> slot(devices_.size(), -1);
+  for (uint32_t i = 0; i < data->execs.size(); ++i) {
+    const Exec& e = data->execs[i];
+    if (slot[e.device] < 0) {
+      slot[e.device] = stats->dev_stats_size();
+      stats->add_dev_stats()->set_device(devices_[e.device]);
+    }
+    tfcore::NodeExecStats* stat =
+        stats->mutable_dev_stats(slot[e.device])->add_node_stats();
+    auto details = data->details.find(i);
+    if (details != data->details.end()) stat->Swap(details->second.get());
+    stat->set_node_name(nodes_[e.node].name);
+    stat->set_all_start_micros(shift_ != 0 ? SatAdd(e.start, shift_) : e.start);
+    stat->set_op_start_rel_micros(0);
+    stat->set_op_end_rel_micros(e.duration);
+    stat->set_all_end_rel_micros(e.duration);
+    if (shift_ != 0) {
+      for (auto& mem : *stat->mutable_memory()) {
+        for (auto& rec : *mem.mutable_allocation_records()) {
+          rec.set_alloc_micros(SatAdd(rec.alloc_micros(), shift_));
+        }
+      }
+    }
+  }
+  if (steps_.empty()) {
+    // That was the last one: only the notes are left to give.
+    std::deque<NodeInfo>().swap(nodes_);
+    std::deque<std::string>().swap(ops_);
+    std::deque<std::string>().swap(devices_);
+    std::vector<int8_t>().swap(device_class_);
+  }
   return true;
 }
 
-bool JsonMicros(const JsonElement& obj, absl::string_view key, int64_t* out) {
+// --- PaddedBytes
+
+PaddedBytes::PaddedBytes(PaddedBytes&& other) noexcept
+    : data_(other.data_),
+      size_(other.size_),
+      capacity_(other.capacity_),
+      discarded_(other.discarded_) {
+  other.data_ = nullptr;
+  other.size_ = other.capacity_ = other.discarded_ = 0;
+}
+
+PaddedBytes& PaddedBytes::operator=(PaddedBytes&& other) noexcept {
+  if (this != &other) {
+    Clear();
+    data_ = other.data_;
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    discarded_ = other.discarded_;
+    other.data_ = nullptr;
+    other.size_ = other.capacity_ = other.discarded_ = 0;
+  }
+  return *this;
+}
+
+PaddedBytes::~PaddedBytes() { Clear(); }
+
+char* PaddedBytes::Reserve(size_t extra) {
+  constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+  if (extra > std::numeric_limits<size_t>::max() / 2 - size_ - kPadding) {
+    return nullptr;
+  }
+  const size_t needed = size_ + extra + kPadding;
+  if (needed > capacity_) {
+    // Geometric growth; pages never written are never resident.
+    const size_t grown = std::max(needed, capacity_ + capacity_ / 2);
+    char* p = static_cast<char*>(std::realloc(data_, grown));
+    if (p == nullptr) return nullptr;
+    data_ = p;
+    capacity_ = grown;
+  }
+  return data_ + size_;
+}
+
+void PaddedBytes::Seal() {
+  if (Reserve(0) != nullptr) {
+    std::memset(data_ + size_, 0, simdjson::SIMDJSON_PADDING);
+  }
+}
+
+void PaddedBytes::Clear() {
+  std::free(data_);
+  data_ = nullptr;
+  size_ = capacity_ = discarded_ = 0;
+}
+
+void PaddedBytes::Discard(size_t offset) {
+  // In steps of 8 MiB: a system call per step, not per event.
+  constexpr size_t kStep = size_t{8} << 20;
+  if (offset > size_ || offset < discarded_ + kStep) return;
+  static const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Whole pages inside the allocation only (its bookkeeping stays).
+  const uintptr_t base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t from = (base + discarded_ + kPage - 1) / kPage * kPage;
+  const uintptr_t to = (base + offset) / kPage * kPage;
+  if (to > from) {
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  }
+  discarded_ = offset;
+}
+
+// --- JsonScalar (the DOM parser's conversions: get_int64() refuses
+// unsigned and floating point values, get_double() takes any number)
+
+std::optional<absl::string_view> JsonScalar::String() const {
+  if (type != Type::kString) return std::nullopt;
+  return str;
+}
+
+std::optional<double> JsonScalar::Number() const {
+  switch (type) {
+    case Type::kInt64:
+      return static_cast<double>(i);
+    case Type::kUint64:
+      return static_cast<double>(u);
+    case Type::kDouble:
+      return d;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<int64_t> JsonScalar::Int() const {
+  if (type == Type::kInt64) return i;
+  std::optional<double> v = Number();
+  if (v.has_value() && std::isfinite(*v) && *v == std::floor(*v) &&
+      std::fabs(*v) < 9.0e18) {
+    return static_cast<int64_t>(*v);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> JsonScalar::IdText() const {
+  switch (type) {
+    case Type::kString:
+      return std::string(str);
+    case Type::kInt64:
+      return absl::StrCat(i);
+    case Type::kUint64:
+      return absl::StrCat(u);
+    case Type::kDouble:
+      return absl::StrCat(d);
+    default:
+      return std::nullopt;
+  }
+}
+
+bool JsonScalar::Micros(int64_t* out) const {
   constexpr int64_t kLimit = int64_t{1} << 61;
-  std::optional<double> v = JsonNumber(obj, key);
+  std::optional<double> v = Number();
   if (!v.has_value()) return false;
   std::optional<int64_t> rounded = RoundToInt64(*v);
   if (!rounded.has_value() || *rounded > kLimit || *rounded < -kLimit) {
@@ -358,57 +527,196 @@ bool JsonMicros(const JsonElement& obj, absl::string_view key, int64_t* out) {
   return true;
 }
 
-namespace {
+// --- JsonReader
 
-std::optional<double> AsNumber(const JsonElement& v) {
-  int64_t i;
-  if (v.get_int64().get(i) == simdjson::SUCCESS) {
-    return static_cast<double>(i);
+JsonReader::JsonReader(PaddedBytes bytes) : bytes_(std::move(bytes)) {}
+
+bool JsonReader::Start() {
+  started_ = false;
+  if (parser_ == nullptr) {
+    parser_ = std::make_unique<simdjson::ondemand::parser>();
   }
-  uint64_t u;
-  if (v.get_uint64().get(u) == simdjson::SUCCESS) {
-    return static_cast<double>(u);
+  if (parser_
+          ->iterate(bytes_.data(), bytes_.size(),
+                    bytes_.size() + simdjson::SIMDJSON_PADDING)
+          .get(doc_) != simdjson::SUCCESS) {
+    return false;
   }
-  double d;
-  if (v.get_double().get(d) == simdjson::SUCCESS) return d;
-  return std::nullopt;
+  started_ = true;
+  return true;
 }
 
-}  // namespace
-
-std::optional<double> JsonNumber(const JsonElement& obj,
-                                 absl::string_view key) {
-  std::optional<JsonElement> v = JsonField(obj, key);
-  if (!v.has_value()) return std::nullopt;
-  return AsNumber(*v);
+void JsonReader::Close() {
+  doc_ = simdjson::ondemand::document();
+  parser_.reset();
+  started_ = false;
+  bytes_.Clear();
+  scratch_.clear();
+  scratch_used_ = 0;
 }
 
-std::optional<int64_t> JsonInt(const JsonElement& obj, absl::string_view key) {
-  std::optional<JsonElement> v = JsonField(obj, key);
-  if (!v.has_value()) return std::nullopt;
-  int64_t i;
-  if (v->get_int64().get(i) == simdjson::SUCCESS) return i;
-  double d;
-  if (v->get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) &&
-      d == std::floor(d) && std::fabs(d) < 9.0e18) {
-    return static_cast<int64_t>(d);
+bool JsonReader::Unescape(const char* raw, const char* limit,
+                          absl::string_view* out) {
+  if (raw >= limit) return false;
+  const size_t n = static_cast<size_t>(limit - raw);
+  const char* quote = static_cast<const char*>(std::memchr(raw, '"', n));
+  if (quote == nullptr) return false;
+  if (std::memchr(raw, '\\', static_cast<size_t>(quote - raw)) == nullptr) {
+    // Nothing escaped (stage 1 has checked the characters themselves).
+    *out = absl::string_view(raw, static_cast<size_t>(quote - raw));
+    return true;
   }
-  return std::nullopt;
+  // The closing quote is the first one not escaped.
+  const char* p = raw;
+  while (p < limit && *p != '"') p += *p == '\\' ? 2 : 1;
+  if (p >= limit) return false;
+  const size_t length = static_cast<size_t>(p - raw);
+  if (scratch_used_ == scratch_.size()) scratch_.emplace_back();
+  std::string& buffer = scratch_[scratch_used_++];
+  // The unescaped string is no longer than the raw one; simdjson writes in
+  // blocks and needs its padding after it.
+  buffer.resize(length + 2 * simdjson::SIMDJSON_PADDING);
+  uint8_t* dst = reinterpret_cast<uint8_t*>(buffer.data());
+  std::string_view unescaped;
+  if (parser_
+          ->unescape(simdjson::ondemand::raw_json_string(
+                         reinterpret_cast<const uint8_t*>(raw)),
+                     dst)
+          .get(unescaped) != simdjson::SUCCESS) {
+    return false;
+  }
+  *out = absl::string_view(unescaped.data(), unescaped.size());
+  return true;
 }
 
-std::optional<std::string> JsonIdText(const JsonElement& obj,
-                                      absl::string_view key) {
-  std::optional<JsonElement> v = JsonField(obj, key);
-  if (!v.has_value()) return std::nullopt;
-  std::string_view s;
-  if (v->get_string().get(s) == simdjson::SUCCESS) return std::string(s);
-  int64_t i;
-  if (v->get_int64().get(i) == simdjson::SUCCESS) return absl::StrCat(i);
-  uint64_t u;
-  if (v->get_uint64().get(u) == simdjson::SUCCESS) return absl::StrCat(u);
-  double d;
-  if (v->get_double().get(d) == simdjson::SUCCESS) return absl::StrCat(d);
-  return std::nullopt;
+bool JsonReader::Key(simdjson::ondemand::field& field, absl::string_view* out) {
+  const char* raw = field.key().raw();
+  return Unescape(raw, bytes_.data() + bytes_.size(), out);
+}
+
+bool JsonReader::Read(Value& value, JsonScalar* out) {
+  const std::string_view token = value.raw_json_token();
+  if (token.empty()) return false;
+  switch (token[0]) {
+    case '"': {
+      simdjson::ondemand::raw_json_string raw;
+      if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+        return false;
+      }
+      if (!Unescape(raw.raw(), token.data() + token.size(), &out->str)) {
+        return false;
+      }
+      out->type = JsonScalar::Type::kString;
+      return true;
+    }
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': {
+      simdjson::ondemand::number number;
+      if (value.get_number().get(number) != simdjson::SUCCESS) return false;
+      switch (number.get_number_type()) {
+        case simdjson::ondemand::number_type::signed_integer:
+          out->type = JsonScalar::Type::kInt64;
+          out->i = number.get_int64();
+          break;
+        case simdjson::ondemand::number_type::unsigned_integer:
+          out->type = JsonScalar::Type::kUint64;
+          out->u = number.get_uint64();
+          break;
+        default:
+          out->type = JsonScalar::Type::kDouble;
+          out->d = number.get_double();
+          break;
+      }
+      return true;
+    }
+    default:
+      out->type = JsonScalar::Type::kOther;
+      return Skip(value);
+  }
+}
+
+// Reads every value, as the DOM parser's second stage does: the same number
+// and string parsing, the same structure checks; nesting as deep as the DOM
+// parser's limit (1024) is left to the DOM parser.
+bool JsonReader::Validate(Value& value) {
+  const std::string_view token = value.raw_json_token();
+  if (token.empty()) return false;
+  switch (token[0]) {
+    case '{':
+      return ForEachField(
+          value, [this](absl::string_view, Value& v) { return Validate(v); });
+    case '[': {
+      simdjson::ondemand::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+      const int depth = depth_;
+      if (depth >= 1000) return false;
+      for (auto element : array) {
+        Value v;
+        if (element.get(v) != simdjson::SUCCESS) return false;
+        depth_ = depth + 1;
+        if (!Validate(v)) return false;
+      }
+      depth_ = depth;
+      return true;
+    }
+    case '"': {
+      simdjson::ondemand::raw_json_string raw;
+      if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+        return false;
+      }
+      absl::string_view s;
+      const size_t used = scratch_used_;
+      const bool ok = Unescape(raw.raw(), token.data() + token.size(), &s);
+      scratch_used_ = used;  // not kept
+      return ok;
+    }
+    case 't':
+    case 'f': {
+      bool b;
+      return value.get_bool().get(b) == simdjson::SUCCESS;
+    }
+    case 'n': {
+      bool is_null = false;
+      return value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
+    }
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': {
+      simdjson::ondemand::number number;
+      return value.get_number().get(number) == simdjson::SUCCESS;
+    }
+    default:
+      return false;
+  }
+}
+
+bool JsonReader::AtEnd() {
+  const char* location = nullptr;
+  return doc_.current_location().get(location) == simdjson::OUT_OF_BOUNDS;
+}
+
+absl::Status JsonReadError(const std::string& file) {
+  return absl::InternalError(
+      absl::StrCat(file,
+                   ": the JSON reader failed on a document it had "
+                   "accepted"));
 }
 
 bool IsIgnoredPhase(absl::string_view ph) {
@@ -416,23 +724,57 @@ bool IsIgnoredPhase(absl::string_view ph) {
   return ph == "s" || ph == "t" || ph == "f" || ph == "M" || ph == "c";
 }
 
-std::optional<simdjson::dom::array> TraceEvents(const JsonElement& root) {
-  simdjson::dom::array events;
-  if (root.get_array().get(events) == simdjson::SUCCESS) return events;
-  std::optional<JsonElement> field = JsonField(root, "traceEvents");
-  if (field.has_value() &&
-      field->get_array().get(events) == simdjson::SUCCESS) {
-    return events;
-  }
-  return std::nullopt;
+namespace {
+
+// What detection reads of one event.
+struct ScanFields {
+  JsonScalar ph, name, cat, pid;
+  bool has_args = false;  // "args" present, of any type
+  JsonScalar args_name, args_op;
+};
+
+// Reads (and when validating, checks) one element of the event array.
+bool ReadScanFields(JsonReader* reader, JsonReader::Value& event,
+                    ScanFields* f) {
+  const std::string_view token = event.raw_json_token();
+  if (token.empty()) return false;
+  if (token[0] != '{') return reader->Skip(event);  // not an object: no fields
+  bool seen_args = false;
+  return reader->ForEachField(
+      event, [&](absl::string_view key, JsonReader::Value& value) {
+        JsonScalar* slot = nullptr;
+        if (key == "ph") {
+          slot = &f->ph;
+        } else if (key == "name") {
+          slot = &f->name;
+        } else if (key == "cat") {
+          slot = &f->cat;
+        } else if (key == "pid") {
+          slot = &f->pid;
+        } else if (key == "args" && !seen_args) {
+          seen_args = true;
+          f->has_args = true;
+          const std::string_view t = value.raw_json_token();
+          if (t.empty()) return false;
+          if (t[0] != '{') return reader->Skip(value);
+          return reader->ForEachField(
+              value, [&](absl::string_view k, JsonReader::Value& v) {
+                JsonScalar* s = nullptr;
+                if (k == "name") {
+                  s = &f->args_name;
+                } else if (k == "op") {
+                  s = &f->args_op;
+                }
+                if (s == nullptr || s->present()) return reader->Skip(v);
+                return reader->Read(v, s);
+              });
+        }
+        if (slot == nullptr || slot->present()) return reader->Skip(value);
+        return reader->Read(value, slot);
+      });
 }
 
-std::optional<TraceFormat> DetectJsonTraceFormat(const JsonElement& root) {
-  std::optional<simdjson::dom::array> events = TraceEvents(root);
-  if (!events.has_value()) return std::nullopt;
-  // Kineto writes a schema version; older PyTorch traces are recognized by
-  // their event categories.
-  if (JsonField(root, "schemaVersion").has_value()) return TraceFormat::kKineto;
+bool IsKinetoCategory(absl::string_view cat) {
   static const char* const kKinetoCategories[] = {
       "cpu_op",          "Operator",
       "cuda_runtime",    "Runtime",
@@ -441,75 +783,185 @@ std::optional<TraceFormat> DetectJsonTraceFormat(const JsonElement& root) {
       "Memcpy",          "Memset",
       "python_function", "cuda_driver",
       "user_annotation", "gpu_user_annotation"};
-  bool tf_timeline = false;
-  for (JsonElement ev : *events) {
-    std::optional<absl::string_view> ph = JsonString(ev, "ph");
-    if (!ph.has_value()) continue;
-    if (*ph == "M") {
-      std::optional<absl::string_view> name = JsonString(ev, "name");
-      std::optional<JsonElement> args = JsonField(ev, "args");
-      if (name == "process_name" && args.has_value()) {
-        std::optional<absl::string_view> pname = JsonString(*args, "name");
-        if (pname.has_value() && (absl::EndsWith(*pname, " Compute") ||
-                                  absl::EndsWith(*pname, " Tensors"))) {
-          tf_timeline = true;
+  for (const char* k : kKinetoCategories) {
+    if (cat == k) return true;
+  }
+  return false;
+}
+
+// Detection on one event: Kineto categories or ProfilerStep ranges make a
+// PyTorch trace; "<device> Compute"/"Tensors" processes or Op events with
+// args.name/args.op a TensorFlow timeline (unless PyTorch's signs show up
+// anywhere).
+void Detect(const ScanFields& f, bool* kineto, bool* tf_timeline,
+            JsonTraceScan* scan) {
+  std::optional<absl::string_view> ph = f.ph.String();
+  if (!ph.has_value()) return;
+  std::optional<absl::string_view> name = f.name.String();
+  if (*ph == "M") {
+    if (name == "process_name" && f.has_args) {
+      std::optional<absl::string_view> pname = f.args_name.String();
+      if (pname.has_value() && (absl::EndsWith(*pname, " Compute") ||
+                                absl::EndsWith(*pname, " Tensors"))) {
+        *tf_timeline = true;
+      }
+      // TensorFlow timelines name their devices this way.
+      std::optional<std::string> pid = f.pid.IdText();
+      if (pid.has_value() && pname.has_value()) {
+        scan->processes[*pid] = std::string(*pname);
+      }
+    }
+    return;
+  }
+  if (*ph != "X" || *kineto) return;
+  std::optional<absl::string_view> cat = f.cat.String();
+  if (cat.has_value() && IsKinetoCategory(*cat)) {
+    *kineto = true;
+    return;
+  }
+  if (name.has_value() && absl::StartsWith(*name, "ProfilerStep#")) {
+    *kineto = true;
+    return;
+  }
+  if (cat == "Op" && f.has_args && f.args_op.String().has_value() &&
+      f.args_name.String().has_value()) {
+    *tf_timeline = true;
+  }
+}
+
+// One pass over the whole document. False if On-Demand found it invalid or
+// could not vouch for it.
+bool ScanPass(JsonReader* reader, JsonTraceScan* scan) {
+  simdjson::ondemand::document* doc = &reader->document();
+  *scan = JsonTraceScan();
+  const absl::string_view text = reader->bytes().view();
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == absl::string_view::npos) return false;
+  bool kineto = false, tf_timeline = false, schema_version = false;
+  // Events are at depth 2 in a root array, 3 in a root object.
+  auto scan_events = [&](simdjson::ondemand::array& events, int depth) -> bool {
+    for (auto element : events) {
+      JsonReader::Value event;
+      if (element.get(event) != simdjson::SUCCESS) return false;
+      reader->NewEvent();
+      reader->set_depth(depth);
+      ScanFields f;
+      if (!ReadScanFields(reader, event, &f)) return false;
+      Detect(f, &kineto, &tf_timeline, scan);
+    }
+    return true;
+  };
+  if (text[first] == '[') {
+    simdjson::ondemand::array events;
+    if (doc->get_array().get(events) != simdjson::SUCCESS) return false;
+    scan->has_events = true;
+    if (!scan_events(events, 2)) return false;
+  } else {
+    simdjson::ondemand::object root;
+    if (doc->get_object().get(root) != simdjson::SUCCESS) return false;
+    bool seen_events = false;
+    for (auto f : root) {
+      simdjson::ondemand::field field;
+      if (std::move(f).get(field) != simdjson::SUCCESS) return false;
+      absl::string_view key;
+      if (!reader->Key(field, &key)) return false;
+      JsonReader::Value& value = field.value();
+      if (key == "schemaVersion") schema_version = true;
+      if (key == "traceEvents" && !seen_events) {
+        seen_events = true;
+        const std::string_view t = value.raw_json_token();
+        if (t.empty()) return false;
+        if (t[0] == '[') {
+          simdjson::ondemand::array events;
+          if (value.get_array().get(events) != simdjson::SUCCESS) {
+            return false;
+          }
+          scan->has_events = true;
+          if (!scan_events(events, 3)) return false;
+          continue;
         }
       }
-      continue;
-    }
-    if (*ph != "X") continue;
-    std::optional<absl::string_view> cat = JsonString(ev, "cat");
-    if (cat.has_value()) {
-      for (const char* k : kKinetoCategories) {
-        if (*cat == k) return TraceFormat::kKineto;
-      }
-    }
-    std::optional<absl::string_view> name = JsonString(ev, "name");
-    if (name.has_value() && absl::StartsWith(*name, "ProfilerStep#")) {
-      return TraceFormat::kKineto;
-    }
-    std::optional<JsonElement> args = JsonField(ev, "args");
-    if (cat == "Op" && args.has_value() && JsonString(*args, "op") &&
-        JsonString(*args, "name")) {
-      tf_timeline = true;
+      reader->set_depth(2);
+      if (!reader->Skip(value)) return false;
     }
   }
-  if (tf_timeline) return TraceFormat::kTfTimeline;
-  return std::nullopt;
+  if (reader->validating() && !reader->AtEnd()) return false;
+  if (scan->has_events) {
+    if (schema_version || kineto) {
+      scan->format = TraceFormat::kKineto;
+    } else if (tf_timeline) {
+      scan->format = TraceFormat::kTfTimeline;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+simdjson::error_code ScanJsonTrace(JsonReader* reader, JsonTraceScan* scan) {
+  reader->set_validating(true);
+  if (reader->Start() && ScanPass(reader, scan)) return simdjson::SUCCESS;
+  // Invalid, or beyond what the scan checks (nesting near the DOM parser's
+  // limit): the DOM parser decides.
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    const simdjson::error_code err =
+        parser.parse(reader->bytes().data(), reader->bytes().size(), false)
+            .get(root);
+    if (err != simdjson::SUCCESS) return err;
+  }
+  reader->set_validating(false);
+  if (reader->Start() && ScanPass(reader, scan)) return simdjson::SUCCESS;
+  return simdjson::UNEXPECTED_ERROR;
 }
 
 }  // namespace trace_internal
 
 namespace {
 
+using trace_internal::JsonReader;
+using trace_internal::JsonTraceScan;
+using trace_internal::PaddedBytes;
 using trace_internal::TraceBuilder;
 
 constexpr size_t kMaxDecompressedBytes = size_t{1} << 31;  // 2 GiB
 
-bool IsGzip(const std::string& data) {
+bool IsGzip(absl::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-// Decompresses gzip data (several members allowed).
-absl::StatusOr<std::string> Decompress(const std::string& name,
-                                       const std::string& data) {
+absl::Status OutOfMemory(const std::string& name) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat(name, ": out of memory reading the trace"));
+}
+
+// Decompresses gzip data (several members allowed) straight into padded
+// memory.
+absl::StatusOr<PaddedBytes> Decompress(const std::string& name,
+                                       absl::string_view data) {
   z_stream zs;
   std::memset(&zs, 0, sizeof(zs));
   if (inflateInit2(&zs, 15 + 16) != Z_OK) {
     return absl::InternalError(absl::StrCat(name, ": zlib init failed"));
   }
-  std::string out;
-  char buf[1 << 16];
+  PaddedBytes out;
+  constexpr size_t kChunk = 1 << 16;
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs.avail_in = static_cast<uInt>(
       std::min<size_t>(data.size(), std::numeric_limits<uInt>::max()));
   size_t consumed_total = 0;
   for (;;) {
+    char* buf = out.Reserve(kChunk);
+    if (buf == nullptr) {
+      inflateEnd(&zs);
+      return OutOfMemory(name);
+    }
     zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
+    zs.avail_out = kChunk;
     const int rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - zs.avail_out);
+    out.Commit(kChunk - zs.avail_out);
     if (out.size() > kMaxDecompressedBytes) {
       inflateEnd(&zs);
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -538,10 +990,85 @@ absl::StatusOr<std::string> Decompress(const std::string& name,
     }
   }
   inflateEnd(&zs);
+  out.Seal();
   return out;
 }
 
-bool LooksLikeJson(const std::string& data) {
+// Gzip data decompressed (and checked not to be gzip again); anything else
+// as it is.
+absl::StatusOr<PaddedBytes> Gunzip(const std::string& name,
+                                   absl::string_view data) {
+  absl::StatusOr<PaddedBytes> d = Decompress(name, data);
+  if (!d.ok()) return d.status();
+  if (IsGzip(d->view())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": gzip inside gzip; not a trace"));
+  }
+  return d;
+}
+
+absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
+                                         absl::string_view contents) {
+  if (IsGzip(contents)) return Gunzip(name, contents);
+  PaddedBytes bytes;
+  char* p = bytes.Reserve(contents.size());
+  if (p == nullptr) return OutOfMemory(name);
+  if (!contents.empty()) std::memcpy(p, contents.data(), contents.size());
+  bytes.Commit(contents.size());
+  bytes.Seal();
+  return bytes;
+}
+
+// Reads a file straight into padded memory (errors as ReadFileToString's).
+absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is a directory, expected a file"));
+  }
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  }
+  PaddedBytes bytes;
+  size_t chunk = size_t{1} << 20;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    // The whole file in one piece (plus one byte to see the end).
+    chunk = static_cast<size_t>(st.st_size) + 1;
+  }
+  for (;;) {
+    char* p = bytes.Reserve(chunk);
+    if (p == nullptr) {
+      std::fclose(f);
+      return OutOfMemory(path);
+    }
+    const size_t n = std::fread(p, 1, chunk, f);
+    bytes.Commit(n);
+    if (n < chunk) break;
+    chunk = size_t{1} << 20;
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) {
+    return absl::DataLossError(absl::StrCat(path, ": read error"));
+  }
+  bytes.Seal();
+  return bytes;
+}
+
+absl::StatusOr<PaddedBytes> FromFile(const std::string& path) {
+  absl::StatusOr<PaddedBytes> raw = ReadTraceFile(path);
+  if (!raw.ok()) return raw.status();
+  if (IsGzip(raw->view())) return Gunzip(path, raw->view());
+  return raw;
+}
+
+bool LooksLikeJson(absl::string_view data) {
   for (char c : data) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     return c == '{' || c == '[';
@@ -656,31 +1183,20 @@ std::string LocateJsonError(const std::string& data) {
   return "near " + Where(data, static_cast<size_t>(loc - base));
 }
 
-absl::Status ImportOne(const std::string& name, std::string raw,
+absl::Status ImportOne(const std::string& name, PaddedBytes data,
                        int64_t file_index, std::optional<TraceFormat>* format,
                        TraceBuilder* builder) {
-  std::string decompressed;
-  const std::string* data = &raw;
-  if (IsGzip(raw)) {
-    absl::StatusOr<std::string> d = Decompress(name, raw);
-    if (!d.ok()) return d.status();
-    decompressed = std::move(*d);
-    data = &decompressed;
-    if (IsGzip(decompressed)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": gzip inside gzip; not a trace"));
-    }
-  }
-  if (data->empty()) {
+  if (data.size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         name,
         ": empty file; expected a trace (TensorFlow timeline JSON, "
         "PyTorch profiler JSON or XSpace .xplane.pb)"));
   }
 
-  if (!LooksLikeJson(*data)) {
+  if (!LooksLikeJson(data.view())) {
     if (format->has_value() && **format != TraceFormat::kXSpace) {
-      absl::StatusOr<TraceFormat> f = DetectTraceFormat(name, *data);
+      absl::StatusOr<TraceFormat> f =
+          DetectTraceFormat(name, std::string(data.view()));
       if (!f.ok()) return f.status();
       return absl::InvalidArgumentError(absl::StrCat(
           name, ": is an ", TraceFormatName(*f),
@@ -689,46 +1205,43 @@ absl::Status ImportOne(const std::string& name, std::string raw,
     }
     *format = TraceFormat::kXSpace;
     // Checks that it is an XSpace.
-    return trace_internal::ImportXSpace(*data, name, file_index, builder);
+    return trace_internal::ImportXSpace(data.view(), name, file_index, builder);
   }
 
-  simdjson::padded_string padded(*data);
-  // The padded copy is all the parser needs: free the other one.
-  raw = std::string();
-  decompressed = std::string();
-  // A parser per file: its buffers (several times the file) are freed as
-  // soon as the file is converted.
-  auto parser = std::make_unique<simdjson::dom::parser>();
-  simdjson::dom::element root;
-  const simdjson::error_code err = parser->parse(padded).get(root);
+  // The padded bytes and the On-Demand parser's index are all the reader
+  // holds; both are freed as soon as the file is converted.
+  JsonReader reader(std::move(data));
+  JsonTraceScan scan;
+  const simdjson::error_code err =
+      trace_internal::ScanJsonTrace(&reader, &scan);
   if (err != simdjson::SUCCESS) {
-    std::string where =
-        LocateJsonError(std::string(padded.data(), padded.size()));
+    std::string where = LocateJsonError(std::string(reader.bytes().view()));
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": malformed JSON: ", simdjson::error_message(err),
                      where.empty() ? "" : " ", where));
   }
-  std::optional<TraceFormat> f = trace_internal::DetectJsonTraceFormat(root);
-  if (!f.has_value()) {
-    const bool chrome = trace_internal::TraceEvents(root).has_value();
+  if (!scan.format.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         name,
-        chrome ? ": a Chrome trace, but neither a TensorFlow timeline (no "
-                 "\"<device> Compute\" processes, no Op events with "
-                 "args.name/args.op) nor a PyTorch profiler trace"
-               : ": JSON without a traceEvents array",
+        scan.has_events
+            ? ": a Chrome trace, but neither a TensorFlow timeline (no "
+              "\"<device> Compute\" processes, no Op events with "
+              "args.name/args.op) nor a PyTorch profiler trace"
+            : ": JSON without a traceEvents array",
         trace_internal::kExpectedFormats));
   }
-  if (format->has_value() && **format != *f) {
+  const TraceFormat f = *scan.format;
+  if (format->has_value() && **format != f) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name, ": is a ", TraceFormatName(*f), " trace but earlier files are ",
+        name, ": is a ", TraceFormatName(f), " trace but earlier files are ",
         TraceFormatName(**format), "; all traces must have one format"));
   }
-  *format = *f;
-  if (*f == TraceFormat::kTfTimeline) {
-    return trace_internal::ImportTfTimeline(root, name, file_index, builder);
+  *format = f;
+  if (f == TraceFormat::kTfTimeline) {
+    return trace_internal::ImportTfTimeline(&reader, scan, name, file_index,
+                                            builder);
   }
-  return trace_internal::ImportKineto(root, name, file_index, builder);
+  return trace_internal::ImportKineto(&reader, name, file_index, builder);
 }
 
 }  // namespace
@@ -736,30 +1249,27 @@ absl::Status ImportOne(const std::string& name, std::string raw,
 absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
                                               const std::string& contents) {
   if (IsGzip(contents)) {
-    absl::StatusOr<std::string> data = Decompress(name, contents);
+    absl::StatusOr<PaddedBytes> data = Gunzip(name, contents);
     if (!data.ok()) return data.status();
-    if (IsGzip(*data)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": gzip inside gzip; not a trace"));
-    }
-    return DetectTraceFormat(name, *data);
+    return DetectTraceFormat(name, std::string(data->view()));
   }
   const char* const kExpected = trace_internal::kExpectedFormats;
   if (LooksLikeJson(contents)) {
-    simdjson::dom::parser parser;
-    simdjson::padded_string padded(contents);
-    simdjson::dom::element root;
-    const simdjson::error_code err = parser.parse(padded).get(root);
+    absl::StatusOr<PaddedBytes> bytes = FromContents(name, contents);
+    if (!bytes.ok()) return bytes.status();
+    JsonReader reader(std::move(*bytes));
+    JsonTraceScan scan;
+    const simdjson::error_code err =
+        trace_internal::ScanJsonTrace(&reader, &scan);
     if (err != simdjson::SUCCESS) {
       return absl::InvalidArgumentError(absl::StrCat(
           name, ": malformed JSON: ", simdjson::error_message(err), kExpected));
     }
-    std::optional<TraceFormat> f = trace_internal::DetectJsonTraceFormat(root);
-    if (!f.has_value()) {
+    if (!scan.format.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": JSON of an unknown kind", kExpected));
     }
-    return *f;
+    return *scan.format;
   }
   tensorflow::profiler::XSpace space;
   if (space.ParseFromString(contents)) {
@@ -776,31 +1286,76 @@ absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
 
 namespace {
 
-// Imports the files one at a time; `read(i)` returns the contents of file i.
+// Imports the files one at a time; `read(i)` returns the bytes of file i
+// (gzip undone).
 template <typename ReadFn>
-absl::StatusOr<ImportedTrace> ImportAll(const std::vector<std::string>& names,
-                                        ReadFn read) {
+absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
+    const std::vector<std::string>& names, ReadFn read) {
   if (names.empty()) {
     return absl::InvalidArgumentError("no trace files given");
   }
-  TraceBuilder builder;
+  auto builder = std::make_unique<TraceBuilder>();
   std::optional<TraceFormat> format;
   for (size_t i = 0; i < names.size(); ++i) {
-    absl::StatusOr<std::string> data = read(i);
+    absl::StatusOr<PaddedBytes> data = read(i);
     if (!data.ok()) return data.status();
     absl::Status s = ImportOne(names[i], std::move(*data),
-                               static_cast<int64_t>(i), &format, &builder);
+                               static_cast<int64_t>(i), &format, builder.get());
     if (!s.ok()) return s;
   }
-  if (builder.num_execs() == 0) {
+  if (builder->num_execs() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         names.size() == 1 ? names[0] : "the trace files",
         ": no executions found (no timed events that map to nodes)"));
   }
-  return builder.Finish(*format);
+  builder->Seal(*format);
+  return builder;
+}
+
+ImportedTrace Collect(StreamedTrace trace) {
+  ImportedTrace out;
+  out.format = trace.format();
+  out.notes = trace.notes();
+  out.graph = trace.TakeGraph();
+  out.op_log = trace.TakeOpLog();
+  int64_t step;
+  tfcore::RunMetadata run_meta;
+  while (trace.NextStep(&step, &run_meta)) {
+    out.steps.emplace_back(step, tfcore::RunMetadata());
+    out.steps.back().second.Swap(&run_meta);
+  }
+  return out;
 }
 
 }  // namespace
+
+StreamedTrace::StreamedTrace(std::unique_ptr<TraceBuilder> b)
+    : builder_(std::move(b)) {}
+StreamedTrace::StreamedTrace(StreamedTrace&&) noexcept = default;
+StreamedTrace& StreamedTrace::operator=(StreamedTrace&&) noexcept = default;
+StreamedTrace::~StreamedTrace() = default;
+
+TraceFormat StreamedTrace::format() const { return builder_->format(); }
+
+const std::vector<std::string>& StreamedTrace::notes() const {
+  return builder_->notes();
+}
+
+tfcore::GraphDef StreamedTrace::TakeGraph() { return builder_->TakeGraph(); }
+
+tfpb::OpLogProto StreamedTrace::TakeOpLog() { return builder_->TakeOpLog(); }
+
+bool StreamedTrace::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
+  return builder_->NextStep(step, run_meta);
+}
+
+absl::StatusOr<StreamedTrace> ImportTraceStreamed(
+    const std::vector<std::string>& paths) {
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder =
+      ImportAll(paths, [&paths](size_t i) { return FromFile(paths[i]); });
+  if (!builder.ok()) return builder.status();
+  return StreamedTrace(std::move(*builder));
+}
 
 absl::StatusOr<ImportedTrace> ImportTraceContents(
     const std::vector<std::string>& names,
@@ -809,15 +1364,17 @@ absl::StatusOr<ImportedTrace> ImportTraceContents(
     return absl::InvalidArgumentError(
         "trace names and contents differ in size");
   }
-  return ImportAll(names, [&contents](size_t i) -> absl::StatusOr<std::string> {
-    return contents[i];
-  });
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder = ImportAll(
+      names, [&](size_t i) { return FromContents(names[i], contents[i]); });
+  if (!builder.ok()) return builder.status();
+  return Collect(StreamedTrace(std::move(*builder)));
 }
 
 absl::StatusOr<ImportedTrace> ImportTrace(
     const std::vector<std::string>& paths) {
-  return ImportAll(paths,
-                   [&paths](size_t i) { return ReadFileToString(paths[i]); });
+  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(paths);
+  if (!trace.ok()) return trace.status();
+  return Collect(std::move(*trace));
 }
 
 }  // namespace tfprof

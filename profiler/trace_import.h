@@ -15,6 +15,7 @@
 #define TFPROF_PROFILER_TRACE_IMPORT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,11 +46,43 @@ struct ImportedTrace {
   std::vector<std::string> notes;
 };
 
+namespace trace_internal {
+class TraceBuilder;
+}  // namespace trace_internal
+
+// The same result handed over piece by piece, as LoadProfile takes it: the
+// graph, the op log, then one step at a time, each step's RunMetadata built
+// only when asked for (so the steps never all exist as messages at once).
+class StreamedTrace {
+ public:
+  explicit StreamedTrace(std::unique_ptr<trace_internal::TraceBuilder> b);
+  StreamedTrace(StreamedTrace&&) noexcept;
+  StreamedTrace& operator=(StreamedTrace&&) noexcept;
+  ~StreamedTrace();
+
+  TraceFormat format() const;
+  // What could not be mapped, one line each (complete from the start).
+  const std::vector<std::string>& notes() const;
+  // Once each, before the steps (nothing is left after the last step).
+  tfcore::GraphDef TakeGraph();
+  tfpb::OpLogProto TakeOpLog();
+  // The next step (in step order) into *run_meta, replacing what it held;
+  // false after the last one.
+  bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
+
+ private:
+  std::unique_ptr<trace_internal::TraceBuilder> builder_;
+};
+
 // Reads and converts trace files. All files must be of one format. TF
 // timelines give one step per file (in the order given); Kineto and XSpace
 // files carry their own steps (ProfilerStep#N, step groups), else file i is
 // step i. Errors name the file and what is wrong.
 absl::StatusOr<ImportedTrace> ImportTrace(
+    const std::vector<std::string>& paths);
+
+// Same, streamed (see StreamedTrace); the same errors.
+absl::StatusOr<StreamedTrace> ImportTraceStreamed(
     const std::vector<std::string>& paths);
 
 // Same, for contents already in memory: `names[i]` is used in messages for

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +62,12 @@ struct Frame {
 
 // Accumulates the converted trace. Node names must not contain ':' (the
 // model cuts RunMetadata names at the first ':'); Node() replaces any.
+//
+// Executions are kept as small records (node, device, start, duration);
+// only executions with memory or outputs also have a message for those.
+// The graph, the op log and each step's RunMetadata are built when asked
+// for, after the import (TakeGraph(), TakeOpLog(), NextStep()), so that a
+// caller can hand them on one at a time.
 class TraceBuilder {
  public:
   TraceBuilder() = default;
@@ -80,7 +87,7 @@ class TraceBuilder {
   void SetInputs(int32_t node, const std::vector<std::string>& inputs);
   // Sets the call stack of a node that has none yet (first one wins).
   void SetCode(int32_t node, const std::vector<Frame>& frames);
-  bool HasCode(int32_t node) const { return nodes_[node].code.has_value(); }
+  bool HasCode(int32_t node) const { return nodes_[node].code != nullptr; }
   // The canonical device of a node: the first one claimed for it (tfprof
   // keeps one canonical device per node and drops the others' stats).
   const std::string& ClaimCanonicalDevice(int32_t node,
@@ -88,54 +95,94 @@ class TraceBuilder {
   // Records the float ops of one execution of a node.
   void AddFloatOps(int32_t node, int64_t flops);
 
+  struct StepData;
+  // An execution recorded by AddExec().
+  struct ExecRef {
+    StepData* step = nullptr;
+    uint32_t index = 0;
+    explicit operator bool() const { return step != nullptr; }
+  };
   // Records one execution of `node` on `device` in `step`: start and
-  // duration in microseconds (duration >= 0). The returned stats stay valid
-  // until Finish().
-  tfcore::NodeExecStats* AddExec(int64_t step, const std::string& device,
-                                 int32_t node, int64_t start_micros,
-                                 int64_t duration_micros);
+  // duration in microseconds (duration >= 0).
+  ExecRef AddExec(int64_t step, const std::string& device, int32_t node,
+                  int64_t start_micros, int64_t duration_micros);
+  // Where the memory and outputs of an execution go: a message of which only
+  // the `memory` and `output` fields are used (made on first use). Valid
+  // until the execution's step is built.
+  tfcore::NodeExecStats* Details(ExecRef exec);
   // The first execution of `node` in `step` on a canonical device, if any.
-  tfcore::NodeExecStats* FirstCanonicalExec(int64_t step, int32_t node) const;
+  ExecRef FirstCanonicalExec(int64_t step, int32_t node) const;
 
   // A note printed once: "<file>: <text>".
   void Note(const std::string& file, const std::string& text);
-  // Counts an occurrence of something not mapped; Finish() writes one note
+  // Counts an occurrence of something not mapped; Seal() writes one note
   // per (file, what): "<file>: <count> <what>".
   void Count(const std::string& file, const std::string& what, int64_t n = 1);
 
   int64_t num_execs() const { return num_execs_; }
 
-  // Builds the result. Timestamps are shifted when needed so that every
-  // start is > 0 (tfprof ignores executions starting at 0).
-  ImportedTrace Finish(TraceFormat format);
+  // Ends the import: the notes are complete, and timestamps are shifted
+  // (as the steps are built) when needed so that every start is > 0
+  // (tfprof ignores executions starting at 0). Then, once each:
+  void Seal(TraceFormat format);
+  TraceFormat format() const { return format_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+  // One NodeDef per node (frees the nodes' inputs).
+  tfcore::GraphDef TakeGraph();
+  // Call stacks and float ops (frees the nodes' call stacks).
+  tfpb::OpLogProto TakeOpLog();
+  // The next step's RunMetadata, in step order (its records are freed, and
+  // after the last one everything but the notes); false after the last.
+  bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
+
+  struct Exec {
+    int64_t start = 0;
+    int64_t duration = 0;
+    int32_t node = 0;
+    int32_t device = 0;
+  };
+  struct StepData {
+    std::vector<Exec> execs;
+    // Memory and outputs by execution index.
+    absl::flat_hash_map<uint32_t, std::unique_ptr<tfcore::NodeExecStats>>
+        details;
+    absl::flat_hash_map<int32_t, uint32_t> first_canonical;
+  };
 
  private:
   struct NodeInfo {
     std::string name;
-    std::string op;
-    std::vector<std::string> inputs;
-    std::optional<std::vector<Frame>> code;
-    int64_t flops_sum = 0;
-    int64_t flops_runs = 0;
-    bool flops_uneven = false;
-    int64_t flops_first = 0;
-    std::string canonical_device;  // as claimed, see ClaimCanonicalDevice
+    int32_t op = 0;                 // ops_
+    int32_t canonical_device = -1;  // devices_, see ClaimCanonicalDevice
     bool on_canonical = false;
     bool on_stream_all = false;
+    // Inputs, each as a 4-byte length and the bytes.
+    std::string inputs;
+    std::unique_ptr<std::vector<Frame>> code;
   };
-  struct StepData {
-    tfcore::RunMetadata run_meta;
-    absl::flat_hash_map<std::string, tfcore::DeviceStepStats*> devices;
-    absl::flat_hash_map<int32_t, tfcore::NodeExecStats*> first_canonical;
+  struct FloatOps {
+    int64_t sum = 0;
+    int64_t runs = 0;
+    int64_t first = 0;
+    bool uneven = false;
   };
 
-  std::vector<NodeInfo> nodes_;
-  absl::flat_hash_map<std::string, int32_t> by_name_;
+  int32_t Op(absl::string_view op);
+  int32_t Device(const std::string& device);
+
+  // Stable addresses: by_name_ keys are the nodes' names.
+  std::deque<NodeInfo> nodes_;
+  absl::flat_hash_map<absl::string_view, int32_t> by_name_;
   absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
+  std::deque<std::string> ops_;  // op types, "" first
+  absl::flat_hash_map<absl::string_view, int32_t> op_ids_;
+  std::deque<std::string> devices_;
+  absl::flat_hash_map<absl::string_view, int32_t> device_ids_;
+  // Per device: 1 canonical, 2 stream:all, 0 other.
+  std::vector<int8_t> device_class_;
+  absl::flat_hash_map<int32_t, FloatOps> flops_;
   int64_t retyped_ = 0;
   std::map<int64_t, std::unique_ptr<StepData>> steps_;
-  // Device -> 1 canonical, 2 stream:all, 0 other.
-  absl::flat_hash_map<std::string, int> device_class_;
   std::vector<std::string> notes_;
   struct Counted {
     std::string file;
@@ -146,50 +193,255 @@ class TraceBuilder {
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
   int64_t min_start_ = INT64_MAX;
   int64_t num_execs_ = 0;
+  TraceFormat format_ = TraceFormat::kTfTimeline;
+  int64_t shift_ = 0;
 };
 
-// --- JSON helpers (simdjson DOM). All return nullopt / false on a missing
-// field or a value of another type; none throws.
+// --- JSON reading (simdjson On-Demand).
+//
+// A JSON trace is read with simdjson's On-Demand API: besides the file's bytes
+// only the parser's index of structural characters is in memory (no DOM
+// tape, no copy of every string). The importers iterate over the events a
+// bounded number of times and keep what they need in their own records.
+//
+// The first pass (ScanJsonTrace) validates the whole document exactly as
+// simdjson's DOM parser would (every value is read once) and detects the
+// format; a document it cannot vouch for goes to the DOM parser, whose error
+// is the one reported, so errors and accepted inputs are those of a DOM
+// parse. Later passes only read what they use and skip the rest.
 
-using JsonElement = simdjson::dom::element;
+// The bytes of a trace followed by simdjson's padding (zeroed). Grown with
+// realloc (which remaps a large buffer rather than copying it).
+class PaddedBytes {
+ public:
+  PaddedBytes() = default;
+  PaddedBytes(PaddedBytes&& other) noexcept;
+  PaddedBytes& operator=(PaddedBytes&& other) noexcept;
+  PaddedBytes(const PaddedBytes&) = delete;
+  PaddedBytes& operator=(const PaddedBytes&) = delete;
+  ~PaddedBytes();
 
-std::optional<JsonElement> JsonField(const JsonElement& obj,
-                                     absl::string_view key);
-std::optional<absl::string_view> JsonString(const JsonElement& obj,
-                                            absl::string_view key);
-// Same, as an out parameter; false (and *out unchanged) if absent.
-bool JsonStringTo(const JsonElement& obj, absl::string_view key,
-                  absl::string_view* out);
-// A time field ("ts", "dur") in whole microseconds, rounded; false if it is
-// missing, not a number, or beyond +-2^61 (so a start plus a duration cannot
-// overflow).
-bool JsonMicros(const JsonElement& obj, absl::string_view key, int64_t* out);
-// A number (integer or floating point) as double.
-std::optional<double> JsonNumber(const JsonElement& obj, absl::string_view key);
-// An integer field; floating point values are accepted when integral.
-std::optional<int64_t> JsonInt(const JsonElement& obj, absl::string_view key);
-// A number or string rendered as text (for ids that are either).
-std::optional<std::string> JsonIdText(const JsonElement& obj,
-                                      absl::string_view key);
+  // Room for `extra` more bytes after size() (plus the padding); returns
+  // where they go, or nullptr if memory is exhausted.
+  char* Reserve(size_t extra);
+  // Counts `n` bytes written at Reserve()'s pointer.
+  void Commit(size_t n) { size_ += n; }
+  // Zeroes the padding after the bytes; call when done writing.
+  void Seal();
+  // Releases the memory.
+  void Clear();
+  // Gives the whole pages before `offset` back to the system; they read as
+  // zeros afterwards. For a last pass that never looks back.
+  void Discard(size_t offset);
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  absl::string_view view() const { return absl::string_view(data_, size_); }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;   // allocated bytes, padding included
+  size_t discarded_ = 0;  // bytes from data_ given back by Discard()
+};
+
+// A scalar read from a JSON value, typed as the DOM parser types it.
+struct JsonScalar {
+  enum class Type : uint8_t {
+    kAbsent,  // no such field
+    kString,
+    kInt64,
+    kUint64,  // above INT64_MAX
+    kDouble,
+    kOther,  // true, false, null, an object or an array
+  };
+  Type type = Type::kAbsent;
+  absl::string_view str;  // kString; valid until the reader's next event
+  int64_t i = 0;          // kInt64
+  uint64_t u = 0;         // kUint64
+  double d = 0;           // kDouble
+
+  bool present() const { return type != Type::kAbsent; }
+  // The string, if a string.
+  std::optional<absl::string_view> String() const;
+  // A number (integer or floating point) as double.
+  std::optional<double> Number() const;
+  // An integer; floating point values are accepted when integral.
+  std::optional<int64_t> Int() const;
+  // A number or string rendered as text (for ids that are either).
+  std::optional<std::string> IdText() const;
+  // A time ("ts", "dur") in whole microseconds, rounded; false if missing,
+  // not a number, or beyond +-2^61 (so a start plus a duration cannot
+  // overflow).
+  bool Micros(int64_t* out) const;
+};
+
+// Reads one JSON trace document (see above). Methods returning bool return
+// false on a JSON error; the document is then done with (ScanJsonTrace()
+// gets the error from the DOM parser).
+class JsonReader {
+ public:
+  using Value = simdjson::ondemand::value;
+
+  explicit JsonReader(PaddedBytes bytes);
+  JsonReader(const JsonReader&) = delete;
+  JsonReader& operator=(const JsonReader&) = delete;
+
+  const PaddedBytes& bytes() const { return bytes_; }
+  // Whether every value is checked (the first pass) or only what is read.
+  bool validating() const { return validate_; }
+  void set_validating(bool validate) { validate_ = validate; }
+
+  // Runs stage 1 (the structural index) and starts the document.
+  bool Start();
+  simdjson::ondemand::document& document() { return doc_; }
+  // The nesting depth of the value about to be read (the root is 1).
+  void set_depth(int depth) { depth_ = depth; }
+
+  // Calls fn(Value&) for each element of the trace event array (the root
+  // array, or the first "traceEvents" field of the root object), in order,
+  // from the start of the document; fn returns false to stop with an error.
+  // False if there is no such array. With `last_pass`, the bytes before the
+  // current event are given back to the system as the pass goes (nothing
+  // may keep pointers into them, and the document cannot be read again).
+  template <typename Fn>
+  bool ForEachEvent(Fn&& fn, bool last_pass = false);
+  // Calls fn(key, Value&) for each field of an object, in order, duplicates
+  // included (the DOM parser's at_key() finds the first). fn consumes the
+  // value with Read(), ForEachField() or Skip().
+  template <typename Fn>
+  bool ForEachField(Value& object, Fn&& fn);
+  // Reads a value: strings and numbers as such, anything else as kOther
+  // (checked when validating).
+  bool Read(Value& value, JsonScalar* out);
+  // Passes over a value: checks it when validating, else leaves it for
+  // On-Demand to skip.
+  bool Skip(Value& value) { return !validate_ || Validate(value); }
+  // The unescaped key of a field.
+  bool Key(simdjson::ondemand::field& field, absl::string_view* out);
+  // Whether nothing follows the root value (after reading all of it).
+  bool AtEnd();
+  // Drops the strings unescaped so far (call per event).
+  void NewEvent() { scratch_used_ = 0; }
+  // Frees the bytes and the parser's index.
+  void Close();
+
+ private:
+  bool Validate(Value& value);
+  // The unescaped string whose raw text starts at `raw` (just after the
+  // opening quote) and ends before `limit`.
+  bool Unescape(const char* raw, const char* limit, absl::string_view* out);
+
+  PaddedBytes bytes_;
+  std::unique_ptr<simdjson::ondemand::parser> parser_;
+  simdjson::ondemand::document doc_;
+  bool started_ = false;
+  bool validate_ = true;
+  int depth_ = 0;
+  // Unescaped strings (stable addresses), reused from event to event.
+  std::deque<std::string> scratch_;
+  size_t scratch_used_ = 0;
+};
+
+// What the first pass over a JSON trace found.
+struct JsonTraceScan {
+  // The root is an array, or its first "traceEvents" field is.
+  bool has_events = false;
+  // nullopt: neither a TensorFlow timeline nor a PyTorch trace.
+  std::optional<TraceFormat> format;
+  // TensorFlow timelines: pid (as text) -> process_name, the last one given.
+  absl::flat_hash_map<std::string, std::string> processes;
+};
+
+// Validates the document (as the DOM parser would) and detects its format.
+// Returns the DOM parser's error for a document it would reject.
+simdjson::error_code ScanJsonTrace(JsonReader* reader, JsonTraceScan* scan);
 
 // Trace-event phases that the importers skip without comment (flow arrows,
 // metadata, sample/clock-sync records).
 bool IsIgnoredPhase(absl::string_view ph);
 
-// Per-format entry points. `root` is the parsed document; `file` is used in
-// notes and errors; `file_index` gives the step of files without steps.
-absl::Status ImportTfTimeline(const JsonElement& root, const std::string& file,
-                              int64_t file_index, TraceBuilder* builder);
-absl::Status ImportKineto(const JsonElement& root, const std::string& file,
+// Per-format entry points. `reader` has been scanned (ScanJsonTrace); `file`
+// is used in notes and errors; `file_index` gives the step of files without
+// steps. Both close the reader as soon as they no longer need the JSON.
+absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
+                              const std::string& file, int64_t file_index,
+                              TraceBuilder* builder);
+absl::Status ImportKineto(JsonReader* reader, const std::string& file,
                           int64_t file_index, TraceBuilder* builder);
-absl::Status ImportXSpace(const std::string& contents, const std::string& file,
+absl::Status ImportXSpace(absl::string_view contents, const std::string& file,
                           int64_t file_index, TraceBuilder* builder);
 
-// Format detection on a parsed JSON trace; nullopt if neither.
-std::optional<TraceFormat> DetectJsonTraceFormat(const JsonElement& root);
-// The trace event array of a Chrome trace: root.traceEvents or the root
-// array itself.
-std::optional<simdjson::dom::array> TraceEvents(const JsonElement& root);
+// An error for JSON that On-Demand could not read although the scan
+// accepted it (not expected to happen).
+absl::Status JsonReadError(const std::string& file);
+
+// --- JsonReader templates
+
+template <typename Fn>
+bool JsonReader::ForEachEvent(Fn&& fn, bool last_pass) {
+  if (!started_) return false;
+  doc_.rewind();
+  const char* p = bytes_.data();
+  const char* end = p + bytes_.size();
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  if (p == end) return false;
+  simdjson::ondemand::array events;
+  if (*p == '[') {
+    if (doc_.get_array().get(events) != simdjson::SUCCESS) return false;
+    depth_ = 1;
+  } else {
+    simdjson::ondemand::object root;
+    if (doc_.get_object().get(root) != simdjson::SUCCESS) return false;
+    depth_ = 1;
+    bool found = false;
+    for (auto f : root) {
+      simdjson::ondemand::field field;
+      if (std::move(f).get(field) != simdjson::SUCCESS) return false;
+      absl::string_view key;
+      if (!Key(field, &key)) return false;
+      if (key != "traceEvents") continue;
+      Value& value = field.value();
+      if (value.get_array().get(events) != simdjson::SUCCESS) return false;
+      found = true;
+      break;
+    }
+    if (!found) return false;
+    depth_ = 2;
+  }
+  const int events_depth = depth_;
+  for (auto element : events) {
+    Value value;
+    if (element.get(value) != simdjson::SUCCESS) return false;
+    depth_ = events_depth + 1;
+    NewEvent();
+    if (last_pass) {
+      // On-Demand only reads on from the current value.
+      bytes_.Discard(
+          static_cast<size_t>(value.raw_json_token().data() - bytes_.data()));
+    }
+    if (!fn(value)) return false;
+  }
+  return true;
+}
+
+template <typename Fn>
+bool JsonReader::ForEachField(Value& object, Fn&& fn) {
+  simdjson::ondemand::object obj;
+  if (object.get_object().get(obj) != simdjson::SUCCESS) return false;
+  const int depth = depth_;
+  if (validate_ && depth >= 1000) return false;  // the DOM parser decides
+  for (auto f : obj) {
+    simdjson::ondemand::field field;
+    if (std::move(f).get(field) != simdjson::SUCCESS) return false;
+    absl::string_view key;
+    if (!Key(field, &key)) return false;
+    depth_ = depth + 1;
+    if (!fn(key, field.value())) return false;
+  }
+  depth_ = depth;
+  return true;
+}
 
 }  // namespace trace_internal
 }  // namespace tfprof

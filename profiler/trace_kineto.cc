@@ -7,6 +7,7 @@
 // "[memory]" instant events.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -31,24 +32,189 @@ enum class Kind : uint8_t {
   kGpu = 3,     // kernel / memcpy / memset on a GPU stream
 };
 
+// Strings kept once: event names, categories, call stacks, streams, ids.
+class StringTable {
+ public:
+  int32_t Intern(absl::string_view s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    const int32_t id = static_cast<int32_t>(strings_.size());
+    strings_.emplace_back(s);
+    ids_.emplace(strings_.back(), id);
+    return id;
+  }
+  const std::string& Get(int32_t id) const { return strings_[id]; }
+
+ private:
+  std::deque<std::string> strings_;  // stable addresses for the keys
+  absl::flat_hash_map<absl::string_view, int32_t> ids_;
+};
+
+// An id ("correlation", "External id") compared as the text it reads as
+// (a string, or a number rendered as text): kept as its number when the
+// text is one written the canonical way, else as the interned text.
+struct IdKey {
+  int64_t value = 0;
+  int32_t text = kAbsent;  // kNumber, or the string table id of the text
+
+  static constexpr int32_t kAbsent = -2;
+  static constexpr int32_t kNumber = -1;
+
+  bool present() const { return text != kAbsent; }
+  bool operator==(const IdKey& o) const {
+    return value == o.value && text == o.text;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const IdKey& k) {
+    return H::combine(std::move(h), k.value, k.text);
+  }
+};
+
+IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
+  IdKey key;
+  if (v.type == JsonScalar::Type::kInt64) {
+    key.value = v.i;
+    key.text = IdKey::kNumber;
+    return key;
+  }
+  std::optional<std::string> text = v.IdText();
+  if (!text.has_value()) return key;
+  int64_t number;
+  if (absl::SimpleAtoi(*text, &number) && absl::StrCat(number) == *text) {
+    key.value = number;
+    key.text = IdKey::kNumber;
+  } else {
+    key.text = strings->Intern(*text);
+  }
+  return key;
+}
+
+// One event that matters, as compact as the passes need it: the JSON is
+// gone once the events are collected.
 struct Event {
-  Kind kind = Kind::kCpu;
-  bool runtime = false;  // cuda_runtime / cuda_driver style launch call
-  int32_t thread = -1;   // index into the thread table (CPU side)
   int64_t start = 0;     // microseconds
   int64_t duration = 0;  // microseconds
-  JsonElement json;      // the event itself
-  absl::string_view name;
-  absl::string_view category;
   // Filled by the nesting pass (kCpu).
-  int32_t parent = -1;    // enclosing kCpu event on the same thread
   int64_t exclusive = 0;  // duration minus that of nested kCpu events
-  int32_t node = -1;
   int64_t step = 0;
-  std::vector<int32_t> memory;  // kMemory events that happened inside
-  int32_t depth = 0;            // path components of the node name
-  int32_t anchor = -1;          // the event whose name the path extends
+  int32_t name = 0;      // string table
+  int32_t category = 0;  // string table
+  int32_t thread = -1;   // index into the thread table (CPU side)
+  int32_t parent = -1;   // enclosing kCpu event on the same thread
+  int32_t node = -1;
+  int32_t depth = 0;    // path components of the node name
+  int32_t anchor = -1;  // the event whose name the path extends
+  int32_t args = -1;    // kCpu: cpu_args, kMemory: memory_args, kGpu: gpu_args
+  // kCpu: the kMemory events that happened inside, a list in order through
+  // their next_memory.
+  int32_t first_memory = -1;
+  int32_t last_memory = -1;
+  int32_t next_memory = -1;  // kMemory
+  Kind kind = Kind::kCpu;
+  bool runtime = false;  // cuda_runtime / cuda_driver style launch call
 };
+
+struct CpuArgs {
+  std::optional<int64_t> flops;  // args.flops when an integer >= 0
+  int32_t call_stack = -1;       // args["Call stack"] (string table)
+};
+
+struct MemoryArgs {
+  std::optional<int64_t> bytes;
+  int64_t device_type = 0;
+  int64_t device_id = 0;
+  std::optional<int64_t> total_allocated;
+};
+
+struct GpuArgs {
+  IdKey correlation;
+  IdKey external_id;  // "External id", else "external id"
+  int64_t device = 0;
+  int32_t stream = 0;  // string table
+};
+
+// What the importer reads of one event (first occurrences of each key, as
+// the DOM parser's at_key() finds them).
+struct EventFields {
+  JsonScalar ph, name, cat, pid, tid, ts, dur;
+  bool has_args = false;  // "args" present, of any type
+  JsonScalar correlation, external_id, external_id_lower, flops, call_stack,
+      bytes, device_type, device_id, total_allocated, device, stream;
+
+  JsonScalar* Slot(absl::string_view key) {
+    switch (key.size()) {
+      case 2:
+        if (key == "ph") return &ph;
+        if (key == "ts") return &ts;
+        break;
+      case 3:
+        if (key == "cat") return &cat;
+        if (key == "pid") return &pid;
+        if (key == "tid") return &tid;
+        if (key == "dur") return &dur;
+        break;
+      case 4:
+        if (key == "name") return &name;
+        break;
+    }
+    return nullptr;
+  }
+  JsonScalar* ArgSlot(absl::string_view key) {
+    switch (key.size()) {
+      case 5:
+        if (key == "flops") return &flops;
+        if (key == "Bytes") return &bytes;
+        break;
+      case 6:
+        if (key == "device") return &device;
+        if (key == "stream") return &stream;
+        break;
+      case 9:
+        if (key == "Device Id") return &device_id;
+        break;
+      case 10:
+        if (key == "Call stack") return &call_stack;
+        break;
+      case 11:
+        if (key == "correlation") return &correlation;
+        if (key == "External id") return &external_id;
+        if (key == "external id") return &external_id_lower;
+        if (key == "Device Type") return &device_type;
+        break;
+      case 15:
+        if (key == "Total Allocated") return &total_allocated;
+        break;
+    }
+    return nullptr;
+  }
+};
+
+bool IsObject(JsonReader::Value& value) {
+  const std::string_view token = value.raw_json_token();
+  return !token.empty() && token[0] == '{';
+}
+
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
+  *f = EventFields();
+  if (!IsObject(event)) return reader->Skip(event);  // no fields
+  return reader->ForEachField(
+      event, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "args") {
+          if (f->has_args) return reader->Skip(value);
+          f->has_args = true;
+          if (!IsObject(value)) return reader->Skip(value);
+          return reader->ForEachField(
+              value, [&](absl::string_view k, JsonReader::Value& v) {
+                JsonScalar* slot = f->ArgSlot(k);
+                if (slot == nullptr || slot->present()) return reader->Skip(v);
+                return reader->Read(v, slot);
+              });
+        }
+        JsonScalar* slot = f->Slot(key);
+        if (slot == nullptr || slot->present()) return reader->Skip(value);
+        return reader->Read(value, slot);
+      });
+}
 
 // Node names nest at most this deep; deeper events are named as if they
 // were children of their ancestor at this depth (keeps names bounded).
@@ -148,85 +314,147 @@ std::string AllocatorName(int64_t device_type, int64_t device_id) {
 
 }  // namespace
 
-absl::Status ImportKineto(const JsonElement& root, const std::string& file,
+absl::Status ImportKineto(JsonReader* reader, const std::string& file,
                           int64_t file_index, TraceBuilder* builder) {
-  std::optional<simdjson::dom::array> array = TraceEvents(root);
-  if (!array.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": no traceEvents array"));
-  }
-
-  // --- Collect the events that matter.
+  // --- Collect the events that matter, in one pass over the JSON.
+  StringTable strings;
   std::vector<Event> events;
-  events.reserve(array->size());
+  std::vector<CpuArgs> cpu_args;
+  std::vector<MemoryArgs> memory_args;
+  std::vector<GpuArgs> gpu_args;
   absl::flat_hash_map<std::string, int32_t> threads;
-  for (JsonElement ev : *array) {
-    std::optional<absl::string_view> ph = JsonString(ev, "ph");
-    if (!ph.has_value()) {
-      builder->Count(file, "events without a \"ph\" string, skipped");
-      continue;
-    }
-    std::optional<absl::string_view> name = JsonString(ev, "name");
-    std::optional<absl::string_view> cat = JsonString(ev, "cat");
-    Event e;
-    e.json = ev;
-    e.name = name.value_or("");
-    e.category = cat.value_or("");
-    if (*ph == "i" || *ph == "I") {
-      if (e.name != "[memory]") {
-        builder->Count(file,
-                       "instant events (other than [memory]) not "
-                       "mapped");
-        continue;
-      }
-      e.kind = Kind::kMemory;
-    } else if (*ph == "X") {
-      if (e.category == "Trace") continue;  // the profiling session's span
-      if (e.category == "python_function") {
-        e.kind = Kind::kPython;
-      } else if (IsGpuCategory(e.category)) {
-        e.kind = Kind::kGpu;
-      } else if (IsGpuSideNonWork(e.category)) {
-        builder->Count(file, absl::StrCat("\"", e.category,
-                                          "\" events not mapped (GPU-side "
-                                          "ranges, not work a node "
-                                          "launched)"));
-        continue;
-      } else {
-        e.kind = Kind::kCpu;
-        e.runtime = IsRuntimeCategory(e.category);
-      }
-    } else if (IsIgnoredPhase(*ph)) {
-      continue;
-    } else {
-      builder->Count(file,
-                     absl::StrCat("events of phase \"", *ph, "\" not mapped"));
-      continue;
-    }
+  // The launching runtime call of a correlation id, the op of an External
+  // id (the first CPU event that has it).
+  absl::flat_hash_map<IdKey, int32_t> by_correlation;
+  absl::flat_hash_map<IdKey, int32_t> by_external_id;
+  EventFields f;
+  const bool read = reader->ForEachEvent(
+      [&](JsonReader::Value& ev) {
+        if (!ReadEvent(reader, ev, &f)) return false;
+        std::optional<absl::string_view> ph = f.ph.String();
+        if (!ph.has_value()) {
+          builder->Count(file, "events without a \"ph\" string, skipped");
+          return true;
+        }
+        const absl::string_view name = f.name.String().value_or("");
+        const absl::string_view category = f.cat.String().value_or("");
+        Event e;
+        if (*ph == "i" || *ph == "I") {
+          if (name != "[memory]") {
+            builder->Count(file,
+                           "instant events (other than [memory]) not "
+                           "mapped");
+            return true;
+          }
+          e.kind = Kind::kMemory;
+        } else if (*ph == "X") {
+          if (category == "Trace") return true;  // the profiling session's span
+          if (category == "python_function") {
+            e.kind = Kind::kPython;
+          } else if (IsGpuCategory(category)) {
+            e.kind = Kind::kGpu;
+          } else if (IsGpuSideNonWork(category)) {
+            builder->Count(file, absl::StrCat("\"", category,
+                                              "\" events not mapped (GPU-side "
+                                              "ranges, not work a node "
+                                              "launched)"));
+            return true;
+          } else {
+            e.kind = Kind::kCpu;
+            e.runtime = IsRuntimeCategory(category);
+          }
+        } else if (IsIgnoredPhase(*ph)) {
+          return true;
+        } else {
+          builder->Count(
+              file, absl::StrCat("events of phase \"", *ph, "\" not mapped"));
+          return true;
+        }
 
-    if (!JsonMicros(ev, "ts", &e.start) ||
-        (e.kind != Kind::kMemory &&
-         (!JsonMicros(ev, "dur", &e.duration) || e.duration < 0))) {
-      builder->Count(file, "events without a valid ts/dur, skipped");
-      continue;
-    }
-    if (e.kind != Kind::kGpu) {
-      const std::string key =
-          absl::StrCat(JsonIdText(ev, "pid").value_or(""), "/",
-                       JsonIdText(ev, "tid").value_or(""));
-      auto [it, inserted] =
-          threads.emplace(key, static_cast<int32_t>(threads.size()));
-      e.thread = it->second;
-    }
-    events.push_back(std::move(e));
-  }
+        if (!f.ts.Micros(&e.start) ||
+            (e.kind != Kind::kMemory &&
+             (!f.dur.Micros(&e.duration) || e.duration < 0))) {
+          builder->Count(file, "events without a valid ts/dur, skipped");
+          return true;
+        }
+        e.name = strings.Intern(name);
+        e.category = strings.Intern(category);
+        const int32_t index = static_cast<int32_t>(events.size());
+        if (e.kind != Kind::kGpu) {
+          const std::string key = absl::StrCat(f.pid.IdText().value_or(""), "/",
+                                               f.tid.IdText().value_or(""));
+          auto [it, inserted] =
+              threads.emplace(key, static_cast<int32_t>(threads.size()));
+          e.thread = it->second;
+        }
+        // What the later passes need of the args (a field of any other type
+        // than an object has none).
+        switch (e.kind) {
+          case Kind::kCpu: {
+            const IdKey link =
+                MakeIdKey(e.runtime ? f.correlation : f.external_id, &strings);
+            if (link.present()) {
+              (e.runtime ? by_correlation : by_external_id)
+                  .emplace(link, index);
+            }
+            CpuArgs a;
+            std::optional<int64_t> flops = f.flops.Int();
+            if (flops.has_value() && *flops >= 0) a.flops = flops;
+            std::optional<absl::string_view> stack = f.call_stack.String();
+            if (stack.has_value()) a.call_stack = strings.Intern(*stack);
+            if (a.flops.has_value() || a.call_stack >= 0) {
+              e.args = static_cast<int32_t>(cpu_args.size());
+              cpu_args.push_back(a);
+            }
+            break;
+          }
+          case Kind::kMemory: {
+            MemoryArgs a;
+            a.bytes = f.bytes.Int();
+            a.device_type = f.device_type.Int().value_or(0);
+            a.device_id = f.device_id.Int().value_or(0);
+            a.total_allocated = f.total_allocated.Int();
+            e.args = static_cast<int32_t>(memory_args.size());
+            memory_args.push_back(a);
+            break;
+          }
+          case Kind::kGpu: {
+            GpuArgs a;
+            a.correlation = MakeIdKey(f.correlation, &strings);
+            a.external_id = MakeIdKey(f.external_id, &strings);
+            if (!a.external_id.present()) {
+              a.external_id = MakeIdKey(f.external_id_lower, &strings);
+            }
+            a.device = f.device.Int().value_or(0);
+            std::string stream = f.stream.IdText().value_or("");
+            if (stream.empty()) {
+              std::string tid = f.tid.IdText().value_or("0");
+              absl::string_view t = tid;
+              absl::ConsumePrefix(&t, "stream ");
+              stream = std::string(absl::StripAsciiWhitespace(t));
+            }
+            a.stream = strings.Intern(stream);
+            e.args = static_cast<int32_t>(gpu_args.size());
+            gpu_args.push_back(a);
+            break;
+          }
+          case Kind::kPython:
+            break;
+        }
+        events.push_back(e);
+        return true;
+      },
+      /*last_pass=*/true);
+  if (!read) return JsonReadError(file);
+  // The rest needs no JSON: free the file and the parser's index.
+  reader->Close();
   const int32_t n = static_cast<int32_t>(events.size());
 
   // --- Steps: ProfilerStep#N ranges delimit steps by their start times.
   std::vector<std::pair<int64_t, int64_t>> step_starts;  // (start, step)
   for (const Event& e : events) {
     if (e.kind != Kind::kCpu) continue;
-    std::optional<int64_t> step = ProfilerStep(e.name);
+    std::optional<int64_t> step = ProfilerStep(strings.Get(e.name));
     if (step.has_value()) step_starts.emplace_back(e.start, *step);
   }
   std::sort(step_starts.begin(), step_starts.end());
@@ -286,7 +514,13 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
         if (cpu_stack.empty()) {
           ++orphan_memory;
         } else {
-          events[cpu_stack.back()].memory.push_back(i);
+          Event& op = events[cpu_stack.back()];
+          if (op.last_memory < 0) {
+            op.first_memory = i;
+          } else {
+            events[op.last_memory].next_memory = i;
+          }
+          op.last_memory = i;
         }
         break;
       case Kind::kCpu: {
@@ -311,20 +545,21 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
         } else {
           e.depth = 1;
         }
+        const std::string& name = strings.Get(e.name);
         if (e.anchor >= 0) {
           path = absl::StrCat(builder->NodeName(events[e.anchor].node), "/",
-                              Component(e.name));
+                              Component(name));
         } else {
-          path = Component(e.name);
+          path = Component(name);
         }
-        e.node = builder->Node(path, OpType(e.name));
+        e.node = builder->Node(path, OpType(name));
         e.step = step_at(e.start);
         if (!py_stack.empty() && !builder->HasCode(e.node)) {
           std::vector<Frame> frames;
           const size_t first =
               py_stack.size() > kMaxFrames ? py_stack.size() - kMaxFrames : 0;
           for (size_t p = first; p < py_stack.size(); ++p) {
-            frames.push_back(ParseFrame(events[py_stack[p]].name));
+            frames.push_back(ParseFrame(strings.Get(events[py_stack[p]].name)));
           }
           builder->SetCode(e.node, frames);
         }
@@ -337,51 +572,35 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
   }
 
   // --- CPU executions, with their memory, call stacks and float ops.
-  absl::flat_hash_map<std::string, int32_t> by_correlation;
-  absl::flat_hash_map<std::string, int32_t> by_external_id;
   for (int32_t i = 0; i < n; ++i) {
     Event& e = events[i];
     if (e.kind != Kind::kCpu) continue;
-    tfcore::NodeExecStats* stat =
+    const TraceBuilder::ExecRef exec =
         builder->AddExec(e.step, kHostCpuDevice, e.node, e.start,
                          std::max<int64_t>(e.exclusive, 0));
-    std::optional<JsonElement> args = JsonField(e.json, "args");
-    if (args.has_value()) {
-      if (e.runtime) {
-        std::optional<std::string> corr = JsonIdText(*args, "correlation");
-        if (corr.has_value()) by_correlation.emplace(*corr, i);
-      } else {
-        std::optional<std::string> ext = JsonIdText(*args, "External id");
-        if (ext.has_value()) by_external_id.emplace(*ext, i);
-      }
-      std::optional<int64_t> flops = JsonInt(*args, "flops");
-      if (flops.has_value() && *flops >= 0)
-        builder->AddFloatOps(e.node, *flops);
-      if (!builder->HasCode(e.node)) {
-        std::optional<absl::string_view> stack =
-            JsonString(*args, "Call stack");
-        if (stack.has_value()) {
-          builder->SetCode(e.node, ParseCallStack(*stack));
-          ++call_stacks;
-        }
+    tfcore::NodeExecStats* stat = nullptr;  // made for the first record
+    if (e.args >= 0) {
+      const CpuArgs& a = cpu_args[e.args];
+      if (a.flops.has_value()) builder->AddFloatOps(e.node, *a.flops);
+      if (!builder->HasCode(e.node) && a.call_stack >= 0) {
+        builder->SetCode(e.node, ParseCallStack(strings.Get(a.call_stack)));
+        ++call_stacks;
       }
     }
 
     // Memory allocated and freed while the event ran (outside its nested
     // events), per allocator.
     std::vector<std::pair<std::string, int64_t>> running;  // allocator, bytes
-    for (int32_t m : e.memory) {
+    for (int32_t m = e.first_memory; m >= 0; m = events[m].next_memory) {
       const Event& mem = events[m];
-      std::optional<JsonElement> margs = JsonField(mem.json, "args");
-      std::optional<int64_t> bytes =
-          margs.has_value() ? JsonInt(*margs, "Bytes") : std::nullopt;
+      const MemoryArgs& margs = memory_args[mem.args];
+      std::optional<int64_t> bytes = margs.bytes;
       if (!bytes.has_value()) {
         builder->Count(file, "[memory] events without integer Bytes, skipped");
         continue;
       }
       const std::string allocator =
-          AllocatorName(JsonInt(*margs, "Device Type").value_or(0),
-                        JsonInt(*margs, "Device Id").value_or(0));
+          AllocatorName(margs.device_type, margs.device_id);
       tfcore::AllocatorMemoryUsed* used = nullptr;
       size_t slot = 0;
       for (; slot < running.size(); ++slot) {
@@ -389,6 +608,7 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
       }
       if (slot == running.size()) {
         running.emplace_back(allocator, 0);
+        if (stat == nullptr) stat = builder->Details(exec);
         used = stat->add_memory();
         used->set_allocator_name(allocator);
       } else {
@@ -403,8 +623,9 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
       tfcore::AllocationRecord* rec = used->add_allocation_records();
       rec->set_alloc_micros(mem.start);
       rec->set_alloc_bytes(*bytes);
-      std::optional<int64_t> in_use = JsonInt(*margs, "Total Allocated");
-      if (in_use.has_value()) used->set_allocator_bytes_in_use(*in_use);
+      if (margs.total_allocated.has_value()) {
+        used->set_allocator_bytes_in_use(*margs.total_allocated);
+      }
     }
   }
 
@@ -414,56 +635,41 @@ absl::Status ImportKineto(const JsonElement& root, const std::string& file,
   for (int32_t i = 0; i < n; ++i) {
     const Event& g = events[i];
     if (g.kind != Kind::kGpu) continue;
-    std::optional<JsonElement> args = JsonField(g.json, "args");
+    const GpuArgs& a = gpu_args[g.args];
     int32_t launcher = -1;
-    if (args.has_value()) {
-      std::optional<std::string> corr = JsonIdText(*args, "correlation");
-      auto it =
-          corr.has_value() ? by_correlation.find(*corr) : by_correlation.end();
-      if (it != by_correlation.end()) {
-        // The innermost enclosing op of the runtime call; the call itself
-        // when it ran outside any op.
-        launcher = it->second;
-        while (events[launcher].runtime && events[launcher].parent >= 0) {
-          launcher = events[launcher].parent;
-        }
-      } else {
-        std::optional<std::string> ext = JsonIdText(*args, "External id");
-        if (!ext.has_value()) ext = JsonIdText(*args, "external id");
-        auto e =
-            ext.has_value() ? by_external_id.find(*ext) : by_external_id.end();
-        if (e != by_external_id.end()) {
-          launcher = e->second;
-          ++by_ext;
-        }
+    auto it = a.correlation.present() ? by_correlation.find(a.correlation)
+                                      : by_correlation.end();
+    if (it != by_correlation.end()) {
+      // The innermost enclosing op of the runtime call; the call itself
+      // when it ran outside any op.
+      launcher = it->second;
+      while (events[launcher].runtime && events[launcher].parent >= 0) {
+        launcher = events[launcher].parent;
+      }
+    } else {
+      auto e = a.external_id.present() ? by_external_id.find(a.external_id)
+                                       : by_external_id.end();
+      if (e != by_external_id.end()) {
+        launcher = e->second;
+        ++by_ext;
       }
     }
     int32_t node;
     int64_t step;
+    const std::string& category = strings.Get(g.category);
     if (launcher >= 0) {
       node = events[launcher].node;
       step = events[launcher].step;
     } else {
-      node = builder->Node(absl::StrCat("_unlinked/", Component(g.category)),
-                           g.category);
+      node = builder->Node(absl::StrCat("_unlinked/", Component(category)),
+                           category);
       step = step_at(g.start);
       ++unlinked;
     }
-    int64_t gpu = 0;
-    std::string stream;
-    if (args.has_value()) {
-      gpu = JsonInt(*args, "device").value_or(0);
-      stream = JsonIdText(*args, "stream").value_or("");
-    }
-    if (stream.empty()) {
-      std::string tid = JsonIdText(g.json, "tid").value_or("0");
-      absl::string_view t = tid;
-      absl::ConsumePrefix(&t, "stream ");
-      stream = std::string(absl::StripAsciiWhitespace(t));
-    }
-    builder->AddExec(step, GpuStreamAllDevice(gpu), node, g.start, g.duration);
-    builder->AddExec(step, GpuStreamDevice(gpu, stream), node, g.start,
+    builder->AddExec(step, GpuStreamAllDevice(a.device), node, g.start,
                      g.duration);
+    builder->AddExec(step, GpuStreamDevice(a.device, strings.Get(a.stream)),
+                     node, g.start, g.duration);
   }
 
   if (!step_starts.empty()) {

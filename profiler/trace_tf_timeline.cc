@@ -24,16 +24,40 @@ namespace {
 // A GPU stream or memcpy lane event, kept to sum accelerator time when the
 // timeline has no ".../stream:all" lane for that GPU.
 struct LaneEvent {
-  std::string gpu;  // the device before "/stream:" or "/memcpy"
+  int32_t gpu = 0;  // the device before "/stream:" or "/memcpy" (GpuTable)
   int32_t node = 0;
   int64_t start = 0;
   int64_t duration = 0;
   bool memcpy = false;
 };
 
+// The GPUs of the lanes as written, and their lower-case forms (which is
+// what identifies a GPU).
+struct GpuTable {
+  std::vector<std::string> names;
+  std::vector<int32_t> keys;  // per name: index into `lower`
+  std::vector<std::string> lower;
+  absl::flat_hash_map<std::string, int32_t> name_ids;
+  absl::flat_hash_map<std::string, int32_t> lower_ids;
+
+  int32_t Id(const std::string& gpu) {
+    auto [it, inserted] =
+        name_ids.emplace(gpu, static_cast<int32_t>(names.size()));
+    if (inserted) {
+      names.push_back(gpu);
+      const std::string l = absl::AsciiStrToLower(gpu);
+      auto [lit, lnew] =
+          lower_ids.emplace(l, static_cast<int32_t>(lower.size()));
+      if (lnew) lower.push_back(l);
+      keys.push_back(lit->second);
+    }
+    return it->second;
+  }
+};
+
 // Identifies a copy recorded on both a stream lane and the memcpy lane.
 struct LaneKey {
-  std::string gpu;
+  int32_t gpu;  // GpuTable::lower
   int32_t node;
   int64_t start;
   int64_t duration;
@@ -65,24 +89,94 @@ bool SplitGpuLane(const std::string& device, std::string* gpu, bool* memcpy) {
   return false;
 }
 
-// The inputs of an op event: args.input0, args.input1, ... in index order.
-std::vector<std::string> Inputs(const JsonElement& args) {
-  std::vector<std::pair<int, std::string>> found;
-  simdjson::dom::object obj;
-  if (args.get_object().get(obj) != simdjson::SUCCESS) return {};
-  for (auto field : obj) {
-    const absl::string_view key(field.key.data(), field.key.size());
-    if (!absl::StartsWith(key, "input")) continue;
-    int index;
-    if (!absl::SimpleAtoi(key.substr(5), &index) || index < 0) continue;
-    std::string_view value;
-    if (field.value.get_string().get(value) != simdjson::SUCCESS) continue;
-    found.emplace_back(index, std::string(value));
+// What the importer reads of one event (first occurrences of each key, as
+// the DOM parser's at_key() finds them).
+struct EventFields {
+  JsonScalar ph, name, pid, ts, dur;
+  bool has_args = false;  // "args" present, of any type
+  JsonScalar args_name, args_op;
+  // args.input0, args.input1, ...: (index, name) of every string field.
+  std::vector<std::pair<int, absl::string_view>> inputs;
+  bool has_snapshot = false;  // args.snapshot present, of any type
+  JsonScalar tensor_description;
+
+  void Clear() {
+    ph = name = pid = ts = dur = args_name = args_op = tensor_description =
+        JsonScalar();
+    has_args = has_snapshot = false;
+    inputs.clear();
   }
+};
+
+bool ReadFirst(JsonReader* reader, JsonReader::Value& value, JsonScalar* slot) {
+  if (slot->present()) return reader->Skip(value);
+  return reader->Read(value, slot);
+}
+
+// Whether a value is an object (without consuming it).
+bool IsObject(JsonReader::Value& value) {
+  const std::string_view token = value.raw_json_token();
+  return !token.empty() && token[0] == '{';
+}
+
+bool ReadArgs(JsonReader* reader, JsonReader::Value& args, EventFields* f) {
+  return reader->ForEachField(
+      args, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "name") return ReadFirst(reader, value, &f->args_name);
+        if (key == "op") return ReadFirst(reader, value, &f->args_op);
+        if (key == "snapshot") {
+          if (f->has_snapshot) return reader->Skip(value);
+          f->has_snapshot = true;
+          if (!IsObject(value)) return reader->Skip(value);
+          return reader->ForEachField(
+              value, [&](absl::string_view k, JsonReader::Value& v) {
+                if (k == "tensor_description") {
+                  return ReadFirst(reader, v, &f->tensor_description);
+                }
+                return reader->Skip(v);
+              });
+        }
+        int index;
+        if (absl::StartsWith(key, "input") &&
+            absl::SimpleAtoi(key.substr(5), &index) && index >= 0) {
+          JsonScalar input;
+          if (!reader->Read(value, &input)) return false;
+          if (input.type == JsonScalar::Type::kString) {
+            f->inputs.emplace_back(index, input.str);
+          }
+          return true;
+        }
+        return reader->Skip(value);
+      });
+}
+
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
+  f->Clear();
+  if (!IsObject(event)) return reader->Skip(event);  // no fields
+  return reader->ForEachField(
+      event, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "ph") return ReadFirst(reader, value, &f->ph);
+        if (key == "name") return ReadFirst(reader, value, &f->name);
+        if (key == "pid") return ReadFirst(reader, value, &f->pid);
+        if (key == "ts") return ReadFirst(reader, value, &f->ts);
+        if (key == "dur") return ReadFirst(reader, value, &f->dur);
+        if (key == "args") {
+          if (f->has_args) return reader->Skip(value);
+          f->has_args = true;
+          if (!IsObject(value)) return reader->Skip(value);
+          return ReadArgs(reader, value, f);
+        }
+        return reader->Skip(value);
+      });
+}
+
+// The inputs of an op event: args.input0, args.input1, ... in index order.
+std::vector<std::string> Inputs(const EventFields& f) {
+  std::vector<std::pair<int, absl::string_view>> found = f.inputs;
   std::sort(found.begin(), found.end());
   std::vector<std::string> inputs;
   inputs.reserve(found.size());
-  for (auto& [index, name] : found) inputs.push_back(std::move(name));
+  for (const auto& [index, name] : found) inputs.emplace_back(name);
   return inputs;
 }
 
@@ -114,28 +208,16 @@ bool ParseAllocation(absl::string_view text,
 
 }  // namespace
 
-absl::Status ImportTfTimeline(const JsonElement& root, const std::string& file,
-                              int64_t file_index, TraceBuilder* builder) {
-  std::optional<simdjson::dom::array> events = TraceEvents(root);
-  if (!events.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": no traceEvents array"));
-  }
+absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
+                              const std::string& file, int64_t file_index,
+                              TraceBuilder* builder) {
   const int64_t step = file_index;
-
-  // Processes: pid -> name.
-  absl::flat_hash_map<std::string, std::string> processes;
-  for (JsonElement ev : *events) {
-    if (JsonString(ev, "ph") != "M" || JsonString(ev, "name") != "process_name")
-      continue;
-    std::optional<std::string> pid = JsonIdText(ev, "pid");
-    std::optional<JsonElement> args = JsonField(ev, "args");
-    if (!pid.has_value() || !args.has_value()) continue;
-    std::optional<absl::string_view> name = JsonString(*args, "name");
-    if (name.has_value()) processes[*pid] = std::string(*name);
-  }
+  // Processes: pid -> name (read by the scan).
+  const absl::flat_hash_map<std::string, std::string>& processes =
+      scan.processes;
 
   std::vector<LaneEvent> lanes;
+  GpuTable lane_gpus;
   absl::flat_hash_set<std::string> gpus_with_stream_all;
   absl::flat_hash_set<std::string> gpu_devices;  // canonical GPU devices
   absl::flat_hash_map<std::string, int64_t> no_time_devices;
@@ -145,157 +227,169 @@ absl::Status ImportTfTimeline(const JsonElement& root, const std::string& file,
   };
   std::vector<Snapshot> snapshots;
 
-  for (JsonElement ev : *events) {
-    std::optional<absl::string_view> ph = JsonString(ev, "ph");
-    if (!ph.has_value()) {
-      builder->Count(file, "events without a \"ph\" string, skipped");
-      continue;
-    }
-    if (*ph == "O") {
-      std::optional<absl::string_view> name = JsonString(ev, "name");
-      std::optional<JsonElement> args = JsonField(ev, "args");
-      std::optional<JsonElement> snap =
-          args.has_value() ? JsonField(*args, "snapshot") : std::nullopt;
-      std::optional<absl::string_view> desc =
-          snap.has_value() ? JsonString(*snap, "tensor_description")
-                           : std::nullopt;
-      if (name.has_value() && desc.has_value()) {
-        snapshots.push_back({std::string(*name), std::string(*desc)});
-      } else {
-        builder->Count(file,
-                       "object snapshots (ph O) without a tensor "
-                       "description, not mapped");
-      }
-      continue;
-    }
-    if (*ph == "N" || *ph == "D") {
-      builder->Count(file,
-                     "tensor lifetime events (ph N/D) not mapped "
-                     "(output sizes come from their O snapshots)");
-      continue;
-    }
-    if (*ph == "C") {
-      builder->Count(file,
-                     "allocator counter samples (ph C) not mapped "
-                     "(allocator-wide totals, not per node)");
-      continue;
-    }
-    if (IsIgnoredPhase(*ph)) continue;
-    if (*ph != "X") {
-      builder->Count(file,
-                     absl::StrCat("events of phase \"", *ph, "\" not mapped"));
-      continue;
-    }
+  // One pass: executions go to the builder as they are read.
+  EventFields fields;
+  const bool read = reader->ForEachEvent(
+      [&](JsonReader::Value& event) {
+        if (!ReadEvent(reader, event, &fields)) return false;
+        const EventFields& ev = fields;
+        std::optional<absl::string_view> ph = ev.ph.String();
+        if (!ph.has_value()) {
+          builder->Count(file, "events without a \"ph\" string, skipped");
+          return true;
+        }
+        if (*ph == "O") {
+          std::optional<absl::string_view> name = ev.name.String();
+          std::optional<absl::string_view> desc =
+              ev.tensor_description.String();
+          if (name.has_value() && desc.has_value()) {
+            snapshots.push_back({std::string(*name), std::string(*desc)});
+          } else {
+            builder->Count(file,
+                           "object snapshots (ph O) without a tensor "
+                           "description, not mapped");
+          }
+          return true;
+        }
+        if (*ph == "N" || *ph == "D") {
+          builder->Count(file,
+                         "tensor lifetime events (ph N/D) not mapped "
+                         "(output sizes come from their O snapshots)");
+          return true;
+        }
+        if (*ph == "C") {
+          builder->Count(file,
+                         "allocator counter samples (ph C) not mapped "
+                         "(allocator-wide totals, not per node)");
+          return true;
+        }
+        if (IsIgnoredPhase(*ph)) return true;
+        if (*ph != "X") {
+          builder->Count(
+              file, absl::StrCat("events of phase \"", *ph, "\" not mapped"));
+          return true;
+        }
 
-    std::optional<std::string> pid = JsonIdText(ev, "pid");
-    auto proc = pid.has_value() ? processes.find(*pid) : processes.end();
-    if (proc == processes.end()) {
-      builder->Count(file,
-                     "op events in a process without a process_name, "
-                     "skipped");
-      continue;
-    }
-    std::string device = proc->second;
-    if (absl::EndsWith(device, " Compute")) {
-      device.resize(device.size() - 8);
-    } else {
-      builder->Count(file, absl::StrCat("op events in process \"", device,
-                                        "\" (not \"<device> Compute\"), "
-                                        "skipped"));
-      continue;
-    }
+        std::optional<std::string> pid = ev.pid.IdText();
+        auto proc = pid.has_value() ? processes.find(*pid) : processes.end();
+        if (proc == processes.end()) {
+          builder->Count(file,
+                         "op events in a process without a process_name, "
+                         "skipped");
+          return true;
+        }
+        std::string device = proc->second;
+        if (absl::EndsWith(device, " Compute")) {
+          device.resize(device.size() - 8);
+        } else {
+          builder->Count(file, absl::StrCat("op events in process \"", device,
+                                            "\" (not \"<device> Compute\"), "
+                                            "skipped"));
+          return true;
+        }
 
-    int64_t start = 0, duration = 0;
-    if (!JsonMicros(ev, "ts", &start) || !JsonMicros(ev, "dur", &duration) ||
-        duration < 0) {
-      builder->Count(file, "op events without a valid ts/dur, skipped");
-      continue;
-    }
+        int64_t start = 0, duration = 0;
+        if (!ev.ts.Micros(&start) || !ev.dur.Micros(&duration) ||
+            duration < 0) {
+          builder->Count(file, "op events without a valid ts/dur, skipped");
+          return true;
+        }
 
-    std::optional<JsonElement> args = JsonField(ev, "args");
-    absl::string_view ev_name, node_name, op;
-    const bool has_ev_name = JsonStringTo(ev, "name", &ev_name);
-    bool has_node_name = false, has_op = false;
-    if (args.has_value()) {
-      has_node_name = JsonStringTo(*args, "name", &node_name);
-      has_op = JsonStringTo(*args, "op", &op);
-    }
-    if (!has_node_name && has_ev_name) {
-      node_name = ev_name;
-      has_node_name = true;
-    }
-    if (!has_op && has_ev_name) op = ev_name;
-    if (!has_node_name) {
-      builder->Count(file, "op events without args.name or name, skipped");
-      continue;
-    }
-    // tfprof drops the runtime's bookkeeping entries the same way.
-    if (node_name == "_SOURCE" || node_name == "RecvTensor") {
-      builder->Count(file, absl::StrCat("\"", node_name,
-                                        "\" events dropped (runtime "
-                                        "bookkeeping; tfprof drops them too)"));
-      continue;
-    }
+        absl::string_view node_name, op;
+        std::optional<absl::string_view> ev_name = ev.name.String();
+        std::optional<absl::string_view> args_name = ev.args_name.String();
+        std::optional<absl::string_view> args_op = ev.args_op.String();
+        bool has_node_name = args_name.has_value();
+        if (has_node_name) node_name = *args_name;
+        if (args_op.has_value()) op = *args_op;
+        if (!has_node_name && ev_name.has_value()) {
+          node_name = *ev_name;
+          has_node_name = true;
+        }
+        if (!args_op.has_value() && ev_name.has_value()) op = *ev_name;
+        if (!has_node_name) {
+          builder->Count(file, "op events without args.name or name, skipped");
+          return true;
+        }
+        // tfprof drops the runtime's bookkeeping entries the same way.
+        if (node_name == "_SOURCE" || node_name == "RecvTensor") {
+          builder->Count(file,
+                         absl::StrCat("\"", node_name,
+                                      "\" events dropped (runtime "
+                                      "bookkeeping; tfprof drops them too)"));
+          return true;
+        }
 
-    const int32_t node = builder->Node(node_name, op);
-    const bool canonical = IsCanonicalDevice(device);
-    if (canonical) {
-      // tfprof keeps one canonical device per node (the first it sees) and
-      // drops the node's executions on any other; do it here, visibly.
-      const std::string& first = builder->ClaimCanonicalDevice(node, device);
-      if (!absl::EqualsIgnoreCase(first, device)) {
-        builder->Count(
-            file,
-            absl::StrCat("executions of \"", builder->NodeName(node), "\" on ",
-                         device, " dropped: the node ran on ", first,
-                         " first (tfprof keeps one canonical device per "
-                         "node)"));
-        continue;
-      }
-    }
-    builder->AddExec(step, device, node, start, duration);
+        const int32_t node = builder->Node(node_name, op);
+        const bool canonical = IsCanonicalDevice(device);
+        if (canonical) {
+          // tfprof keeps one canonical device per node (the first it sees) and
+          // drops the node's executions on any other; do it here, visibly.
+          const std::string& first =
+              builder->ClaimCanonicalDevice(node, device);
+          if (!absl::EqualsIgnoreCase(first, device)) {
+            builder->Count(
+                file, absl::StrCat(
+                          "executions of \"", builder->NodeName(node), "\" on ",
+                          device, " dropped: the node ran on ", first,
+                          " first (tfprof keeps one canonical device per "
+                          "node)"));
+            return true;
+          }
+        }
+        builder->AddExec(step, device, node, start, duration);
 
-    std::string gpu;
-    bool memcpy = false;
-    if (canonical) {
-      if (args.has_value()) builder->SetInputs(node, Inputs(*args));
-      if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
-        gpu_devices.insert(device);
-      }
-    } else if (IsStreamAllDevice(device)) {
-      const std::string lower = absl::AsciiStrToLower(device);
-      gpus_with_stream_all.insert(
-          absl::AsciiStrToLower(device.substr(0, lower.find("/stream:all"))));
-    } else if (SplitGpuLane(device, &gpu, &memcpy)) {
-      lanes.push_back({gpu, node, start, duration, memcpy});
-    } else {
-      ++no_time_devices[device];
-    }
-  }
+        std::string gpu;
+        bool memcpy = false;
+        if (canonical) {
+          if (ev.has_args) builder->SetInputs(node, Inputs(ev));
+          if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
+            gpu_devices.insert(device);
+          }
+        } else if (IsStreamAllDevice(device)) {
+          const std::string lower = absl::AsciiStrToLower(device);
+          gpus_with_stream_all.insert(absl::AsciiStrToLower(
+              device.substr(0, lower.find("/stream:all"))));
+        } else if (SplitGpuLane(device, &gpu, &memcpy)) {
+          lanes.push_back({lane_gpus.Id(gpu), node, start, duration, memcpy});
+        } else {
+          ++no_time_devices[device];
+        }
+        return true;
+      },
+      /*last_pass=*/true);
+  if (!read) return JsonReadError(file);
+  // The rest needs no JSON.
+  reader->Close();
 
   // Accelerator time of GPUs without a stream:all lane: the stream lanes,
   // plus memcpy-lane events that no stream lane has (TF records most copies
   // on both).
+  std::vector<bool> summed(lane_gpus.lower.size());
+  for (size_t k = 0; k < summed.size(); ++k) {
+    summed[k] = !gpus_with_stream_all.contains(lane_gpus.lower[k]);
+  }
   absl::flat_hash_map<LaneKey, int64_t> on_streams;
   for (const LaneEvent& e : lanes) {
-    if (!e.memcpy) {
-      ++on_streams[LaneKey{absl::AsciiStrToLower(e.gpu), e.node, e.start,
-                           e.duration}];
+    const int32_t key = lane_gpus.keys[e.gpu];
+    if (!e.memcpy && summed[key]) {
+      ++on_streams[LaneKey{key, e.node, e.start, e.duration}];
     }
   }
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> synthesized;
   for (const LaneEvent& e : lanes) {
-    const std::string gpu_key = absl::AsciiStrToLower(e.gpu);
-    if (gpus_with_stream_all.contains(gpu_key)) continue;
+    const int32_t key = lane_gpus.keys[e.gpu];
+    if (!summed[key]) continue;
     if (e.memcpy) {
-      auto it = on_streams.find(LaneKey{gpu_key, e.node, e.start, e.duration});
+      auto it = on_streams.find(LaneKey{key, e.node, e.start, e.duration});
       if (it != on_streams.end() && it->second > 0) {
         --it->second;  // the same copy, already counted from its stream
         continue;
       }
     }
-    builder->AddExec(step, e.gpu + "/stream:all", e.node, e.start, e.duration);
-    auto& [n, micros] = synthesized[e.gpu];
+    const std::string& gpu = lane_gpus.names[e.gpu];
+    builder->AddExec(step, gpu + "/stream:all", e.node, e.start, e.duration);
+    auto& [n, micros] = synthesized[gpu];
     ++n;
     micros = SatAdd(micros, e.duration);
   }
@@ -340,16 +434,17 @@ absl::Status ImportTfTimeline(const JsonElement& root, const std::string& file,
       slot = 0;
     }
     std::optional<int32_t> node = builder->FindNode(name);
-    tfcore::NodeExecStats* stat =
-        node.has_value() ? builder->FirstCanonicalExec(step, *node) : nullptr;
+    const TraceBuilder::ExecRef exec =
+        node.has_value() ? builder->FirstCanonicalExec(step, *node)
+                         : TraceBuilder::ExecRef();
     tfcore::AllocationDescription alloc;
-    if (stat == nullptr || !ParseAllocation(s.description, &alloc)) {
+    if (!exec || !ParseAllocation(s.description, &alloc)) {
       builder->Count(file,
                      "tensor snapshots without a node execution or an "
                      "allocation description, not mapped");
       continue;
     }
-    tfcore::NodeOutput* out = stat->add_output();
+    tfcore::NodeOutput* out = builder->Details(exec)->add_output();
     out->set_slot(slot);
     *out->mutable_tensor_description()->mutable_allocation_description() =
         alloc;

@@ -7,6 +7,7 @@
 // op annotation TensorFlow attaches. "Steps" lines on device planes give the
 // step groups.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -263,11 +264,17 @@ struct Steps {
 
 }  // namespace
 
-absl::Status ImportXSpace(const std::string& contents, const std::string& file,
+absl::Status ImportXSpace(absl::string_view contents, const std::string& file,
                           int64_t file_index, TraceBuilder* builder) {
   XSpace space;
   bool known_planes = false;
-  if (space.ParseFromString(contents)) {
+  // ParseFromArray is ParseFromString without the copy (its size is an int).
+  const bool parsed =
+      contents.size() <= static_cast<size_t>(INT_MAX)
+          ? space.ParseFromArray(contents.data(),
+                                 static_cast<int>(contents.size()))
+          : space.ParseFromString(std::string(contents));
+  if (parsed) {
     for (const XPlane& plane : space.planes()) {
       known_planes |= absl::StartsWith(plane.name(), "/host:") ||
                       absl::StartsWith(plane.name(), "/device:");
@@ -459,9 +466,10 @@ absl::Status ImportXSpace(const std::string& contents, const std::string& file,
 
       for (HostEvent& h : events) {
         if (h.kind != HostKind::kOp) continue;
-        tfcore::NodeExecStats* stat =
+        const TraceBuilder::ExecRef exec =
             builder->AddExec(h.step, kHostCpuDevice, h.node, h.start,
                              std::max<int64_t>(h.exclusive, 0));
+        tfcore::NodeExecStats* stat = nullptr;  // made for the first record
         std::vector<std::pair<std::string, int64_t>> running;
         for (int32_t m : h.memory_events) {
           const HostEvent& mem = events[m];
@@ -487,6 +495,7 @@ absl::Status ImportXSpace(const std::string& contents, const std::string& file,
           tfcore::AllocatorMemoryUsed* used;
           if (slot == running.size()) {
             running.emplace_back(allocator, 0);
+            if (stat == nullptr) stat = builder->Details(exec);
             used = stat->add_memory();
             used->set_allocator_name(allocator);
           } else {
