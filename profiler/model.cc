@@ -262,24 +262,33 @@ const uint8_t* Model::Store(const std::string& bytes) {
 
 namespace {
 
-void PutTimes(const std::vector<DeviceTimes>& list, StringTable* strings,
-              std::string* out) {
+// Times are written as differences (from `base`, the step's earliest
+// start, then from the previous one), so that they take a byte or two.
+int64_t Delta(int64_t value, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(value) -
+                              static_cast<uint64_t>(from));
+}
+int64_t Undelta(int64_t delta, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(from) +
+                              static_cast<uint64_t>(delta));
+}
+
+void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
+              StringTable* strings, std::string* out) {
   wire::PutVarint(out, list.size());
   for (const DeviceTimes& d : list) {
     wire::PutVarint(out, strings->Id(d.device));
     wire::PutVarint(out, d.times.size());
-    int64_t prev = 0;
+    int64_t prev = base;
     for (const TimeInterval& t : d.times) {
-      wire::PutVarint(out, wire::ZigZag(static_cast<int64_t>(
-                               static_cast<uint64_t>(t.start_micros) -
-                               static_cast<uint64_t>(prev))));
+      wire::PutVarint(out, wire::ZigZag(Delta(t.start_micros, prev)));
       wire::PutVarint(out, wire::ZigZag(t.duration_micros));
       prev = t.start_micros;
     }
   }
 }
 
-void GetTimes(wire::Reader* r, const StringTable& strings,
+void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
               std::vector<DeviceTimes>* list) {
   const uint64_t n = static_cast<uint64_t>(r->Int64());
   for (uint64_t i = 0; i < n && r->ok(); ++i) {
@@ -288,12 +297,10 @@ void GetTimes(wire::Reader* r, const StringTable& strings,
     if (id >= strings.size()) return r->Fail();
     d.device = strings.Get(static_cast<uint32_t>(id));
     const uint64_t m = static_cast<uint64_t>(r->Int64());
-    int64_t prev = 0;
+    int64_t prev = base;
     for (uint64_t j = 0; j < m && r->ok(); ++j) {
       TimeInterval t;
-      t.start_micros = static_cast<int64_t>(
-          static_cast<uint64_t>(prev) +
-          static_cast<uint64_t>(wire::UnZigZag(r->Int64())));
+      t.start_micros = Undelta(wire::UnZigZag(r->Int64()), prev);
       t.duration_micros = wire::UnZigZag(r->Int64());
       prev = t.start_micros;
       d.times.push_back(t);
@@ -324,12 +331,11 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   }
   std::string& out = seal_buffer_;
   out.clear();
-  wire::PutVarint(&out, wire::ZigZag(d.all_start_micros));
-  wire::PutVarint(&out, wire::ZigZag(static_cast<int64_t>(
-                            static_cast<uint64_t>(d.latest_end_micros) -
-                            static_cast<uint64_t>(d.all_start_micros))));
-  PutTimes(d.accelerator_execs, &strings_, &out);
-  PutTimes(d.cpu_execs, &strings_, &out);
+  const int64_t base = d.all_start_micros;
+  wire::PutVarint(&out, wire::ZigZag(base));
+  wire::PutVarint(&out, wire::ZigZag(Delta(d.latest_end_micros, base)));
+  PutTimes(d.accelerator_execs, base, &strings_, &out);
+  PutTimes(d.cpu_execs, base, &strings_, &out);
   wire::PutVarint(&out, d.memory_execs.size());
   for (const MemoryExec& m : d.memory_execs) {
     uint64_t mask = 0;
@@ -339,7 +345,9 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
     wire::PutVarint(&out, mask);
     for (int i = 0; i < kMemoryExecFields; ++i) {
       if (mask & (uint64_t{1} << i)) {
-        wire::PutVarint(&out, wire::ZigZag(m.*kMemoryExecField[i]));
+        // Field 0 is a time (memory_micros).
+        const int64_t v = m.*kMemoryExecField[i];
+        wire::PutVarint(&out, wire::ZigZag(i == 0 ? Delta(v, base) : v));
       }
     }
     wire::PutVarint(&out, m.output_memory.size());
@@ -350,11 +358,9 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
     }
   }
   wire::PutVarint(&out, d.allocations.size());
-  int64_t prev = 0;
+  int64_t prev = base;
   for (const Allocation& a : d.allocations) {
-    wire::PutVarint(&out, wire::ZigZag(static_cast<int64_t>(
-                              static_cast<uint64_t>(a.alloc_micros) -
-                              static_cast<uint64_t>(prev))));
+    wire::PutVarint(&out, wire::ZigZag(Delta(a.alloc_micros, prev)));
     wire::PutVarint(&out, wire::ZigZag(a.alloc_bytes));
     prev = a.alloc_micros;
   }
@@ -362,7 +368,7 @@ void Model::Seal(const ExecDetail& d, StepExec* exec) {
   for (std::string_view dev : d.devices) {
     wire::PutVarint(&out, strings_.Id(dev));
   }
-  PutTimes(d.other_execs, &strings_, &out);
+  PutTimes(d.other_execs, base, &strings_, &out);
   std::string& framed = seal_framed_;
   framed.clear();
   wire::PutVarint(&framed, out.size());
@@ -378,19 +384,19 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   uint64_t size = 0;
   len.Varint(&size);
   wire::Reader r(len.pos(), len.pos() + size);
-  d->all_start_micros = wire::UnZigZag(r.Int64());
-  d->latest_end_micros =
-      static_cast<int64_t>(static_cast<uint64_t>(d->all_start_micros) +
-                           static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
-  GetTimes(&r, strings_, &d->accelerator_execs);
-  GetTimes(&r, strings_, &d->cpu_execs);
+  const int64_t base = wire::UnZigZag(r.Int64());
+  d->all_start_micros = base;
+  d->latest_end_micros = Undelta(wire::UnZigZag(r.Int64()), base);
+  GetTimes(&r, base, strings_, &d->accelerator_execs);
+  GetTimes(&r, base, strings_, &d->cpu_execs);
   const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
   for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
     MemoryExec m;
     const uint64_t mask = static_cast<uint64_t>(r.Int64());
     for (int f = 0; f < kMemoryExecFields; ++f) {
       if (mask & (uint64_t{1} << f)) {
-        m.*kMemoryExecField[f] = wire::UnZigZag(r.Int64());
+        const int64_t v = wire::UnZigZag(r.Int64());
+        m.*kMemoryExecField[f] = f == 0 ? Undelta(v, base) : v;
       }
     }
     const uint64_t n_out = static_cast<uint64_t>(r.Int64());
@@ -404,12 +410,10 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
     d->memory_execs.push_back(std::move(m));
   }
   const uint64_t n_alloc = static_cast<uint64_t>(r.Int64());
-  int64_t prev = 0;
+  int64_t prev = base;
   for (uint64_t i = 0; i < n_alloc && r.ok(); ++i) {
     Allocation a;
-    a.alloc_micros =
-        static_cast<int64_t>(static_cast<uint64_t>(prev) +
-                             static_cast<uint64_t>(wire::UnZigZag(r.Int64())));
+    a.alloc_micros = Undelta(wire::UnZigZag(r.Int64()), prev);
     a.alloc_bytes = wire::UnZigZag(r.Int64());
     prev = a.alloc_micros;
     d->allocations.push_back(a);
@@ -420,7 +424,7 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
     if (id >= strings_.size()) break;
     d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
   }
-  GetTimes(&r, strings_, &d->other_execs);
+  GetTimes(&r, base, strings_, &d->other_execs);
 }
 
 ExecDetail Model::Detail(const StepExec& exec) const {
