@@ -22,6 +22,10 @@ struct AppIo {
   std::ostream* out;
   std::ostream* err;
   bool interactive;  // standard input is a terminal
+  // The process ends when RunApp returns: the loaded profile is left to the
+  // operating system instead of being freed piece by piece (which takes a
+  // noticeable time for a large profile).
+  bool exiting = false;
 };
 
 int RunApp(const std::vector<std::string>& args, const AppIo& io);

@@ -18,6 +18,6 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> args(argv + 1, argv + argc);
   tfprof::cli::AppIo io{&std::cin, &std::cout, &std::cerr,
-                        ::isatty(STDIN_FILENO) != 0};
+                        ::isatty(STDIN_FILENO) != 0, /*exiting=*/true};
   return tfprof::cli::RunApp(args, io);
 }

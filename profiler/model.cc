@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -468,13 +469,16 @@ GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
 
 const std::vector<const GraphNode*>& Model::NodesByName() const {
   if (!sorted_valid_) {
+    // Sorted as (name view, node) pairs: a comparison reads the names'
+    // bytes without first loading each node and its string.
+    std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
+    keyed.reserve(nodes_.size());
+    for (const auto& n : nodes_) keyed.emplace_back(n->name, n.get());
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     sorted_.clear();
-    sorted_.reserve(nodes_.size());
-    for (const auto& n : nodes_) sorted_.push_back(n.get());
-    std::sort(sorted_.begin(), sorted_.end(),
-              [](const GraphNode* a, const GraphNode* b) {
-                return a->name < b->name;
-              });
+    sorted_.reserve(keyed.size());
+    for (const auto& k : keyed) sorted_.push_back(k.second);
     sorted_valid_ = true;
   }
   return sorted_;

@@ -330,8 +330,13 @@ void BuildScope(const Model& model, Structure* s) {
   s->nodes.clear();
   // Keys are views of graph node names (a scope is a prefix of one), which
   // live as long as the model.
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  // Room for every node and as many scopes (reserved, not touched).
+  s->nodes.reserve(2 * by_name.size() + 1);
   absl::flat_hash_map<std::string_view, int> index;
+  index.reserve(by_name.size() + by_name.size() / 2);
   std::vector<std::string_view> keys;
+  keys.reserve(2 * by_name.size());
   auto add = [&](std::string_view name, const GraphNode* g) {
     auto [it, added] = index.try_emplace(name, static_cast<int>(keys.size()));
     if (!added) {
@@ -351,7 +356,7 @@ void BuildScope(const Model& model, Structure* s) {
     s->nodes.push_back(std::move(v));
     keys.push_back(name);
   };
-  for (const GraphNode* g : model.NodesByName()) {
+  for (const GraphNode* g : by_name) {
     const std::string_view name = g->name;
     add(name, g);
     // Its scopes; once one exists, so do all above it.
