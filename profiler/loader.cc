@@ -115,7 +115,9 @@ absl::Status ParseBinary(const std::string& path, const std::string& contents,
 
 }  // namespace
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+absl::StatusOr<std::FILE*> OpenInputFile(const std::string& path,
+                                         size_t* size) {
+  *size = 0;
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(
@@ -130,10 +132,19 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
     return absl::NotFoundError(
         absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
   }
-  std::string data;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    data.reserve(static_cast<size_t>(st.st_size));
+    *size = static_cast<size_t>(st.st_size);
   }
+  return f;
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  size_t size = 0;
+  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
+  if (!opened.ok()) return opened.status();
+  std::FILE* f = *opened;
+  std::string data;
+  data.reserve(size);
   char buf[1 << 16];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);

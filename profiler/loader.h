@@ -2,6 +2,7 @@
 #ifndef TFPROF_PROFILER_LOADER_H_
 #define TFPROF_PROFILER_LOADER_H_
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,11 @@ namespace tfprof {
 
 // Reads a whole file. Errors name the file.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Opens an input file for reading (the caller closes it). Errors name the
+// file: missing or unreadable, or a directory. *size receives the size of a
+// regular file, else 0 (a pipe or a device: read until the end).
+absl::StatusOr<std::FILE*> OpenInputFile(const std::string& path, size_t* size);
 
 enum class ProtoFormat { kBinary, kText };
 

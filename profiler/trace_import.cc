@@ -20,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "profiler/loader.h"
 #include "profiler/trace_import_internal.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
@@ -291,6 +292,7 @@ void TraceBuilder::Seal(TraceFormat format) {
         "per-run average"));
   }
   for (const Counted& c : counts_) {
+    if (c.n == 0) continue;  // counted nothing
     notes_.push_back(absl::StrCat(c.file, ": ", c.n, " ", c.what));
   }
   counts_ = {};
@@ -1021,26 +1023,13 @@ absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
 
 // Reads a file straight into padded memory (errors as ReadFileToString's).
 absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": is a directory, expected a file"));
-  }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  }
+  size_t size = 0;
+  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
+  if (!opened.ok()) return opened.status();
+  std::FILE* f = *opened;
   PaddedBytes bytes;
-  size_t chunk = size_t{1} << 20;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    // The whole file in one piece (plus one byte to see the end).
-    chunk = static_cast<size_t>(st.st_size) + 1;
-  }
+  // The whole of a regular file in one piece (plus one byte to see the end).
+  size_t chunk = size > 0 ? size + 1 : size_t{1} << 20;
   for (;;) {
     char* p = bytes.Reserve(chunk);
     if (p == nullptr) {

@@ -116,7 +116,7 @@ class TraceBuilder {
   // A note printed once: "<file>: <text>".
   void Note(const std::string& file, const std::string& text);
   // Counts an occurrence of something not mapped; Seal() writes one note
-  // per (file, what): "<file>: <count> <what>".
+  // per (file, what) with a count above 0: "<file>: <count> <what>".
   void Count(const std::string& file, const std::string& what, int64_t n = 1);
 
   int64_t num_execs() const { return num_execs_; }

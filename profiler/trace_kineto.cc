@@ -685,27 +685,19 @@ absl::Status ImportKineto(JsonReader* reader, const std::string& file,
                                "in step ",
                                step_starts.front().second));
   }
-  if (partial > 0) {
-    builder->Note(file, absl::StrCat(partial,
-                                     " events overlap the end of the event "
-                                     "enclosing them; nested there anyway"));
-  }
-  if (orphan_memory > 0) {
-    builder->Note(file, absl::StrCat(orphan_memory,
-                                     " [memory] events outside any op, not "
-                                     "mapped"));
-  }
-  if (by_ext > 0) {
-    builder->Note(file, absl::StrCat(by_ext,
-                                     " GPU events without a launching runtime "
-                                     "call linked to their op by External "
-                                     "id"));
-  }
-  if (unlinked > 0) {
-    builder->Note(file, absl::StrCat(unlinked,
-                                     " GPU events linked to no CPU event: on "
-                                     "nodes _unlinked/<category>"));
-  }
+  builder->Count(
+      file,
+      "events overlap the end of the event enclosing them; nested there anyway",
+      partial);
+  builder->Count(file, "[memory] events outside any op, not mapped",
+                 orphan_memory);
+  builder->Count(file,
+                 "GPU events without a launching runtime call linked to their "
+                 "op by External id",
+                 by_ext);
+  builder->Count(
+      file, "GPU events linked to no CPU event: on nodes _unlinked/<category>",
+      unlinked);
   if (too_deep > 0) {
     builder->Note(file, absl::StrCat(too_deep, " events nested deeper than ",
                                      kMaxPathDepth,

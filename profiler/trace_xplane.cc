@@ -602,32 +602,21 @@ absl::Status ImportXSpace(absl::string_view contents, const std::string& file,
                                      "in step ",
                                      steps.starts.front().second));
   }
-  if (by_annotation > 0) {
-    builder->Note(file, absl::StrCat(by_annotation,
-                                     " GPU events without a recorded launch "
-                                     "linked to their op by its annotation"));
-  }
-  if (unlinked > 0) {
-    builder->Note(file, absl::StrCat(unlinked,
-                                     " GPU events linked to no op: on nodes "
-                                     "_unlinked/<kind>"));
-  }
-  if (orphan_memory > 0) {
-    builder->Note(file, absl::StrCat(orphan_memory,
-                                     " memory events outside any op, not "
-                                     "mapped"));
-  }
-  if (bad_events > 0) {
-    builder->Note(file, absl::StrCat(bad_events,
-                                     " events without a usable time "
-                                     "(aggregated, negative or out of range), "
-                                     "skipped"));
-  }
-  if (by_correlation > 0) {
-    builder->Note(file, absl::StrCat(by_correlation,
-                                     " GPU events linked to the op that "
-                                     "launched them by correlation id"));
-  }
+  builder->Count(file,
+                 "GPU events without a recorded launch linked to their op by "
+                 "its annotation",
+                 by_annotation);
+  builder->Count(file, "GPU events linked to no op: on nodes _unlinked/<kind>",
+                 unlinked);
+  builder->Count(file, "memory events outside any op, not mapped",
+                 orphan_memory);
+  builder->Count(file,
+                 "events without a usable time (aggregated, negative or out of "
+                 "range), skipped",
+                 bad_events);
+  builder->Count(
+      file, "GPU events linked to the op that launched them by correlation id",
+      by_correlation);
   return absl::OkStatus();
 }
 
