@@ -596,54 +596,47 @@ bool JsonReader::Key(simdjson::ondemand::field& field, absl::string_view* out) {
   return Unescape(raw, bytes_.data() + bytes_.size(), out);
 }
 
+namespace {
+// JSON numbers start with a minus sign or a digit.
+bool StartsNumber(char c) { return c == '-' || (c >= '0' && c <= '9'); }
+}  // namespace
+
+bool JsonReader::String(Value& value, std::string_view token,
+                        absl::string_view* out) {
+  simdjson::ondemand::raw_json_string raw;
+  return value.get_raw_json_string().get(raw) == simdjson::SUCCESS &&
+         Unescape(raw.raw(), token.data() + token.size(), out);
+}
+
 bool JsonReader::Read(Value& value, JsonScalar* out) {
   const std::string_view token = value.raw_json_token();
   if (token.empty()) return false;
-  switch (token[0]) {
-    case '"': {
-      simdjson::ondemand::raw_json_string raw;
-      if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
-        return false;
-      }
-      if (!Unescape(raw.raw(), token.data() + token.size(), &out->str)) {
-        return false;
-      }
-      out->type = JsonScalar::Type::kString;
-      return true;
-    }
-    case '-':
-    case '0':
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9': {
-      simdjson::ondemand::number number;
-      if (value.get_number().get(number) != simdjson::SUCCESS) return false;
-      switch (number.get_number_type()) {
-        case simdjson::ondemand::number_type::signed_integer:
-          out->type = JsonScalar::Type::kInt64;
-          out->i = number.get_int64();
-          break;
-        case simdjson::ondemand::number_type::unsigned_integer:
-          out->type = JsonScalar::Type::kUint64;
-          out->u = number.get_uint64();
-          break;
-        default:
-          out->type = JsonScalar::Type::kDouble;
-          out->d = number.get_double();
-          break;
-      }
-      return true;
-    }
-    default:
-      out->type = JsonScalar::Type::kOther;
-      return Skip(value);
+  if (token[0] == '"') {
+    if (!String(value, token, &out->str)) return false;
+    out->type = JsonScalar::Type::kString;
+    return true;
   }
+  if (!StartsNumber(token[0])) {
+    out->type = JsonScalar::Type::kOther;
+    return Skip(value);
+  }
+  simdjson::ondemand::number number;
+  if (value.get_number().get(number) != simdjson::SUCCESS) return false;
+  switch (number.get_number_type()) {
+    case simdjson::ondemand::number_type::signed_integer:
+      out->type = JsonScalar::Type::kInt64;
+      out->i = number.get_int64();
+      break;
+    case simdjson::ondemand::number_type::unsigned_integer:
+      out->type = JsonScalar::Type::kUint64;
+      out->u = number.get_uint64();
+      break;
+    default:
+      out->type = JsonScalar::Type::kDouble;
+      out->d = number.get_double();
+      break;
+  }
+  return true;
 }
 
 // Reads every value, as the DOM parser's second stage does: the same number
@@ -671,13 +664,9 @@ bool JsonReader::Validate(Value& value) {
       return true;
     }
     case '"': {
-      simdjson::ondemand::raw_json_string raw;
-      if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
-        return false;
-      }
       absl::string_view s;
       const size_t used = scratch_used_;
-      const bool ok = Unescape(raw.raw(), token.data() + token.size(), &s);
+      const bool ok = String(value, token, &s);
       scratch_used_ = used;  // not kept
       return ok;
     }
@@ -690,22 +679,11 @@ bool JsonReader::Validate(Value& value) {
       bool is_null = false;
       return value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
     }
-    case '-':
-    case '0':
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9': {
+    default: {
       simdjson::ondemand::number number;
-      return value.get_number().get(number) == simdjson::SUCCESS;
+      return StartsNumber(token[0]) &&
+             value.get_number().get(number) == simdjson::SUCCESS;
     }
-    default:
-      return false;
   }
 }
 
@@ -1066,7 +1044,7 @@ bool LooksLikeJson(absl::string_view data) {
 }
 
 // 1-based line and column of a byte offset.
-std::string Where(const std::string& data, size_t offset) {
+std::string Where(absl::string_view data, size_t offset) {
   offset = std::min(offset, data.size());
   size_t line = 1, col = 1;
   for (size_t i = 0; i < offset; ++i) {
@@ -1080,96 +1058,26 @@ std::string Where(const std::string& data, size_t offset) {
   return absl::StrCat("line ", line, ", column ", col, " (byte ", offset, ")");
 }
 
-// Walks a document with the On Demand API to find where it stops being
-// valid JSON (the DOM parser reports what, not where).
-void WalkValue(simdjson::ondemand::value value, int depth, bool* failed);
-
-void WalkValue(simdjson::ondemand::value value, int depth, bool* failed) {
-  if (*failed || depth > 1000) return;
-  simdjson::ondemand::json_type type;
-  if (value.type().get(type) != simdjson::SUCCESS) {
-    *failed = true;
-    return;
-  }
-  switch (type) {
-    case simdjson::ondemand::json_type::array: {
-      simdjson::ondemand::array arr;
-      if (value.get_array().get(arr) != simdjson::SUCCESS) {
-        *failed = true;
-        return;
-      }
-      for (auto child : arr) {
-        simdjson::ondemand::value v;
-        if (child.get(v) != simdjson::SUCCESS) {
-          *failed = true;
-          return;
-        }
-        WalkValue(v, depth + 1, failed);
-        if (*failed) return;
-      }
-      return;
-    }
-    case simdjson::ondemand::json_type::object: {
-      simdjson::ondemand::object obj;
-      if (value.get_object().get(obj) != simdjson::SUCCESS) {
-        *failed = true;
-        return;
-      }
-      for (auto field : obj) {
-        simdjson::ondemand::value v;
-        if (field.value().get(v) != simdjson::SUCCESS) {
-          *failed = true;
-          return;
-        }
-        WalkValue(v, depth + 1, failed);
-        if (*failed) return;
-      }
-      return;
-    }
-    case simdjson::ondemand::json_type::number: {
-      simdjson::ondemand::number number;
-      if (value.get_number().get(number) != simdjson::SUCCESS) *failed = true;
-      return;
-    }
-    case simdjson::ondemand::json_type::string: {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) *failed = true;
-      return;
-    }
-    case simdjson::ondemand::json_type::boolean: {
-      bool b;
-      if (value.get_bool().get(b) != simdjson::SUCCESS) *failed = true;
-      return;
-    }
-    case simdjson::ondemand::json_type::null: {
-      bool is_null = false;
-      if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) {
-        *failed = true;
-      }
-      return;
-    }
-  }
-}
-
-std::string LocateJsonError(const std::string& data) {
-  simdjson::padded_string padded(data);
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return "";
-  bool failed = false;
-  simdjson::ondemand::value root;
-  if (doc.get_value().get(root) == simdjson::SUCCESS) {
-    WalkValue(root, 0, &failed);
-  } else {
-    failed = true;
+// Where a document stops being valid JSON (the DOM parser reports what, not
+// where): the reader reads it again from the start, checking every value as
+// the first pass does, and says where it stopped.
+std::string LocateJsonError(JsonReader* reader) {
+  reader->set_validating(true);
+  if (!reader->Start()) return "";
+  JsonReader::Value root;
+  bool failed = reader->document().get_value().get(root) != simdjson::SUCCESS;
+  if (!failed) {
+    reader->set_depth(1);
+    failed = !reader->Skip(root);
   }
   const char* loc = nullptr;
-  if (doc.current_location().get(loc) != simdjson::SUCCESS || loc == nullptr) {
+  if (reader->document().current_location().get(loc) != simdjson::SUCCESS ||
+      loc == nullptr) {
     return failed ? "" : "at the end of the document";
   }
-  const char* base = padded.data();
-  if (loc < base || loc > base + data.size()) return "";
-  return "near " + Where(data, static_cast<size_t>(loc - base));
+  const absl::string_view data = reader->bytes().view();
+  if (loc < data.data() || loc > data.data() + data.size()) return "";
+  return "near " + Where(data, static_cast<size_t>(loc - data.data()));
 }
 
 absl::Status ImportOne(const std::string& name, PaddedBytes data,
@@ -1204,7 +1112,7 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
   const simdjson::error_code err =
       trace_internal::ScanJsonTrace(&reader, &scan);
   if (err != simdjson::SUCCESS) {
-    std::string where = LocateJsonError(std::string(reader.bytes().view()));
+    const std::string where = LocateJsonError(&reader);
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": malformed JSON: ", simdjson::error_message(err),
                      where.empty() ? "" : " ", where));

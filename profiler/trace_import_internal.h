@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -328,6 +329,8 @@ class JsonReader {
 
  private:
   bool Validate(Value& value);
+  // The unescaped text of a string value whose raw token is `token`.
+  bool String(Value& value, std::string_view token, absl::string_view* out);
   // The unescaped string whose raw text starts at `raw` (just after the
   // opening quote) and ends before `limit`.
   bool Unescape(const char* raw, const char* limit, absl::string_view* out);
