@@ -6,22 +6,16 @@ result is a valid trace of many more steps with the real event mix.
 
 Usage: gen_kineto.py REAL_TRACE(.json[.gz]) OUT.json COPIES
 """
-import gzip
-import json
 import re
 import sys
+
+from trace_copies import read_trace, time_span, write_copies
 
 
 def main():
     src, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    opener = gzip.open if src.endswith(".gz") else open
-    with opener(src, "rt") as f:
-        trace = json.load(f)
-    events = trace["traceEvents"]
-    timed = [e for e in events if "ts" in e]
-    start = min(float(e["ts"]) for e in timed)
-    end = max(float(e["ts"]) + float(e.get("dur", 0)) for e in timed)
-    span = end - start + 1000.0
+    trace, events = read_trace(src)
+    span = time_span(events) + 1000.0
 
     def ids(key):
         return max([int(e.get("args", {}).get(key, 0)) for e in events] + [0]) + 1
@@ -30,29 +24,21 @@ def main():
     steps = 1 + max([int(m.group(1)) for e in events
                      for m in [re.match(r"ProfilerStep#(\d+)", e.get("name", ""))]
                      if m] + [0])
-    out_events = []
-    for k in range(copies):
-        for e in events:
-            if k > 0 and "ts" not in e:
-                continue  # metadata once
-            c = dict(e)
-            if "ts" in c:
-                c["ts"] = float(c["ts"]) + k * span
-            args = c.get("args")
-            if isinstance(args, dict):
-                args = dict(args)
-                for key, n in (("correlation", corr), ("External id", ext),
-                               ("external id", ext2)):
-                    if key in args:
-                        args[key] = int(args[key]) + k * n
-                c["args"] = args
-            m = re.match(r"ProfilerStep#(\d+)", c.get("name", ""))
-            if m:
-                c["name"] = "ProfilerStep#%d" % (int(m.group(1)) + k * steps)
-            out_events.append(c)
-    trace["traceEvents"] = out_events
-    with open(out, "w") as f:
-        json.dump(trace, f)
+
+    def edit(c, k):
+        args = c.get("args")
+        if isinstance(args, dict):
+            args = dict(args)
+            for key, n in (("correlation", corr), ("External id", ext),
+                           ("external id", ext2)):
+                if key in args:
+                    args[key] = int(args[key]) + k * n
+            c["args"] = args
+        m = re.match(r"ProfilerStep#(\d+)", c.get("name", ""))
+        if m:
+            c["name"] = "ProfilerStep#%d" % (int(m.group(1)) + k * steps)
+
+    write_copies(trace, events, out, copies, span, edit)
 
 
 if __name__ == "__main__":
