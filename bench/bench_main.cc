@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "cli/hugepages.h"
@@ -70,6 +72,24 @@ bool InChild(F f, double* out, int n) {
          WEXITSTATUS(status) == 0;
 }
 
+// Loads the input: v[0] = seconds, v[1] = peak RSS in MB, v[2] = nodes.
+// Null (with a message) if the load fails.
+std::unique_ptr<tfprof::LoadedProfile> TimedLoad(const tfprof::InputPaths& in,
+                                                 double* v) {
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<tfprof::LoadedProfile>> loaded =
+      tfprof::LoadProfile(in);
+  v[0] = Seconds(t0);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "bench: %s\n",
+                 std::string(loaded.status().message()).c_str());
+    return nullptr;
+  }
+  v[1] = PeakRssMb();
+  v[2] = static_cast<double>((*loaded)->model.size());
+  return std::move(*loaded);
+}
+
 }  // namespace
 
 int TraceMain(const std::string& path) {
@@ -95,18 +115,10 @@ int TraceMain(const std::string& path) {
       [&](double* v) {
         tfprof::InputPaths in;
         in.trace_path = path;
+        std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
+        if (loaded == nullptr) return false;
+        tfprof::Views views(&loaded->model, nullptr);
         auto t0 = std::chrono::steady_clock::now();
-        auto loaded = tfprof::LoadProfile(in);
-        v[0] = Seconds(t0);
-        if (!loaded.ok()) {
-          std::fprintf(stderr, "bench: %s\n",
-                       std::string(loaded.status().message()).c_str());
-          return false;
-        }
-        v[1] = PeakRssMb();
-        v[2] = static_cast<double>((*loaded)->model.size());
-        tfprof::Views views(&(*loaded)->model, nullptr);
-        t0 = std::chrono::steady_clock::now();
         (void)views.Query(tfprof::ViewKind::kOp, tfprof::Options());
         v[3] = Seconds(t0);
         return true;
@@ -160,17 +172,10 @@ int main(int argc, char** argv) {
       [&](double* v) {
         tfprof::InputPaths in;
         in.profile_path = path;
+        std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
+        if (loaded == nullptr) return false;
+        tfprof::Views views(&loaded->model, nullptr);
         auto t0 = std::chrono::steady_clock::now();
-        auto loaded = tfprof::LoadProfile(in);
-        v[0] = Seconds(t0);
-        if (!loaded.ok()) {
-          std::fprintf(stderr, "bench: %s\n",
-                       std::string(loaded.status().message()).c_str());
-          return false;
-        }
-        v[1] = PeakRssMb();
-        v[2] = static_cast<double>((*loaded)->model.size());
-        tfprof::Views views(&(*loaded)->model, nullptr);
         const tfprof::ViewKind kinds[4] = {
             tfprof::ViewKind::kScope, tfprof::ViewKind::kGraph,
             tfprof::ViewKind::kOp, tfprof::ViewKind::kCode};
