@@ -97,24 +97,14 @@ void AppendPacked(absl::string_view s, std::string* packed) {
 }  // namespace
 
 int32_t TraceBuilder::Op(absl::string_view op) {
-  if (ops_.empty()) {
-    ops_.emplace_back();
-    op_ids_.emplace(ops_.back(), 0);
-  }
-  auto it = op_ids_.find(op);
-  if (it != op_ids_.end()) return it->second;
-  const int32_t id = static_cast<int32_t>(ops_.size());
-  ops_.emplace_back(op);
-  op_ids_.emplace(ops_.back(), id);
-  return id;
+  if (ops_.size() == 0) ops_.Id("");  // id 0: no op type
+  return static_cast<int32_t>(ops_.Id(std::string_view(op.data(), op.size())));
 }
 
 int32_t TraceBuilder::Device(const std::string& device) {
-  auto it = device_ids_.find(device);
-  if (it != device_ids_.end()) return it->second;
-  const int32_t id = static_cast<int32_t>(devices_.size());
-  devices_.push_back(device);
-  device_ids_.emplace(devices_.back(), id);
+  const size_t known = devices_.size();
+  const int32_t id = static_cast<int32_t>(devices_.Id(device));
+  if (devices_.size() == known) return id;
   device_class_.push_back(IsCanonicalDevice(device)   ? 1
                           : IsStreamAllDevice(device) ? 2
                                                       : 0);
@@ -146,7 +136,7 @@ int32_t TraceBuilder::TypedNode(absl::string_view name, absl::string_view op) {
   int32_t node;
   if (!existing.has_value()) {
     node = Node(name, op);
-  } else if (ops_[nodes_[*existing].op] == op) {
+  } else if (ops_.Get(nodes_[*existing].op) == op) {
     node = *existing;
   } else {
     node = Node(absl::StrCat(name, "(", op, ")"), op);
@@ -181,8 +171,8 @@ void TraceBuilder::SetCode(int32_t node, const std::vector<Frame>& frames) {
 const std::string& TraceBuilder::ClaimCanonicalDevice(
     int32_t node, const std::string& device) {
   int32_t& claimed = nodes_[node].canonical_device;
-  if (claimed < 0 || devices_[claimed].empty()) claimed = Device(device);
-  return devices_[claimed];
+  if (claimed < 0 || devices_.Get(claimed).empty()) claimed = Device(device);
+  return devices_.Get(claimed);
 }
 
 void TraceBuilder::AddFloatOps(int32_t node, int64_t flops) {
@@ -252,8 +242,6 @@ void TraceBuilder::Seal(TraceFormat format) {
   // The lookups are done with.
   by_name_ = {};
   by_name_and_op_ = {};
-  op_ids_ = {};
-  device_ids_ = {};
   for (auto& [step, data] : steps_) data->first_canonical = {};
 
   // Timestamps: tfprof ignores executions whose start is not positive.
@@ -304,7 +292,7 @@ tfcore::GraphDef TraceBuilder::TakeGraph() {
   for (NodeInfo& info : nodes_) {
     tfcore::NodeDef* def = graph.add_node();
     def->set_name(info.name);
-    def->set_op(info.op == 0 ? info.name : ops_[info.op]);
+    def->set_op(info.op == 0 ? info.name : ops_.Get(info.op));
     absl::string_view packed = info.inputs;
     while (packed.size() >= 4) {
       uint32_t n;
@@ -372,7 +360,7 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
     const Exec& e = data->execs[i];
     if (slot[e.device] < 0) {
       slot[e.device] = stats->dev_stats_size();
-      stats->add_dev_stats()->set_device(devices_[e.device]);
+      stats->add_dev_stats()->set_device(devices_.Get(e.device));
     }
     tfcore::NodeExecStats* stat =
         stats->mutable_dev_stats(slot[e.device])->add_node_stats();
@@ -394,8 +382,8 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   if (steps_.empty()) {
     // That was the last one: only the notes are left to give.
     std::deque<NodeInfo>().swap(nodes_);
-    std::deque<std::string>().swap(ops_);
-    std::deque<std::string>().swap(devices_);
+    ops_ = StringTable();
+    devices_ = StringTable();
     std::vector<int8_t>().swap(device_class_);
   }
   return true;
@@ -745,12 +733,10 @@ bool ReadScanFields(JsonReader* reader, JsonReader::Value& event,
                 } else if (k == "op") {
                   s = &f->args_op;
                 }
-                if (s == nullptr || s->present()) return reader->Skip(v);
-                return reader->Read(v, s);
+                return reader->ReadFirst(v, s);
               });
         }
-        if (slot == nullptr || slot->present()) return reader->Skip(value);
-        return reader->Read(value, slot);
+        return reader->ReadFirst(value, slot);
       });
 }
 

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "profiler/model.h"
 #include "profiler/protos.h"
 #include "profiler/saturate.h"
 #include "profiler/trace_import.h"
@@ -175,10 +176,8 @@ class TraceBuilder {
   std::deque<NodeInfo> nodes_;
   absl::flat_hash_map<absl::string_view, int32_t> by_name_;
   absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
-  std::deque<std::string> ops_;  // op types, "" first
-  absl::flat_hash_map<absl::string_view, int32_t> op_ids_;
-  std::deque<std::string> devices_;
-  absl::flat_hash_map<absl::string_view, int32_t> device_ids_;
+  StringTable ops_;  // op types, "" first
+  StringTable devices_;
   // Per device: 1 canonical, 2 stream:all, 0 other.
   std::vector<int8_t> device_class_;
   absl::flat_hash_map<int32_t, FloatOps> flops_;
@@ -318,6 +317,17 @@ class JsonReader {
   // Passes over a value: checks it when validating, else leaves it for
   // On-Demand to skip.
   bool Skip(Value& value) { return !validate_ || Validate(value); }
+  // Reads a field's value into `slot`, or skips it when there is no slot or
+  // the slot is filled already (of duplicate keys the first one counts).
+  bool ReadFirst(Value& value, JsonScalar* slot) {
+    if (slot == nullptr || slot->present()) return Skip(value);
+    return Read(value, slot);
+  }
+  // Whether a value is an object (without consuming it).
+  static bool IsObject(Value& value) {
+    const std::string_view token = value.raw_json_token();
+    return !token.empty() && token[0] == '{';
+  }
   // The unescaped key of a field.
   bool Key(simdjson::ondemand::field& field, absl::string_view* out);
   // Whether nothing follows the root value (after reading all of it).

@@ -7,7 +7,6 @@
 // "[memory]" instant events.
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -32,23 +31,12 @@ enum class Kind : uint8_t {
   kGpu = 3,     // kernel / memcpy / memset on a GPU stream
 };
 
-// Strings kept once: event names, categories, call stacks, streams, ids.
-class StringTable {
- public:
-  int32_t Intern(absl::string_view s) {
-    auto it = ids_.find(s);
-    if (it != ids_.end()) return it->second;
-    const int32_t id = static_cast<int32_t>(strings_.size());
-    strings_.emplace_back(s);
-    ids_.emplace(strings_.back(), id);
-    return id;
-  }
-  const std::string& Get(int32_t id) const { return strings_[id]; }
-
- private:
-  std::deque<std::string> strings_;  // stable addresses for the keys
-  absl::flat_hash_map<absl::string_view, int32_t> ids_;
-};
+// Strings kept once (event names, categories, call stacks, streams, ids),
+// by their id as an int32.
+int32_t Intern(StringTable* strings, absl::string_view s) {
+  return static_cast<int32_t>(
+      strings->Id(std::string_view(s.data(), s.size())));
+}
 
 // An id ("correlation", "External id") compared as the text it reads as
 // (a string, or a number rendered as text): kept as its number when the
@@ -84,7 +72,7 @@ IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
     key.value = number;
     key.text = IdKey::kNumber;
   } else {
-    key.text = strings->Intern(*text);
+    key.text = Intern(strings, *text);
   }
   return key;
 }
@@ -189,30 +177,21 @@ struct EventFields {
   }
 };
 
-bool IsObject(JsonReader::Value& value) {
-  const std::string_view token = value.raw_json_token();
-  return !token.empty() && token[0] == '{';
-}
-
 bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
   *f = EventFields();
-  if (!IsObject(event)) return reader->Skip(event);  // no fields
+  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
   return reader->ForEachField(
       event, [&](absl::string_view key, JsonReader::Value& value) {
         if (key == "args") {
           if (f->has_args) return reader->Skip(value);
           f->has_args = true;
-          if (!IsObject(value)) return reader->Skip(value);
+          if (!JsonReader::IsObject(value)) return reader->Skip(value);
           return reader->ForEachField(
               value, [&](absl::string_view k, JsonReader::Value& v) {
-                JsonScalar* slot = f->ArgSlot(k);
-                if (slot == nullptr || slot->present()) return reader->Skip(v);
-                return reader->Read(v, slot);
+                return reader->ReadFirst(v, f->ArgSlot(k));
               });
         }
-        JsonScalar* slot = f->Slot(key);
-        if (slot == nullptr || slot->present()) return reader->Skip(value);
-        return reader->Read(value, slot);
+        return reader->ReadFirst(value, f->Slot(key));
       });
 }
 
@@ -377,8 +356,8 @@ absl::Status ImportKineto(JsonReader* reader, const std::string& file,
           builder->Count(file, "events without a valid ts/dur, skipped");
           return true;
         }
-        e.name = strings.Intern(name);
-        e.category = strings.Intern(category);
+        e.name = Intern(&strings, name);
+        e.category = Intern(&strings, category);
         const int32_t index = static_cast<int32_t>(events.size());
         if (e.kind != Kind::kGpu) {
           const std::string key = absl::StrCat(f.pid.IdText().value_or(""), "/",
@@ -401,7 +380,7 @@ absl::Status ImportKineto(JsonReader* reader, const std::string& file,
             std::optional<int64_t> flops = f.flops.Int();
             if (flops.has_value() && *flops >= 0) a.flops = flops;
             std::optional<absl::string_view> stack = f.call_stack.String();
-            if (stack.has_value()) a.call_stack = strings.Intern(*stack);
+            if (stack.has_value()) a.call_stack = Intern(&strings, *stack);
             if (a.flops.has_value() || a.call_stack >= 0) {
               e.args = static_cast<int32_t>(cpu_args.size());
               cpu_args.push_back(a);
@@ -433,7 +412,7 @@ absl::Status ImportKineto(JsonReader* reader, const std::string& file,
               absl::ConsumePrefix(&t, "stream ");
               stream = std::string(absl::StripAsciiWhitespace(t));
             }
-            a.stream = strings.Intern(stream);
+            a.stream = Intern(&strings, stream);
             e.args = static_cast<int32_t>(gpu_args.size());
             gpu_args.push_back(a);
             break;

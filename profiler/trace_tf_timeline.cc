@@ -108,30 +108,19 @@ struct EventFields {
   }
 };
 
-bool ReadFirst(JsonReader* reader, JsonReader::Value& value, JsonScalar* slot) {
-  if (slot->present()) return reader->Skip(value);
-  return reader->Read(value, slot);
-}
-
-// Whether a value is an object (without consuming it).
-bool IsObject(JsonReader::Value& value) {
-  const std::string_view token = value.raw_json_token();
-  return !token.empty() && token[0] == '{';
-}
-
 bool ReadArgs(JsonReader* reader, JsonReader::Value& args, EventFields* f) {
   return reader->ForEachField(
       args, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "name") return ReadFirst(reader, value, &f->args_name);
-        if (key == "op") return ReadFirst(reader, value, &f->args_op);
+        if (key == "name") return reader->ReadFirst(value, &f->args_name);
+        if (key == "op") return reader->ReadFirst(value, &f->args_op);
         if (key == "snapshot") {
           if (f->has_snapshot) return reader->Skip(value);
           f->has_snapshot = true;
-          if (!IsObject(value)) return reader->Skip(value);
+          if (!JsonReader::IsObject(value)) return reader->Skip(value);
           return reader->ForEachField(
               value, [&](absl::string_view k, JsonReader::Value& v) {
                 if (k == "tensor_description") {
-                  return ReadFirst(reader, v, &f->tensor_description);
+                  return reader->ReadFirst(v, &f->tensor_description);
                 }
                 return reader->Skip(v);
               });
@@ -152,18 +141,18 @@ bool ReadArgs(JsonReader* reader, JsonReader::Value& args, EventFields* f) {
 
 bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
   f->Clear();
-  if (!IsObject(event)) return reader->Skip(event);  // no fields
+  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
   return reader->ForEachField(
       event, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "ph") return ReadFirst(reader, value, &f->ph);
-        if (key == "name") return ReadFirst(reader, value, &f->name);
-        if (key == "pid") return ReadFirst(reader, value, &f->pid);
-        if (key == "ts") return ReadFirst(reader, value, &f->ts);
-        if (key == "dur") return ReadFirst(reader, value, &f->dur);
+        if (key == "ph") return reader->ReadFirst(value, &f->ph);
+        if (key == "name") return reader->ReadFirst(value, &f->name);
+        if (key == "pid") return reader->ReadFirst(value, &f->pid);
+        if (key == "ts") return reader->ReadFirst(value, &f->ts);
+        if (key == "dur") return reader->ReadFirst(value, &f->dur);
         if (key == "args") {
           if (f->has_args) return reader->Skip(value);
           f->has_args = true;
-          if (!IsObject(value)) return reader->Skip(value);
+          if (!JsonReader::IsObject(value)) return reader->Skip(value);
           return ReadArgs(reader, value, f);
         }
         return reader->Skip(value);
