@@ -14,29 +14,52 @@
 #                                    our import against a bare simdjson parse;
 #                                    and TF timelines made by
 #                                    bench/gen_tf_timeline.py)
+#        bench/run.sh --builds [NODES]  (the README's Bazel tfprof against a
+#                                    CMake Release tfprof of the same sources:
+#                                    load time of one generated profile,
+#                                    default 100000 nodes, about 200 MB)
+#
+# What is measured is the README's build: Bazel with .bazelrc's defaults
+# (-c opt), i.e. the binaries `bazel build` makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target bench gen_profile >/dev/null
+bazel build //bench:bench //tools:gen_profile //cli:tfprof >/dev/null 2>&1 ||
+  bazel build //bench:bench //tools:gen_profile //cli:tfprof
+bin=bazel-bin
+echo "build: bazel $(bazel --version 2>/dev/null | cut -d' ' -f2), $(bazel info compilation_mode 2>/dev/null || echo opt) (the README's binaries)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfprof_bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+corpus=testdata/corpus
+if [[ "${1:-}" == "--builds" ]]; then
+  n=${2:-100000}
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-release --target tfprof >/dev/null
+  "$bin/tools/gen_profile" "$tmp/p" --nodes="$n" --steps=10 >/dev/null
+  python3 bench/time_builds.py "$tmp/p" \
+    "bazel -c opt=$bin/cli/tfprof" "cmake Release=build-release/tfprof"
+  exit 0
+fi
 if [[ "${1:-}" == "--traces" ]]; then
   echo "| trace | nodes | import + model | bare simdjson DOM parse | ratio | peak RSS/file | op query |"
   echo "|---|---|---|---|---|---|---|"
   for copies in 3 10; do
     python3 bench/gen_kineto.py \
-      ../shared/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz \
+      "$corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz" \
       "$tmp/k$copies.json" "$copies"
-    build/bench --trace "$tmp/k$copies.json"
+    "$bin/bench/bench" --trace "$tmp/k$copies.json"
     rm -f "$tmp/k$copies.json"
   done
   # A TensorFlow timeline: one real step repeated into a graph of 40k and
-  # 200k nodes.
+  # 200k nodes (a timeline of the wider corpus).
+  anna=${TFPROF_CORPUS:-../shared/corpus}/tf1-timelines/ANNA_timeline_01.json
+  if [[ ! -f "$anna" ]]; then
+    echo "skipped: corpus not found at ${TFPROF_CORPUS:-../shared/corpus} (the TF timeline rows)"
+    exit 0
+  fi
   for copies in 200 1000; do
-    python3 bench/gen_tf_timeline.py \
-      ../shared/corpus/tf1-timelines/ANNA_timeline_01.json \
+    python3 bench/gen_tf_timeline.py "$anna" \
       "$tmp/t$copies.json" "$copies"
-    build/bench --trace "$tmp/t$copies.json"
+    "$bin/bench/bench" --trace "$tmp/t$copies.json"
     rm -f "$tmp/t$copies.json"
   done
   exit 0
@@ -47,7 +70,7 @@ if [[ "${1:-}" == "--smoke" ]]; then sizes=(2000); fi
 echo "| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | repeated | filtered |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for n in "${sizes[@]}"; do
-  build/gen_profile "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
-  build/bench "$tmp/p_$n"
+  "$bin/tools/gen_profile" "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
+  "$bin/bench/bench" "$tmp/p_$n"
   rm -f "$tmp/p_$n"
 done

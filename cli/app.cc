@@ -82,7 +82,16 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     return kExitOk;
   }
   if (!flags->command.empty() && flags->command[0] == "help") {
-    *io.out << HelpText(flags->options);
+    // Help needs no profile: `tfprof help`, `tfprof help check`.
+    absl::StatusOr<std::string> text =
+        Help(std::vector<std::string>(flags->command.begin() + 1,
+                                      flags->command.end()),
+             flags->options);
+    if (!text.ok()) {
+      *io.err << "tfprof: " << text.status().message() << "\n";
+      return kExitUsage;
+    }
+    *io.out << *text;
     return kExitOk;
   }
   const InputPaths& in = flags->inputs;
@@ -96,7 +105,7 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     const std::string hint = SuggestCommand(flags->command[0]);
     *io.err << "tfprof: unknown command '" << flags->command[0] << "'"
             << (hint.empty() ? "" : " (did you mean '" + hint + "'?)")
-            << "; commands: scope, graph, op, code, set, summary, help\n";
+            << "; commands: " << CommandNames() << "\n";
     return kExitUsage;
   }
   // Inputs that cannot go together are a usage error, found before loading.
@@ -122,6 +131,7 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
   std::mutex mu;
   std::condition_variable done_cv;
   bool done = false;
+  bool shown = false;  // a progress line is on the terminal
   std::string current;
   std::thread progress_thread;
   if (io.interactive) {
@@ -135,6 +145,7 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
                                 .count();
         *io.err << "\rloading " << current << " ... " << static_cast<int>(secs)
                 << "s" << std::flush;
+        shown = true;
       }
     });
   }
@@ -150,6 +161,8 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     }
     done_cv.notify_all();
     progress_thread.join();
+    // Erase the progress line so that what follows starts on a clean line.
+    if (shown) *io.err << "\r\033[K" << std::flush;
   }
   if (!loaded.ok()) {
     *io.err << "tfprof: " << loaded.status().message() << "\n";

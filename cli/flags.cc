@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/shell.h"
 
 namespace tfprof {
 namespace cli {
@@ -132,9 +133,13 @@ std::string FlagsUsage() {
       "[--op_log_path=FILE] [--checkpoint_path=PREFIX] [flags] [command ...]\n"
       "\n"
       "Without a command, tfprof prints a summary and opens the tfprof> shell "
-      "(on a terminal),\nor runs the commands it reads from standard input.\n"
-      "Commands: scope, graph, op, code, set, summary, help.\n"
-      "\nInput flags:\n";
+      "(on a terminal),\nor runs the commands it reads from standard input. "
+      "A command runs once and tfprof exits\n(`tfprof help COMMAND` shows "
+      "one command's arguments).\n\nCommands:\n";
+  for (const CommandSpec& c : Commands()) {
+    absl::StrAppendFormat(&out, "  %-28s %s\n", c.name, c.help);
+  }
+  out += "\nInput flags:\n";
   for (const InputFlag& f : InputFlags()) {
     absl::StrAppendFormat(&out, "  --%-26s %s\n", std::string(f.name) + "=",
                           f.help);

@@ -42,49 +42,9 @@ absl::Status SetCommand(Shell& shell, const std::vector<std::string>& args) {
 }
 
 absl::Status HelpCommand(Shell& shell, const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    const CommandSpec* c = FindCommand(args[0]);
-    if (c != nullptr) {
-      shell.out() << c->name << " " << c->usage << "\n  " << c->help << "\n";
-      return absl::OkStatus();
-    }
-    std::string name = args[0];
-    if (!name.empty() && name[0] == '-') name.erase(0, 1);
-    const OptionSpec* o = FindOption(name);
-    if (o != nullptr) {
-      std::string type;
-      switch (o->kind) {
-        case OptionKind::kInt:
-          type = "integer";
-          break;
-        case OptionKind::kList:
-          type = "comma-separated regexes (full match)";
-          break;
-        case OptionKind::kBool:
-          type = "true or false";
-          break;
-        case OptionKind::kOrderBy:
-          type = "one of " + absl::StrJoin(OrderByValues(), ", ");
-          break;
-        case OptionKind::kSelect:
-          type =
-              "comma-separated list of " + absl::StrJoin(SelectValues(), ", ");
-          break;
-        case OptionKind::kOutput:
-          type = "TYPE[:key=value,...], TYPE one of " +
-                 absl::StrJoin(OutputTypes(), ", ");
-          break;
-      }
-      shell.out() << "-" << o->name << ": " << o->help << "\n  value: " << type
-                  << "\n  default: "
-                  << (o->default_text.empty() ? "(none)" : o->default_text)
-                  << "\n";
-      return absl::OkStatus();
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat("help: no command or option named '", args[0], "'"));
-  }
-  shell.out() << HelpText(shell.options());
+  absl::StatusOr<std::string> text = Help(args, shell.options());
+  if (!text.ok()) return text.status();
+  shell.out() << *text;
   return absl::OkStatus();
 }
 
@@ -382,6 +342,53 @@ std::string HelpText(const Options& current) {
       "\nExample: scope -max_depth 3 -select micros,bytes -order_by micros\n"
       "An empty line prints the current options.\n";
   return out;
+}
+
+absl::StatusOr<std::string> Help(const std::vector<std::string>& topic,
+                                 const Options& current) {
+  if (topic.empty()) return HelpText(current);
+  const CommandSpec* c = FindCommand(topic[0]);
+  if (c != nullptr)
+    return absl::StrCat(c->name, " ", c->usage, "\n  ", c->help, "\n");
+  std::string name = topic[0];
+  if (!name.empty() && name[0] == '-') name.erase(0, 1);
+  const OptionSpec* o = FindOption(name);
+  if (o == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("help: no command or option named '", topic[0], "'"));
+  }
+  std::string type;
+  switch (o->kind) {
+    case OptionKind::kInt:
+      type = "integer";
+      break;
+    case OptionKind::kList:
+      type = "comma-separated regexes (full match)";
+      break;
+    case OptionKind::kBool:
+      type = "true or false";
+      break;
+    case OptionKind::kOrderBy:
+      type = "one of " + absl::StrJoin(OrderByValues(), ", ");
+      break;
+    case OptionKind::kSelect:
+      type = "comma-separated list of " + absl::StrJoin(SelectValues(), ", ");
+      break;
+    case OptionKind::kOutput:
+      type = "TYPE[:key=value,...], TYPE one of " +
+             absl::StrJoin(OutputTypes(), ", ");
+      break;
+  }
+  return absl::StrCat(
+      "-", o->name, ": ", o->help, "\n  value: ", type,
+      "\n  default: ", o->default_text.empty() ? "(none)" : o->default_text,
+      "\n");
+}
+
+std::string CommandNames() {
+  std::vector<std::string> names;
+  for (const CommandSpec& c : Commands()) names.push_back(c.name);
+  return absl::StrJoin(names, ", ");
 }
 
 absl::StatusOr<std::vector<std::string>> Tokenize(const std::string& line) {

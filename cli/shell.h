@@ -34,6 +34,12 @@ const CommandSpec* FindCommand(const std::string& name);
 std::string SuggestCommand(const std::string& name);
 // The help text: commands, then options with their current values.
 std::string HelpText(const Options& current);
+// `help [topic]`: HelpText without a topic, else the help of the command or
+// option (with or without its leading '-') named by topic[0].
+absl::StatusOr<std::string> Help(const std::vector<std::string>& topic,
+                                 const Options& current);
+// Every command's name, comma-separated, in the table's order.
+std::string CommandNames();
 
 // Splits a command line into words: whitespace separates, '...' and "..."
 // quote (so regexes may contain spaces).

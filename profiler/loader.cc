@@ -52,6 +52,18 @@ class ScopedSilentProtobufLog {
   google::protobuf::LogHandler* previous_;
 };
 
+// A ProfileProto load failed: when the file is a trace tfprof can import,
+// the error says so and names --trace_path.
+absl::Status WithTraceHint(const std::string& path, absl::Status error) {
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return error;
+  absl::StatusOr<TraceFormat> format = DetectTraceFormat(path, *contents);
+  if (!format.ok()) return error;
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": is a ", TraceFormatName(*format),
+                   " trace, not a ProfileProto: load it with --trace_path"));
+}
+
 // True if the bytes look like protobuf text format rather than binary.
 bool LooksLikeText(const std::string& contents) {
   size_t n = std::min<size_t>(contents.size(), 4096);
@@ -291,12 +303,14 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
       tfpb::ProfileProto profile;
       absl::StatusOr<ProtoFormat> fmt =
           ParseProto(paths.profile_path, *contents, false, &profile);
-      if (!fmt.ok()) return fmt.status();
+      if (!fmt.ok()) return WithTraceHint(paths.profile_path, fmt.status());
       absl::StatusOr<Model> model = Model::FromProfileProto(profile);
       if (!model.ok()) return model.status();
       out->model = std::move(*model);
-    } else {
+    } else if (streamed.status().code() == absl::StatusCode::kNotFound) {
       return streamed.status();
+    } else {
+      return WithTraceHint(paths.profile_path, streamed.status());
     }
     if (has_op_log) out->model.AddOpLog(op_log);
   } else {

@@ -19,13 +19,21 @@ cmake --build build-fuzz --target fuzz_profile_proto fuzz_graph_def \
   fuzz_run_metadata fuzz_op_log fuzz_checkpoint fuzz_options fuzz_shell_line \
   fuzz_trace
 
-corpus=../shared/corpus
+# Seeds: the bundled real inputs (testdata/corpus), and the wider corpus's
+# files where it is there.
+corpus=corpus
 seeds=$(mktemp -d)
 trap 'rm -rf "$seeds"' EXIT
-seed() {  # seed TARGET FILE...
-  mkdir -p "$seeds/$1"
-  shift_target=$1; shift
-  for f in "$@"; do [[ -f "$f" ]] && cp "$f" "$seeds/$shift_target/"; done
+seed() {  # seed TARGET FILE... (corpus/REL is looked up in both corpora)
+  local target=$1; shift
+  mkdir -p "$seeds/$target"
+  local n=0
+  for f in "$@"; do
+    n=$((n + 1))
+    for c in "testdata/$f" "${TFPROF_CORPUS:-../shared/corpus}/${f#corpus/}" "$f"; do
+      if [[ -f "$c" ]]; then cp "$c" "$seeds/$target/$n-$(basename "$c")"; break; fi
+    done
+  done
 }
 seed profile_proto "$corpus/shiyudian-resnet-tf-dist/profile_0_tiny" testdata/sample/profile
 seed graph_def "$corpus/tf-testdata/current/graph.pbtxt" "$corpus/tensorboard/graphdef_mnist.pbtxt"

@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
+corpus=${TFPROF_CORPUS:-../shared/corpus}
+if [[ ! -d "$corpus" ]]; then
+  echo "skipped: corpus not found at $corpus (the wider-corpus cases; the suite runs on testdata/corpus)" >&2
+fi
+
 echo "== format check" >&2
 bash scripts/format.sh --check
 

@@ -398,8 +398,8 @@ TEST_CASE("advise -checker all on real GPU runs") {
                   "the threshold\n") != std::string::npos);
 
   InputPaths in;
-  in.run_meta_path = testing::CorpusDir() +
-                     "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt";
+  in.run_meta_path =
+      testing::CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
   auto stitch = LoadProfile(in);
   REQUIRE(stitch.ok());
   Views sv(&(*stitch)->model, nullptr);

@@ -103,17 +103,15 @@ TEST_CASE("ProfileOptionBuilder methods chain and are validated") {
 
 TEST_CASE("Profiler: graph + steps + op log, the four views, save and load") {
   tfcore::GraphDef graph;
-  REQUIRE(
-      ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/graph.pbtxt",
-                    true, &graph)
-          .ok());
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/graph.pbtxt"),
+                        true, &graph)
+              .ok());
   tfpb::OpLogProto op_log;
-  REQUIRE(
-      ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/tfprof_log",
-                    false, &op_log)
-          .ok());
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/tfprof_log"),
+                        false, &op_log)
+              .ok());
   tfcore::RunMetadata run_meta;
-  REQUIRE(ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/run_meta",
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/run_meta"),
                         false, &run_meta)
               .ok());
   Profiler profiler(graph, &op_log);
@@ -161,9 +159,8 @@ TEST_CASE("Profiler: graph + steps + op log, the four views, save and load") {
 }
 
 TEST_CASE("Profiler::FromTraces loads a PyTorch trace") {
-  auto p = Profiler::FromTraces(
-      {testing::CorpusDir() +
-       "/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz"});
+  auto p = Profiler::FromTraces({testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz")});
   REQUIRE(p.ok());
   std::ostringstream out;
   (*p)->set_output_stream(&out);
@@ -184,8 +181,8 @@ TEST_CASE("ProfilerHook: exactly one trigger, first run never traced") {
 
   tfcore::RunMetadata rm;
   REQUIRE(
-      ReadProtoFile(testing::CorpusDir() +
-                        "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt",
+      ReadProtoFile(testing::CorpusFile(
+                        "yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt"),
                     true, &rm)
           .ok());
   const std::string dir = testing::TempDir();
@@ -223,12 +220,11 @@ TEST_CASE("ProfilerHook: exactly one trigger, first run never traced") {
 
 TEST_CASE("ProfileContext: traced steps, dumps and auto-profiling") {
   tfcore::GraphDef graph;
-  REQUIRE(
-      ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/graph.pbtxt",
-                    true, &graph)
-          .ok());
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/graph.pbtxt"),
+                        true, &graph)
+              .ok());
   tfcore::RunMetadata rm;
-  REQUIRE(ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/run_meta",
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/run_meta"),
                         false, &rm)
               .ok());
   const std::string dir = testing::TempDir();

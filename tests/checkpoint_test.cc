@@ -20,33 +20,19 @@
 #include <utility>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace tfprof {
 namespace {
 
 // --- Files and directories. -------------------------------------------------
 
-// The shared corpus: $TFPROF_CORPUS, or ../shared/corpus next to the source
-// tree.
+// TensorFlow's test checkpoints (bundled in testdata/corpus).
 std::string CorpusRoot() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("TFPROF_CORPUS")) candidates.push_back(env);
-#ifdef TFPROF_SOURCE_DIR
-  candidates.push_back(std::string(TFPROF_SOURCE_DIR) + "/../shared/corpus");
-#endif
-  std::error_code ec;
-  const std::filesystem::path here =
-      std::filesystem::canonical("tests/test_util.h", ec);
-  if (!ec) {
-    candidates.push_back(here.parent_path().parent_path().string() +
-                         "/../shared/corpus");
-  }
-  candidates.push_back("../shared/corpus");
-  for (const std::string& c : candidates) {
-    if (std::filesystem::exists(c + "/tf-testdata/current/ckpt.index", ec)) {
-      return c;
-    }
-  }
-  return "";
+  const std::string index =
+      testing::CorpusFile("tf-testdata/current/ckpt.index");
+  return index.substr(
+      0, index.size() - std::string("/tf-testdata/current/ckpt.index").size());
 }
 
 std::string CurrentCkpt() { return CorpusRoot() + "/tf-testdata/current/ckpt"; }

@@ -1,7 +1,13 @@
 // The tfprof program end to end: flags, one-shot commands, scripts, exit
 // codes and messages.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "cli/app.h"
 #include "cli/shell.h"
@@ -27,8 +33,8 @@ RunResult RunTfprof(const std::vector<std::string>& args,
 }
 
 std::string Profile() {
-  return "--profile_path=" + testing::CorpusDir() +
-         "/shiyudian-resnet-tf-dist/profile_0_tiny";
+  return "--profile_path=" +
+         testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny");
 }
 
 TEST_CASE("No arguments print a short usage and succeed") {
@@ -131,7 +137,7 @@ TEST_CASE("Output type file writes the report to a file") {
 
 TEST_CASE("Output files never overwrite an input") {
   const std::string profile =
-      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny";
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny");
   RunResult r =
       RunTfprof({Profile(), "scope", "-output", "file:outfile=" + profile});
   CHECK(r.code != 0);
@@ -140,8 +146,9 @@ TEST_CASE("Output files never overwrite an input") {
 
 TEST_CASE("timeline writes a step's trace like ProfilerHook") {
   const std::string dir = testing::TempDir();
-  const std::string rm = "--run_meta_path=" + testing::CorpusDir() +
-                         "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt";
+  const std::string rm =
+      "--run_meta_path=" +
+      testing::CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
   RunResult r = RunTfprof(
       {rm, "timeline", "-step", "0", "-outfile", dir + "/timeline-0.json"});
   CHECK(r.code == 0);
@@ -193,6 +200,92 @@ TEST_CASE("help lists commands and options") {
   CHECK(r.out.find("default: name") != std::string::npos);
 }
 
+TEST_CASE("--help lists every command of the table") {
+  RunResult r = RunTfprof({"--help"});
+  CHECK(r.code == 0);
+  for (const auto& c : cli::Commands()) {
+    INFO(c.name);
+    CHECK(r.out.find("\n  " + c.name + " ") != std::string::npos);
+    CHECK(r.out.find(c.help) != std::string::npos);
+  }
+}
+
+TEST_CASE("One-shot help needs no profile and takes a topic") {
+  RunResult r = RunTfprof({"help", "check"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("check [-step N] CONDITION ...", 0) == 0);
+  CHECK(r.out.find("exit status 3") != std::string::npos);
+  r = RunTfprof({"help", "-max_depth"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("default: 10") != std::string::npos);
+  r = RunTfprof({"help"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("Commands:") != std::string::npos);
+  r = RunTfprof({"help", "nosuch"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "tfprof: help: no command or option named 'nosuch'\n");
+}
+
+TEST_CASE("An unknown one-shot command lists every command") {
+  RunResult r = RunTfprof({Profile(), "frobnicate"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("commands: " + cli::CommandNames()) != std::string::npos);
+  for (const auto& c : cli::Commands()) {
+    CHECK(cli::CommandNames().find(c.name) != std::string::npos);
+  }
+}
+
+TEST_CASE("A trace given as a profile names --trace_path") {
+  for (const char* rel :
+       {"yaroslavvb-stuff/dynamic_stitch_gpu_profile.json",
+        "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz",
+        "aoberai-chess-engine/train/plugins/profile/"
+        "2021_06_16_00_30_02/aoberai.xplane.pb"}) {
+    INFO(rel);
+    const std::string path = testing::CorpusFile(rel);
+    RunResult r = RunTfprof({"--profile_path=" + path, "scope"});
+    CHECK(r.code == 1);
+    CHECK(r.err.find(path) != std::string::npos);
+    CHECK(r.err.find("not a ProfileProto: load it with --trace_path") !=
+          std::string::npos);
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+  }
+}
+
+TEST_CASE("The load-progress line is erased before anything else") {
+  // A profile that arrives through a pipe after 1.6 s: the load shows
+  // progress on a terminal, then erases it before the notes and the report.
+  const std::string fifo = testing::TempDir() + "/slow_profile";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string bytes = testing::ReadFile(
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny"));
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+    size_t done = 0;
+    while (fd >= 0 && done < bytes.size()) {
+      const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (w <= 0) break;
+      done += static_cast<size_t>(w);
+    }
+    if (fd >= 0) ::close(fd);
+  });
+  std::istringstream in;
+  std::ostringstream out, err;
+  const int code =
+      cli::RunApp({"--profile_path=" + fifo, "summary"},
+                  cli::AppIo{&in, &out, &err, /*interactive=*/true});
+  writer.join();
+  CHECK(code == 0);
+  CHECK(out.str().find("nodes:") != std::string::npos);
+  const std::string e = err.str();
+  REQUIRE(e.rfind("\rloading " + fifo + " ... 1s", 0) == 0);
+  const size_t erase = e.find("\r\033[K");
+  REQUIRE(erase != std::string::npos);
+  CHECK(e.substr(0, erase).find('\n') == std::string::npos);
+  CHECK(e.find("loading", erase) == std::string::npos);
+}
+
 TEST_CASE("The shell tokenizer honours quotes") {
   auto t = cli::Tokenize("scope -show_name_regexes 'a b.*' \"x\"");
   REQUIRE(t.ok());
@@ -219,7 +312,7 @@ TEST_CASE("Quoted commas stay inside one regex") {
 TEST_CASE("A whitespace-only line prints the options instead of crashing") {
   InputPaths in;
   in.profile_path =
-      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny";
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny");
   auto loaded = LoadProfile(in);
   REQUIRE(loaded.ok());
   std::ostringstream out, err;

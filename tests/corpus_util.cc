@@ -1,38 +1,73 @@
 #include "tests/corpus_util.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tests/test_util.h"
 
 namespace tfprof {
 namespace testing {
 
 InputPaths TfTestData(const std::string& version) {
-  const std::string d = CorpusDir() + "/tf-testdata/" + version + "/";
+  const std::string d = "tf-testdata/" + version + "/";
   InputPaths p;
-  p.graph_path = d + "graph.pbtxt";
-  p.run_meta_path = d + "run_meta";
-  p.op_log_path = d + "tfprof_log";
-  p.checkpoint_path = d + "ckpt";
+  p.graph_path = CorpusFile(d + "graph.pbtxt");
+  p.run_meta_path = CorpusFile(d + "run_meta");
+  p.op_log_path = CorpusFile(d + "tfprof_log");
+  const std::string index = CorpusFile(d + "ckpt.index");
+  p.checkpoint_path = index.substr(0, index.size() - 6);  // without ".index"
   return p;
 }
 
+namespace {
+
+bool Readable(const std::string& path) {
+  return path.empty() || ::access(path.c_str(), R_OK) == 0;
+}
+
+// The cases whose files are there (all bundled ones; the wider corpus's when
+// it is present). Prints one "skipped" line naming the missing cases.
+std::vector<CorpusCase> Available(const std::vector<CorpusCase>& cases) {
+  std::vector<CorpusCase> out;
+  std::string missing;
+  for (const CorpusCase& c : cases) {
+    const InputPaths& p = c.paths;
+    if (Readable(p.profile_path) && Readable(p.graph_path) &&
+        Readable(p.run_meta_path) && Readable(p.op_log_path) &&
+        Readable(p.trace_path)) {
+      out.push_back(c);
+    } else {
+      missing += (missing.empty() ? "" : ", ") + c.name;
+    }
+  }
+  if (!missing.empty()) {
+    std::printf("skipped: corpus not found at %s (%s)\n", CorpusDir().c_str(),
+                missing.c_str());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<CorpusCase> CorpusCases() {
-  const std::string c = CorpusDir() + "/";
   std::vector<CorpusCase> cases;
+  auto c = [](const std::string& rel) { return CorpusFile(rel); };
   for (const char* f : {"profile_0_tiny", "profile_0", "profile_100"}) {
     InputPaths p;
-    p.profile_path = c + "shiyudian-resnet-tf-dist/" + f;
+    p.profile_path = c(std::string("shiyudian-resnet-tf-dist/") + f);
     cases.push_back({std::string("shiyudian/") + f, p});
   }
   cases.push_back({"tf-testdata/current", TfTestData("current")});
   cases.push_back({"tf-testdata/tf-1.2", TfTestData("tf-1.2")});
   auto graph_only = [&](const std::string& name, const std::string& path) {
     InputPaths p;
-    p.graph_path = c + path;
+    p.graph_path = c(path);
     cases.push_back({name, p});
   };
   auto run_meta_only = [&](const std::string& name, const std::string& path) {
     InputPaths p;
-    p.run_meta_path = c + path;
+    p.run_meta_path = c(path);
     cases.push_back({name, p});
   };
   graph_only("yaroslavvb/resnet_8_simple",
@@ -48,7 +83,7 @@ std::vector<CorpusCase> CorpusCases() {
   // Traces (--trace_path).
   auto trace = [&](const std::string& name, const std::string& path) {
     InputPaths p;
-    p.trace_path = c + path;
+    p.trace_path = c(path);
     cases.push_back({name, p});
   };
   trace("trace/ANNA_timeline_01", "tf1-timelines/ANNA_timeline_01.json");
@@ -74,7 +109,7 @@ std::vector<CorpusCase> CorpusCases() {
   trace("trace/demo_multi_worker_xplane",
         "tensorflow-profiler-demo/GPU-multi-worker/"
         "34.83.195.179_6003.xplane.pb");
-  return cases;
+  return Available(cases);
 }
 
 }  // namespace testing

@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
 # Runs examples/training_loop on TensorFlow's recorded test run, then opens
 # the profile it dumped with the tfprof binary.
-# Usage: example_test.sh TRAINING_LOOP TFPROF CORPUS_DIR
+# Usage: example_test.sh TRAINING_LOOP TFPROF
 set -euo pipefail
 loop=$(realpath "$1")
 tfprof=$(realpath "$2")
-# The corpus sits beside the source tree; under Bazel this script is a link
-# into it.
-corpus=${3:-}
-if [[ -z "$corpus" || ! -d "$corpus" ]]; then
-  corpus="$(dirname "$(realpath "$0")")/../../shared/corpus"
-fi
-corpus=$(realpath "$corpus")
+# TensorFlow's test inputs, bundled in testdata/corpus (under Bazel this
+# script is a link into the source tree).
+corpus="$(dirname "$(realpath "$0")")/../testdata/corpus"
 out=$(mktemp -d "${TEST_TMPDIR:-/tmp}/tfprof_example.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 "$loop" "$corpus/tf-testdata/current/graph.pbtxt" \

@@ -106,8 +106,7 @@ TEST_CASE("Op view totals are suffix sums of the rows") {
 
 TEST_CASE("Multi-step: the average lies between the steps' extremes") {
   InputPaths p;
-  p.profile_path =
-      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_100";
+  p.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100");
   auto loaded = LoadProfile(p);
   REQUIRE(loaded.ok());
   const Model& m = (*loaded)->model;

@@ -14,7 +14,7 @@
 namespace tfprof {
 namespace {
 
-using testing::CorpusDir;
+using testing::CorpusFile;
 using testing::ReadFile;
 using testing::TempDir;
 using testing::WriteFile;
@@ -68,7 +68,7 @@ TEST_CASE("Directories and empty files are rejected") {
 TEST_CASE("Truncated and corrupt profiles are rejected") {
   const std::string dir = TempDir();
   const std::string data =
-      ReadFile(CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny");
+      ReadFile(CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny"));
   WriteFile(dir + "/cut", data.substr(0, data.size() / 2));
   InputPaths p;
   p.profile_path = dir + "/cut";
@@ -77,11 +77,11 @@ TEST_CASE("Truncated and corrupt profiles are rejected") {
 
 TEST_CASE("A file of another format is rejected with its type named") {
   InputPaths p;
-  p.profile_path = CorpusDir() + "/tf-testdata/current/graph.pbtxt";
+  p.profile_path = CorpusFile("tf-testdata/current/graph.pbtxt");
   const std::string msg = ErrorOf(p);
   CHECK(msg.find("ProfileProto") != std::string::npos);
   p = InputPaths();
-  p.graph_path = CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny";
+  p.graph_path = CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny");
   CHECK(ErrorOf(p).find("GraphDef") != std::string::npos);
 }
 
@@ -113,12 +113,11 @@ TEST_CASE("Text and binary protos are both accepted") {
   const std::string dir = TempDir();
   // The text RunMetadata of the corpus, and the binary one.
   InputPaths p;
-  p.run_meta_path = CorpusDir() + "/yaroslavvb-stuff/feed_dict.pbtxt";
+  p.run_meta_path = CorpusFile("yaroslavvb-stuff/feed_dict.pbtxt");
   REQUIRE(LoadProfile(p).ok());
   tfcore::GraphDef g;
-  REQUIRE(
-      ReadProtoFile(CorpusDir() + "/tf-testdata/current/graph.pbtxt", true, &g)
-          .ok());
+  REQUIRE(ReadProtoFile(CorpusFile("tf-testdata/current/graph.pbtxt"), true, &g)
+              .ok());
   WriteFile(dir + "/graph.pb", g.SerializeAsString());
   p = InputPaths();
   p.graph_path = dir + "/graph.pb";

@@ -148,8 +148,7 @@ TEST_CASE("pprof: only the code view and exactly one supported select") {
 TEST_CASE(
     "pprof of a real profile: well formed, totals add up, gzip round trip") {
   InputPaths in;
-  in.profile_path =
-      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0";
+  in.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0");
   auto loaded = LoadProfile(in);
   REQUIRE(loaded.ok());
   Views views(&(*loaded)->model, nullptr);

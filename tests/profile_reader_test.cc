@@ -57,7 +57,7 @@ absl::StatusOr<Model> LoadFile(const std::string& path, size_t block = 0) {
 }
 
 TEST_CASE("Streaming load equals protobuf's parse: corpus profiles") {
-  const std::string c = testing::CorpusDir() + "/shiyudian-resnet-tf-dist/";
+  const std::string c = testing::CorpusFile("shiyudian-resnet-tf-dist/");
   for (const char* f : {"profile_0_tiny", "profile_0", "profile_100"}) {
     INFO(f);
     const std::string bytes = testing::ReadFile(c + f);
@@ -157,7 +157,7 @@ TEST_CASE("Known fields of an unexpected wire type are skipped") {
 
 TEST_CASE("Truncation at every offset: an error exactly when protobuf fails") {
   const std::string bytes = testing::ReadFile(
-      testing::CorpusDir() + "/shiyudian-resnet-tf-dist/profile_0_tiny");
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny"));
   int errors = 0;
   for (size_t n = 1; n < bytes.size(); ++n) {
     const std::string cut = bytes.substr(0, n);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -27,9 +28,30 @@ std::string SourceDir() {
 #endif
 }
 
+std::string BundledCorpusDir() { return SourceDir() + "/testdata/corpus"; }
+
 std::string CorpusDir() {
   if (const char* env = std::getenv("TFPROF_CORPUS")) return env;
   return SourceDir() + "/../shared/corpus";
+}
+
+namespace {
+bool Readable(const std::string& path) {
+  return ::access(path.c_str(), R_OK) == 0;
+}
+}  // namespace
+
+std::string CorpusFile(const std::string& rel) {
+  const std::string bundled = BundledCorpusDir() + "/" + rel;
+  if (Readable(bundled)) return bundled;
+  return CorpusDir() + "/" + rel;
+}
+
+bool HaveCorpusFile(const std::string& rel) {
+  if (Readable(CorpusFile(rel))) return true;
+  std::printf("skipped: corpus not found at %s (%s)\n", CorpusDir().c_str(),
+              rel.c_str());
+  return false;
 }
 
 std::string TempDir() {

@@ -24,8 +24,17 @@ T ParseTextProto(const std::string& text) {
 
 // The repository root.
 std::string SourceDir();
-// ../shared/corpus next to the repository (or $TFPROF_CORPUS).
+// The real inputs bundled with the sources: testdata/corpus.
+std::string BundledCorpusDir();
+// The wider corpus: $TFPROF_CORPUS, else ../shared/corpus beside the
+// repository. A fresh clone has none.
 std::string CorpusDir();
+// A corpus file by its path relative to the corpus root: the bundled copy when
+// testdata/corpus has it, else the wider corpus's (which may not exist).
+std::string CorpusFile(const std::string& rel);
+// Whether `rel` can be read from either place. When it cannot, prints
+// "skipped: corpus not found at <dir> (<rel>)" so that the caller can return.
+bool HaveCorpusFile(const std::string& rel);
 // A fresh temporary directory for one test.
 std::string TempDir();
 std::string ReadFile(const std::string& path);

@@ -107,8 +107,8 @@ TEST_CASE("Graph timeline matches TensorFlow's timeline of the same run") {
   // dynamic_stitch_gpu_profile.{pbtxt,json} are one run: its RunMetadata
   // and the timeline TensorFlow's client library drew from it.
   InputPaths p;
-  p.run_meta_path = testing::CorpusDir() +
-                    "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt";
+  p.run_meta_path =
+      testing::CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
   auto loaded = LoadProfile(p);
   REQUIRE(loaded.ok());
   Views views(&(*loaded)->model, nullptr);
@@ -122,8 +122,8 @@ TEST_CASE("Graph timeline matches TensorFlow's timeline of the same run") {
   JsonValue theirs;
   std::string error;
   REQUIRE(testing::ParseJson(
-      testing::ReadFile(testing::CorpusDir() +
-                        "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json"),
+      testing::ReadFile(testing::CorpusFile(
+          "yaroslavvb-stuff/dynamic_stitch_gpu_profile.json")),
       &theirs, &error));
   // TensorFlow's "gpu:0 Compute" ops: name (args.name) -> (start, duration).
   std::map<int64_t, std::string> pid_names;
@@ -234,8 +234,8 @@ TEST_CASE(
     "Step timeline equals TensorFlow's timeline of the same RunMetadata") {
   tfcore::RunMetadata rm;
   REQUIRE(
-      ReadProtoFile(testing::CorpusDir() +
-                        "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt",
+      ReadProtoFile(testing::CorpusFile(
+                        "yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt"),
                     true, &rm)
           .ok());
   StepTimelineOptions opts;
@@ -245,8 +245,8 @@ TEST_CASE(
   JsonValue theirs;
   std::string error;
   REQUIRE(testing::ParseJson(
-      testing::ReadFile(testing::CorpusDir() +
-                        "/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json"),
+      testing::ReadFile(testing::CorpusFile(
+          "yaroslavvb-stuff/dynamic_stitch_gpu_profile.json")),
       &theirs, &error));
   const auto& their_events = theirs.at("traceEvents").array;
   REQUIRE(our_events.size() == their_events.size());
@@ -258,7 +258,7 @@ TEST_CASE(
 
 TEST_CASE("Step timeline with dataflow and memory is a valid trace") {
   tfcore::RunMetadata rm;
-  REQUIRE(ReadProtoFile(testing::CorpusDir() + "/tf-testdata/current/run_meta",
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/run_meta"),
                         false, &rm)
               .ok());
   StepTimelineOptions opts;
