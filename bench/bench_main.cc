@@ -8,6 +8,7 @@
 // Usage: bench PROFILE
 //        bench --trace TRACE.json   (our trace import against a bare
 //                                    simdjson DOM parse of the same file)
+//        bench --json_kernel        (the simdjson kernel chosen at run time)
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/hugepages.h"
 #include "profiler/loader.h"
+#include "profiler/trace_import.h"
 #include "profiler/views.h"
 #include "simdjson.h"
 
@@ -138,6 +140,10 @@ int main(int argc, char** argv) {
   // offers them on request).
   tfprof::cli::MaybeReexecWithHugePages(argv);
   if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
+  if (argc == 2 && std::string(argv[1]) == "--json_kernel") {
+    std::printf("%s\n", tfprof::JsonKernelName().c_str());
+    return 0;
+  }
   if (argc != 2) {
     std::fprintf(stderr, "usage: bench PROFILE | bench --trace TRACE\n");
     return 2;

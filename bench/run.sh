@@ -40,6 +40,7 @@ if [[ "${1:-}" == "--builds" ]]; then
   exit 0
 fi
 if [[ "${1:-}" == "--traces" ]]; then
+  echo "simdjson kernel for JSON traces (chosen at run time): $("$bin/bench/bench" --json_kernel)"
   echo "| trace | nodes | import + model | bare simdjson DOM parse | ratio | peak RSS/file | op query |"
   echo "|---|---|---|---|---|---|---|"
   for copies in 3 10; do

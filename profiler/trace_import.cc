@@ -1129,6 +1129,10 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
 
 }  // namespace
 
+const std::string& JsonKernelName() {
+  return simdjson::get_active_implementation()->name();
+}
+
 absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
                                               const std::string& contents) {
   if (IsGzip(contents)) {

@@ -91,6 +91,11 @@ absl::StatusOr<ImportedTrace> ImportTraceContents(
     const std::vector<std::string>& names,
     const std::vector<std::string>& contents);
 
+// The simdjson kernel that indexes JSON traces (stage 1 of the on-demand
+// parser): the fastest one this CPU supports, chosen at run time by simdjson
+// ("icelake", "haswell", "westmere" or "fallback").
+const std::string& JsonKernelName();
+
 // The format of one trace (gzip is decompressed first); the error says which
 // formats are expected.
 absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,

@@ -9,7 +9,7 @@ set -uo pipefail
 bin=$(realpath "$1")
 src="$(dirname "$(realpath "$0")")/.."
 corpus="$src/testdata/corpus"
-wider=${2:-${TFPROF_CORPUS:-$src/../shared/corpus}}
+wider=$(realpath -m "${2:-${TFPROF_CORPUS:-$src/../shared/corpus}}")
 sample="$src/testdata/sample/profile"
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/tfprof_cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

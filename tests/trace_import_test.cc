@@ -940,6 +940,26 @@ TEST_CASE("XSpace: TF op names keep their scopes; steps are step groups") {
 
 // --- Format detection and errors -----------------------------------------
 
+TEST_CASE("JSON traces are indexed by the fastest kernel this CPU runs") {
+  // simdjson lists its kernels best first; the one it chose at run time must
+  // be the first this CPU supports (never one it does not: no illegal
+  // instruction on an older CPU).
+  std::string best;
+  for (const simdjson::implementation* impl :
+       simdjson::get_available_implementations()) {
+    if (impl->supported_by_runtime_system()) {
+      best = impl->name();
+      break;
+    }
+  }
+  INFO("chosen " << JsonKernelName() << ", best supported " << best);
+  CHECK(JsonKernelName() == best);
+  CHECK(simdjson::get_active_implementation()->supported_by_runtime_system());
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) CHECK(JsonKernelName() != "fallback");
+#endif
+}
+
 TEST_CASE("Formats are detected from the content") {
   struct Case {
     const char* rel;
