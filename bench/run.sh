@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 bazel build //bench:bench //tools:gen_profile //cli:tfprof >/dev/null 2>&1 ||
   bazel build //bench:bench //tools:gen_profile //cli:tfprof
 bin=bazel-bin
-echo "build: bazel $(bazel --version 2>/dev/null | cut -d' ' -f2), $(bazel info compilation_mode 2>/dev/null || echo opt) (the README's binaries)"
+echo "build: bazel, compilation_mode=$(bazel info compilation_mode 2>/dev/null) (the README's binaries)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfprof_bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 corpus=testdata/corpus
