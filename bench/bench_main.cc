@@ -24,9 +24,9 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/hugepages.h"
-#include "profiler/loader.h"
-#include "profiler/trace_import.h"
-#include "profiler/views.h"
+#include "profiler/importers/trace_import.h"
+#include "profiler/load/loader.h"
+#include "profiler/views/views.h"
 #include "simdjson.h"
 
 namespace {

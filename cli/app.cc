@@ -12,7 +12,7 @@
 #include "cli/flags.h"
 #include "cli/repl.h"
 #include "cli/shell.h"
-#include "profiler/summary.h"
+#include "profiler/render/summary.h"
 
 namespace tfprof {
 namespace cli {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/loader.h"
-#include "profiler/options.h"
+#include "profiler/load/loader.h"
+#include "profiler/views/options.h"
 
 namespace tfprof {
 namespace cli {

@@ -13,7 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "cli/app.h"
-#include "profiler/model.h"
+#include "profiler/model/model.h"
 
 namespace tfprof {
 namespace cli {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "profiler/loader.h"
-#include "profiler/options.h"
-#include "profiler/timeline.h"
-#include "profiler/views.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/view_timeline.h"
+#include "profiler/views/options.h"
+#include "profiler/views/views.h"
 
 namespace tfprof {
 namespace cli {

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <string>
 
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 #include "profiler/tfprof.h"
 
 int main(int argc, char** argv) {

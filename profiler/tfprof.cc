@@ -5,13 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "profiler/advisor.h"
-#include "profiler/emit.h"
-#include "profiler/loader.h"
-#include "profiler/output.h"
-#include "profiler/render_proto.h"
-#include "profiler/stack.h"
-#include "profiler/step_timeline.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/base/file.h"
+#include "profiler/base/large_stack.h"
+#include "profiler/load/loader.h"
+#include "profiler/model/model.h"
+#include "profiler/render/emit.h"
+#include "profiler/render/render_proto.h"
+#include "profiler/render/step_timeline.h"
+#include "profiler/views/views.h"
 
 namespace tfprof {
 namespace {
@@ -215,13 +217,15 @@ absl::StatusOr<tfpb::OptionsProto> ProfileOptionBuilder::Build() const {
 // ---------------------------------------------------------------------------
 // Profiler
 
-Profiler::Profiler() : views_(std::make_unique<Views>(&model_, nullptr)) {}
+Profiler::Profiler()
+    : model_(std::make_unique<Model>()),
+      views_(std::make_unique<Views>(model_.get(), nullptr)) {}
 
 Profiler::Profiler(const tfcore::GraphDef& graph,
                    const tfpb::OpLogProto* op_log)
     : Profiler() {
-  model_.AddGraph(graph);
-  if (op_log != nullptr) model_.AddOpLog(*op_log);
+  model_->AddGraph(graph);
+  if (op_log != nullptr) model_->AddOpLog(*op_log);
 }
 
 Profiler::~Profiler() = default;
@@ -233,8 +237,8 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromFile(
   absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
   if (!loaded.ok()) return loaded.status();
   auto p = std::make_unique<Profiler>();
-  p->model_ = std::move((*loaded)->model);
-  p->views_ = std::make_unique<Views>(&p->model_, nullptr);
+  *p->model_ = std::move((*loaded)->model);
+  p->views_ = std::make_unique<Views>(p->model_.get(), nullptr);
   return p;
 }
 
@@ -248,24 +252,24 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromTraces(
   absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
   if (!loaded.ok()) return loaded.status();
   auto p = std::make_unique<Profiler>();
-  p->model_ = std::move((*loaded)->model);
-  p->views_ = std::make_unique<Views>(&p->model_, nullptr);
+  *p->model_ = std::move((*loaded)->model);
+  p->views_ = std::make_unique<Views>(p->model_.get(), nullptr);
   return p;
 }
 
 void Profiler::AddGraph(const tfcore::GraphDef& graph) {
-  model_.AddGraph(graph);
+  model_->AddGraph(graph);
 }
 
 absl::StatusOr<double> Profiler::AddStep(int64_t step,
                                          const tfcore::RunMetadata& run_meta) {
-  absl::Status s = model_.AddRunMeta(step, run_meta);
+  absl::Status s = model_->AddRunMeta(step, run_meta);
   if (!s.ok()) return s;
-  return model_.run_coverage();
+  return model_->run_coverage();
 }
 
 void Profiler::AddOpLog(const tfpb::OpLogProto& op_log) {
-  model_.AddOpLog(op_log);
+  model_->AddOpLog(op_log);
 }
 
 absl::StatusOr<ResultTree> Profiler::Run(ViewKind view,
@@ -275,7 +279,7 @@ absl::StatusOr<ResultTree> Profiler::Run(ViewKind view,
   std::ostream* out = out_ != nullptr ? out_ : &std::cout;
   absl::StatusOr<ResultTree> result = absl::InternalError("query not run");
   RunWithLargeStack([&] {
-    result = QueryAndEmit(views_.get(), model_, view, *opts,
+    result = QueryAndEmit(views_.get(), *model_, view, *opts,
                           EmitTarget{out, &std::cerr, {}});
   });
   return result;
@@ -311,11 +315,11 @@ absl::StatusOr<tfpb::MultiGraphNodeProto> Profiler::ProfilePython(
 
 absl::StatusOr<tfpb::AdviceProto> Profiler::Advise(
     const tfpb::AdvisorOptionsProto& options) {
-  return tfprof::Advise(model_, views_.get(), options);
+  return tfprof::Advise(*model_, views_.get(), options);
 }
 
 std::string Profiler::SerializeToString() const {
-  return model_.ToProfileProto().SerializeAsString();
+  return model_->ToProfileProto().SerializeAsString();
 }
 
 absl::Status Profiler::WriteProfile(const std::string& path) const {

@@ -30,11 +30,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiler/model.h"
-#include "profiler/protos.h"
-#include "profiler/views.h"
+#include "profiler/base/protos.h"
 
 namespace tfprof {
+
+// The library's internals, which this API keeps out of sight.
+class Model;
+class Views;
+struct ResultTree;
+enum class ViewKind;
 
 // Query options, starting from TensorFlow's ProfileOptionBuilder defaults
 // (max_depth 100, select micros, order by name, everything accounted).
@@ -136,14 +140,15 @@ class Profiler {
   std::string SerializeToString() const;
   absl::Status WriteProfile(const std::string& path) const;
 
-  const Model& model() const { return model_; }
+  // The stats model behind the views (profiler/model/model.h).
+  const Model& model() const { return *model_; }
   void set_output_stream(std::ostream* out) { out_ = out; }
 
  private:
   absl::StatusOr<ResultTree> Run(ViewKind view,
                                  const tfpb::OptionsProto& options);
 
-  Model model_;
+  std::unique_ptr<Model> model_;
   std::unique_ptr<Views> views_;
   std::ostream* out_ = nullptr;
 };

@@ -1,10 +1,10 @@
 // advise on TensorFlow's GPU test profile and on hand-made models.
-#include "profiler/advisor.h"
+#include "profiler/advise/advisor.h"
 
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/text_format.h"
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 

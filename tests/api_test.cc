@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "profiler/advisor.h"
-#include "profiler/loader.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/load/loader.h"
 #include "profiler/tfprof.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"

@@ -1,9 +1,12 @@
 // The Bazel and CMake builds list the same sources and tests.
 #include <dirent.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -15,23 +18,59 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::set<std::string> SourcesIn(const std::string& dir) {
+// The files of `dir` whose names end with one of `suffixes`.
+std::set<std::string> FilesIn(const std::string& dir,
+                              std::initializer_list<const char*> suffixes) {
   std::set<std::string> out;
   DIR* d = ::opendir((testing::SourceDir() + "/" + dir).c_str());
   REQUIRE(d != nullptr);
   while (dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
-    if (EndsWith(n, ".cc") || EndsWith(n, ".proto")) out.insert(n);
+    for (const char* s : suffixes) {
+      if (EndsWith(n, s)) out.insert(n);
+    }
   }
   ::closedir(d);
+  return out;
+}
+
+std::set<std::string> SourcesIn(const std::string& dir) {
+  return FilesIn(dir, {".cc", ".proto"});
+}
+
+// profiler/ and every package below it (directories with a BUILD file).
+std::vector<std::string> ProfilerPackages() {
+  std::vector<std::string> out;
+  std::vector<std::string> todo = {"profiler"};
+  while (!todo.empty()) {
+    const std::string dir = todo.back();
+    todo.pop_back();
+    out.push_back(dir);
+    DIR* d = ::opendir((testing::SourceDir() + "/" + dir).c_str());
+    REQUIRE(d != nullptr);
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      const std::string sub = dir + "/" + n;
+      if (::access((testing::SourceDir() + "/" + sub + "/BUILD").c_str(),
+                   F_OK) == 0) {
+        todo.push_back(sub);
+      }
+    }
+    ::closedir(d);
+  }
   return out;
 }
 
 TEST_CASE("Every source file is in both BUILD and CMakeLists.txt") {
   const std::string cmake =
       testing::ReadFile(testing::SourceDir() + "/CMakeLists.txt");
-  for (const std::string dir :
-       {"profiler", "cli", "tests", "proto", "examples"}) {
+  std::vector<std::string> dirs = ProfilerPackages();
+  CHECK(dirs.size() >= 12);  // the API, 7 layers, 4 importer packages
+  for (const char* d : {"cli", "tests", "proto", "examples"}) {
+    dirs.push_back(d);
+  }
+  for (const std::string& dir : dirs) {
     const std::string build =
         testing::ReadFile(testing::SourceDir() + "/" + dir + "/BUILD");
     const std::set<std::string> files = SourcesIn(dir);
@@ -47,6 +86,17 @@ TEST_CASE("Every source file is in both BUILD and CMakeLists.txt") {
         CHECK(build.find("\"" + f + "\"") != std::string::npos);
         CHECK(cmake.find(dir + "/" + f) != std::string::npos);
       }
+    }
+  }
+}
+
+TEST_CASE("Every library header is listed in its package's BUILD") {
+  for (const std::string& dir : ProfilerPackages()) {
+    const std::string build =
+        testing::ReadFile(testing::SourceDir() + "/" + dir + "/BUILD");
+    for (const std::string& h : FilesIn(dir, {".h"})) {
+      INFO(dir + "/" + h);
+      CHECK(build.find("\"" + h + "\"") != std::string::npos);
     }
   }
 }

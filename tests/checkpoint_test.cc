@@ -1,7 +1,7 @@
 // The V2 checkpoint reader: TensorFlow's own test checkpoints, bundles built
 // here byte by byte (every dtype, several blocks and shards, big-endian), and
 // missing, foreign, truncated and corrupt inputs.
-#include "profiler/checkpoint.h"
+#include "profiler/load/checkpoint.h"
 
 #include <stdlib.h>
 

@@ -3,9 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/util/message_differencer.h"
-#include "profiler/loader.h"
-#include "profiler/render_text.h"
-#include "profiler/views.h"
+#include "profiler/load/loader.h"
+#include "profiler/load/profile_reader.h"
+#include "profiler/render/render_text.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 
 namespace tfprof {
@@ -46,7 +47,7 @@ TEST_CASE("Corpus models round-trip through ProfileProto") {
     auto loaded = LoadProfile(c.paths);
     REQUIRE(loaded.ok());
     const tfpb::ProfileProto p = (*loaded)->model.ToProfileProto();
-    auto back = Model::FromProfileProto(p);
+    auto back = ModelFromProfileProto(p);
     REQUIRE(back.ok());
     CHECK(back->size() == (*loaded)->model.size());
     CHECK(google::protobuf::util::MessageDifferencer::Equals(

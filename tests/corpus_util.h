@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 
 namespace tfprof {
 namespace testing {

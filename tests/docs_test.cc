@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/shell.h"
-#include "profiler/advisor.h"
-#include "profiler/options.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/views/options.h"
 #include "tests/test_util.h"
 
 namespace tfprof {

@@ -1,6 +1,6 @@
-#include "profiler/format.h"
-
 #include <catch2/catch.hpp>
+
+#include "profiler/base/units.h"
 
 namespace tfprof {
 namespace {

@@ -1,9 +1,9 @@
 // check: gate conditions, their parsing and evaluation.
-#include "profiler/gates.h"
+#include "profiler/advise/gates.h"
 
 #include <catch2/catch.hpp>
 
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 #include "tests/corpus_util.h"
 
 namespace tfprof {

@@ -19,8 +19,8 @@
 #include <sstream>
 
 #include "cli/shell.h"
-#include "profiler/render_text.h"
-#include "profiler/views.h"
+#include "profiler/render/render_text.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 

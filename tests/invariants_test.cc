@@ -2,7 +2,7 @@
 // parents add up their children, the root adds up the top level.
 #include <catch2/catch.hpp>
 
-#include "profiler/views.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 

@@ -1,13 +1,13 @@
 // Loading: formats are detected, and every kind of bad input gets a clear
 // one-line error that names the file.
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "profiler/output.h"
+#include "profiler/base/file.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 

@@ -1,11 +1,12 @@
 // Unit tests of the stats model: each rule of how tfprof computes statistics
 // (reference section 7), on small hand-written inputs.
-#include "profiler/model.h"
+#include "profiler/model/model.h"
 
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "profiler/load/profile_reader.h"
 #include "tests/test_util.h"
 
 namespace tfprof {
@@ -443,7 +444,7 @@ TEST_CASE("The model round-trips through ProfileProto") {
                  })pb"))
               .ok());
   tfpb::ProfileProto p = m.ToProfileProto();
-  auto back = Model::FromProfileProto(p);
+  auto back = ModelFromProfileProto(p);
   REQUIRE(back.ok());
   CHECK(google::protobuf::util::MessageDifferencer::Equals(
       back->ToProfileProto(), p));

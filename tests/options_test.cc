@@ -1,4 +1,4 @@
-#include "profiler/options.h"
+#include "profiler/views/options.h"
 
 #include <catch2/catch.hpp>
 

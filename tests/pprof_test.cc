@@ -1,11 +1,11 @@
 // pprof output of the code view: structure, stacks and values.
-#include "profiler/pprof.h"
+#include "profiler/render/pprof.h"
 
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/text_format.h"
-#include "profiler/loader.h"
-#include "profiler/views.h"
+#include "profiler/load/loader.h"
+#include "profiler/views/views.h"
 #include "tests/test_util.h"
 
 namespace tfprof {

@@ -2,7 +2,7 @@
 // model from the same bytes, on the corpus and on generated profiles, with
 // tiny read blocks, through a pipe, with repeated keys, unexpected wire types
 // and truncation at every offset.
-#include "profiler/profile_reader.h"
+#include "profiler/load/profile_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "google/protobuf/util/message_differencer.h"
-#include "profiler/loader.h"
+#include "profiler/load/loader.h"
 #include "tests/test_util.h"
 #include "tools/profile_gen.h"
 

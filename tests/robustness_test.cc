@@ -7,9 +7,10 @@
 #include "cli/app.h"
 #include "cli/shell.h"
 #include "google/protobuf/text_format.h"
-#include "profiler/loader.h"
-#include "profiler/render_text.h"
-#include "profiler/views.h"
+#include "profiler/load/loader.h"
+#include "profiler/load/profile_reader.h"
+#include "profiler/render/render_text.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 
@@ -243,7 +244,7 @@ TEST_CASE("Cycles, self-inputs, missing inputs and duplicate names") {
   REQUIRE(r.ok());
   CHECK(RenderText(*r).find("  a (") != std::string::npos);
   // A round trip keeps only resolvable inputs.
-  auto back = Model::FromProfileProto(m.ToProfileProto());
+  auto back = ModelFromProfileProto(m.ToProfileProto());
   REQUIRE(back.ok());
   QueryAll(*back);
 }
@@ -308,7 +309,7 @@ TEST_CASE("Negative, huge and absent statistics") {
   p.add_steps(3);  // a step no node ran in
   (*p.mutable_nodes())[0].set_name("a");
   (*(*p.mutable_nodes())[0].mutable_execs())[9].set_run_count(1);
-  auto loaded = Model::FromProfileProto(p);
+  auto loaded = ModelFromProfileProto(p);
   REQUIRE(loaded.ok());
   QueryAll(*loaded);
 }

@@ -1,14 +1,13 @@
 // Timelines parse as JSON and are structurally valid Chrome traces; the
 // graph timeline of a real GPU run matches TensorFlow's own timeline of it.
-#include "profiler/timeline.h"
-
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
 
-#include "profiler/loader.h"
-#include "profiler/step_timeline.h"
-#include "profiler/views.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/step_timeline.h"
+#include "profiler/render/view_timeline.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"

@@ -3,7 +3,7 @@
 // test computes itself from the raw events (JSON re-parsed here with
 // simdjson, XSpaces decoded here with protobuf). Also: the timeline and the
 // RunMetadata of one TF run agree, and hostile inputs fail cleanly.
-#include "profiler/trace_import.h"
+#include "profiler/importers/trace_import.h"
 
 #include <simdjson.h>
 #include <zlib.h>
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "google/protobuf/text_format.h"
-#include "profiler/model.h"
-#include "profiler/views.h"
+#include "profiler/model/model.h"
+#include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
 #include "tests/test_util.h"

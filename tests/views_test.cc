@@ -1,12 +1,12 @@
 // View semantics on small hand-made models; expected texts derived by hand
 // from tfprof's rules.
-#include "profiler/views.h"
+#include "profiler/views/views.h"
 
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/text_format.h"
-#include "profiler/render_proto.h"
-#include "profiler/render_text.h"
+#include "profiler/render/render_proto.h"
+#include "profiler/render/render_text.h"
 #include "tests/test_util.h"
 
 namespace tfprof {

@@ -3,7 +3,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "profiler/protos.h"
+#include "profiler/base/protos.h"
 
 namespace tfprof {
 

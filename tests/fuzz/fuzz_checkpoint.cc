@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "profiler/checkpoint.h"
+#include "profiler/load/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string prefix =

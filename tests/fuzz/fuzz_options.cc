@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_split.h"
 #include "cli/flags.h"
-#include "profiler/gates.h"
-#include "profiler/options.h"
+#include "profiler/advise/gates.h"
+#include "profiler/views/options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/loader.h"
-#include "profiler/step_timeline.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/step_timeline.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

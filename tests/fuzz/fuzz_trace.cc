@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/trace_import.h"
+#include "profiler/importers/trace_import.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "profiler/render_text.h"
-#include "profiler/views.h"
+#include "profiler/render/render_text.h"
+#include "profiler/views/views.h"
 
 namespace tfprof {
 

@@ -1,0 +1,22 @@
+// tfprof's number formats: times, bytes, counts and shapes.
+#ifndef TFPROF_PROFILER_BASE_UNITS_H_
+#define TFPROF_PROFILER_BASE_UNITS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfprof {
+
+// Counts: 999, 1.00k, 2.50m, 3.00b.
+std::string FormatNumber(int64_t n);
+// Microseconds: 999us, 1.00ms, 2.50sec.
+std::string FormatTime(int64_t micros);
+// Bytes, decimal units: 999B, 1.00KB, 2.50MB (no GB, as tfprof).
+std::string FormatMemory(int64_t bytes);
+// Dims joined with "x": 3x3x3x6.
+std::string FormatShape(const std::vector<int64_t>& shape);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_BASE_UNITS_H_

@@ -1,0 +1,369 @@
+// The builder shared by the trace importers: nodes, executions per step,
+// call stacks and notes, turned into GraphDef / RunMetadata / OpLogProto.
+#include "profiler/importers/common/trace_builder.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+namespace trace_internal {
+
+namespace {
+
+constexpr char kGpuDevicePrefix[] =
+    "/job:localhost/replica:0/task:0/device:gpu:";
+
+}  // namespace
+
+std::string GpuStreamAllDevice(int64_t gpu) {
+  return absl::StrCat(kGpuDevicePrefix, gpu, "/stream:all");
+}
+
+std::string GpuStreamDevice(int64_t gpu, absl::string_view stream) {
+  return absl::StrCat(kGpuDevicePrefix, gpu, "/stream:", stream);
+}
+
+bool IsCanonicalDevice(absl::string_view device) {
+  static const RE2* const kCanonical =
+      new RE2(".*/(device:gpu|gpu|device:cpu|cpu):\\d+");
+  const std::string lower = absl::AsciiStrToLower(device);
+  return RE2::FullMatch(lower, *kCanonical);
+}
+
+bool IsStreamAllDevice(absl::string_view device) {
+  return absl::StrContains(absl::AsciiStrToLower(device), "stream:all");
+}
+
+std::optional<int64_t> RoundToInt64(double x) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  if (!std::isfinite(x) || x >= kLimit || x <= -kLimit) return std::nullopt;
+  return static_cast<int64_t>(std::llround(x));
+}
+
+// --- TraceBuilder
+
+namespace {
+
+// A name tfprof keeps whole: it cuts node names at the first ':' (GPU
+// tracers append ":Op"), and an empty name would be no node.
+std::string SafeName(absl::string_view name) {
+  std::string safe(name);
+  std::replace(safe.begin(), safe.end(), ':', '.');
+  if (safe.empty()) safe = "_unnamed";
+  return safe;
+}
+
+void AppendPacked(absl::string_view s, std::string* packed) {
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  char length[4];
+  std::memcpy(length, &n, sizeof(n));
+  packed->append(length, sizeof(length));
+  packed->append(s.data(), s.size());
+}
+
+}  // namespace
+
+int32_t TraceBuilder::Op(absl::string_view op) {
+  if (ops_.size() == 0) ops_.Id("");  // id 0: no op type
+  return static_cast<int32_t>(ops_.Id(std::string_view(op.data(), op.size())));
+}
+
+int32_t TraceBuilder::Device(const std::string& device) {
+  const size_t known = devices_.size();
+  const int32_t id = static_cast<int32_t>(devices_.Id(device));
+  if (devices_.size() == known) return id;
+  device_class_.push_back(IsCanonicalDevice(device)   ? 1
+                          : IsStreamAllDevice(device) ? 2
+                                                      : 0);
+  return id;
+}
+
+int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
+  std::string safe = SafeName(name);
+  auto it = by_name_.find(safe);
+  if (it != by_name_.end()) {
+    NodeInfo& info = nodes_[it->second];
+    if (info.op == 0 && !op.empty()) info.op = Op(op);
+    return it->second;
+  }
+  const int32_t index = static_cast<int32_t>(nodes_.size());
+  nodes_.emplace_back();
+  NodeInfo& info = nodes_.back();
+  info.name = std::move(safe);
+  info.op = Op(op);
+  by_name_.emplace(info.name, index);
+  return index;
+}
+
+int32_t TraceBuilder::TypedNode(absl::string_view name, absl::string_view op) {
+  std::string key = absl::StrCat(name, std::string(1, '\0'), op);
+  auto it = by_name_and_op_.find(key);
+  if (it != by_name_and_op_.end()) return it->second;
+  std::optional<int32_t> existing = FindNode(name);
+  int32_t node;
+  if (!existing.has_value()) {
+    node = Node(name, op);
+  } else if (ops_.Get(nodes_[*existing].op) == op) {
+    node = *existing;
+  } else {
+    node = Node(absl::StrCat(name, "(", op, ")"), op);
+    ++retyped_;
+  }
+  by_name_and_op_.emplace(std::move(key), node);
+  return node;
+}
+
+const std::string& TraceBuilder::NodeName(int32_t node) const {
+  return nodes_[node].name;
+}
+
+std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
+  auto it = by_name_.find(SafeName(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+void TraceBuilder::SetInputs(int32_t node,
+                             const std::vector<std::string>& inputs) {
+  std::string& packed = nodes_[node].inputs;
+  if (!packed.empty()) return;
+  for (const std::string& in : inputs) AppendPacked(in, &packed);
+}
+
+void TraceBuilder::SetCode(int32_t node, const std::vector<Frame>& frames) {
+  if (frames.empty() || nodes_[node].code != nullptr) return;
+  nodes_[node].code = std::make_unique<std::vector<Frame>>(frames);
+}
+
+const std::string& TraceBuilder::ClaimCanonicalDevice(
+    int32_t node, const std::string& device) {
+  int32_t& claimed = nodes_[node].canonical_device;
+  if (claimed < 0 || devices_.Get(claimed).empty()) claimed = Device(device);
+  return devices_.Get(claimed);
+}
+
+void TraceBuilder::AddFloatOps(int32_t node, int64_t flops) {
+  FloatOps& info = flops_[node];
+  if (info.runs == 0) {
+    info.first = flops;
+  } else if (flops != info.first) {
+    info.uneven = true;
+  }
+  info.sum = SatAdd(info.sum, flops);
+  ++info.runs;
+}
+
+TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
+                                            const std::string& device,
+                                            int32_t node, int64_t start_micros,
+                                            int64_t duration_micros) {
+  std::unique_ptr<StepData>& data = steps_[step];
+  if (data == nullptr) data = std::make_unique<StepData>();
+  const int32_t device_id = Device(device);
+  const uint32_t index = static_cast<uint32_t>(data->execs.size());
+  data->execs.push_back(Exec{start_micros, duration_micros, node, device_id});
+  min_start_ = std::min(min_start_, start_micros);
+  ++num_execs_;
+  if (device_class_[device_id] == 1) {
+    data->first_canonical.emplace(node, index);
+    nodes_[node].on_canonical = true;
+  } else if (device_class_[device_id] == 2) {
+    nodes_[node].on_stream_all = true;
+  }
+  return ExecRef{data.get(), index};
+}
+
+tfcore::NodeExecStats* TraceBuilder::Details(ExecRef exec) {
+  std::unique_ptr<tfcore::NodeExecStats>& details =
+      exec.step->details[exec.index];
+  if (details == nullptr) details = std::make_unique<tfcore::NodeExecStats>();
+  return details.get();
+}
+
+TraceBuilder::ExecRef TraceBuilder::FirstCanonicalExec(int64_t step,
+                                                       int32_t node) const {
+  auto s = steps_.find(step);
+  if (s == steps_.end()) return ExecRef();
+  auto it = s->second->first_canonical.find(node);
+  if (it == s->second->first_canonical.end()) return ExecRef();
+  return ExecRef{s->second.get(), it->second};
+}
+
+void TraceBuilder::Note(const std::string& file, const std::string& text) {
+  notes_.push_back(absl::StrCat(file, ": ", text));
+}
+
+void TraceBuilder::Count(const std::string& file, const std::string& what,
+                         int64_t n) {
+  auto [it, inserted] =
+      count_index_.emplace(std::make_pair(file, what), counts_.size());
+  if (inserted) {
+    counts_.push_back(Counted{file, what, n});
+  } else {
+    counts_[it->second].n = SatAdd(counts_[it->second].n, n);
+  }
+}
+
+void TraceBuilder::Seal(TraceFormat format) {
+  format_ = format;
+  // The lookups are done with.
+  by_name_ = {};
+  by_name_and_op_ = {};
+  for (auto& [step, data] : steps_) data->first_canonical = {};
+
+  // Timestamps: tfprof ignores executions whose start is not positive.
+  if (num_execs_ > 0 && min_start_ < 1) {
+    shift_ = SatAdd(1, -std::max(min_start_, INT64_MIN + 2));
+    notes_.push_back(absl::StrCat(
+        "timestamps shifted by +", shift_,
+        "us so that every execution starts after 0 (tfprof ignores starts "
+        "<= 0)"));
+  }
+
+  if (retyped_ > 0) {
+    notes_.push_back(absl::StrCat(
+        retyped_,
+        " node names occur with a second op type (e.g. in different "
+        "functions); those executions are nodes named \"<name>(<op type>)\""));
+  }
+  int64_t accelerator_only = 0;
+  for (const NodeInfo& info : nodes_) {
+    if (info.on_stream_all && !info.on_canonical) ++accelerator_only;
+  }
+  if (accelerator_only > 0) {
+    notes_.push_back(absl::StrCat(
+        accelerator_only,
+        " nodes have accelerator time but no host (canonical device) "
+        "execution in the trace: their run count is 0"));
+  }
+  int64_t uneven = 0;
+  for (const auto& [node, f] : flops_) {
+    if (f.runs > 0 && f.uneven) ++uneven;
+  }
+  if (uneven > 0) {
+    notes_.push_back(absl::StrCat(
+        uneven,
+        " nodes have different float ops per run; their float ops are the "
+        "per-run average"));
+  }
+  for (const Counted& c : counts_) {
+    if (c.n == 0) continue;  // counted nothing
+    notes_.push_back(absl::StrCat(c.file, ": ", c.n, " ", c.what));
+  }
+  counts_ = {};
+  count_index_ = {};
+}
+
+tfcore::GraphDef TraceBuilder::TakeGraph() {
+  tfcore::GraphDef graph;
+  for (NodeInfo& info : nodes_) {
+    tfcore::NodeDef* def = graph.add_node();
+    def->set_name(info.name);
+    def->set_op(info.op == 0 ? info.name : ops_.Get(info.op));
+    absl::string_view packed = info.inputs;
+    while (packed.size() >= 4) {
+      uint32_t n;
+      std::memcpy(&n, packed.data(), sizeof(n));
+      def->add_input(std::string(packed.substr(4, n)));
+      packed.remove_prefix(4 + n);
+    }
+    std::string().swap(info.inputs);
+  }
+  return graph;
+}
+
+tfpb::OpLogProto TraceBuilder::TakeOpLog() {
+  tfpb::OpLogProto op_log;
+  // Call stacks and float ops.
+  absl::flat_hash_map<std::string, int64_t> ids;
+  auto intern = [&](const std::string& s) -> int64_t {
+    auto it = ids.find(s);
+    if (it != ids.end()) return it->second;
+    const int64_t id = static_cast<int64_t>(ids.size()) + 1;
+    ids.emplace(s, id);
+    (*op_log.mutable_id_to_string())[id] = s;
+    return id;
+  };
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeInfo& info = nodes_[i];
+    auto f = flops_.find(static_cast<int32_t>(i));
+    const int64_t runs = f == flops_.end() ? 0 : f->second.runs;
+    if (info.code == nullptr && runs == 0) continue;
+    tfpb::OpLogEntry* entry = op_log.add_log_entries();
+    entry->set_name(info.name);
+    if (runs > 0) {
+      // tfprof multiplies the per-run float ops by the run count.
+      entry->set_float_ops(f->second.sum / runs);
+    }
+    if (info.code != nullptr) {
+      tfpb::CodeDef* code = entry->mutable_code_def();
+      for (const Frame& frame : *info.code) {
+        tfpb::CodeDef::Trace* t = code->add_traces();
+        t->set_file_id(intern(frame.file));
+        t->set_function_id(intern(frame.function));
+        t->set_lineno(frame.lineno);
+      }
+      info.code.reset();
+    }
+  }
+  flops_ = {};
+  return op_log;
+}
+
+bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
+  {
+    // The previous step's messages go first.
+    tfcore::RunMetadata empty;
+    run_meta->Swap(&empty);
+  }
+  if (steps_.empty()) return false;
+  *step = steps_.begin()->first;
+  std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
+  steps_.erase(steps_.begin());
+  tfcore::StepStats* stats = run_meta->mutable_step_stats();
+  // Devices in the order of their first execution in the step.
+  std::vector<int32_t> slot(devices_.size(), -1);
+  for (uint32_t i = 0; i < data->execs.size(); ++i) {
+    const Exec& e = data->execs[i];
+    if (slot[e.device] < 0) {
+      slot[e.device] = stats->dev_stats_size();
+      stats->add_dev_stats()->set_device(devices_.Get(e.device));
+    }
+    tfcore::NodeExecStats* stat =
+        stats->mutable_dev_stats(slot[e.device])->add_node_stats();
+    auto details = data->details.find(i);
+    if (details != data->details.end()) stat->Swap(details->second.get());
+    stat->set_node_name(nodes_[e.node].name);
+    stat->set_all_start_micros(shift_ != 0 ? SatAdd(e.start, shift_) : e.start);
+    stat->set_op_start_rel_micros(0);
+    stat->set_op_end_rel_micros(e.duration);
+    stat->set_all_end_rel_micros(e.duration);
+    if (shift_ != 0) {
+      for (auto& mem : *stat->mutable_memory()) {
+        for (auto& rec : *mem.mutable_allocation_records()) {
+          rec.set_alloc_micros(SatAdd(rec.alloc_micros(), shift_));
+        }
+      }
+    }
+  }
+  if (steps_.empty()) {
+    // That was the last one: only the notes are left to give.
+    std::deque<NodeInfo>().swap(nodes_);
+    ops_ = StringTable();
+    devices_ = StringTable();
+    std::vector<int8_t>().swap(device_class_);
+  }
+  return true;
+}
+
+}  // namespace trace_internal
+}  // namespace tfprof

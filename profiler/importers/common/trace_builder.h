@@ -1,0 +1,201 @@
+// The builder shared by the trace importers: it accumulates nodes, per-step
+// executions on devices, call stacks and notes, and turns them into the
+// GraphDef, RunMetadata and OpLogProto the model reads. Not a public API.
+#ifndef TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_BUILDER_H_
+#define TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_BUILDER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "profiler/base/protos.h"
+#include "profiler/base/saturate.h"
+#include "profiler/importers/common/trace_format.h"
+#include "profiler/model/model.h"
+
+namespace tfprof {
+namespace trace_internal {
+
+// The device that host (CPU) time of PyTorch and XSpace traces goes on.
+inline constexpr char kHostCpuDevice[] =
+    "/job:localhost/replica:0/task:0/device:cpu:0";
+
+// The end of every "unknown format" error.
+inline constexpr char kExpectedFormats[] =
+    "; expected a TensorFlow timeline JSON, a PyTorch profiler (Kineto) JSON "
+    "or an XSpace .xplane.pb";
+
+// ".../device:gpu:N/stream:all": where accelerator time is counted.
+std::string GpuStreamAllDevice(int64_t gpu);
+// ".../device:gpu:N/stream:S": the real stream (device list only).
+std::string GpuStreamDevice(int64_t gpu, absl::string_view stream);
+
+// TensorFlow's device classes (on the lower-cased device string), as tfprof
+// counts time: canonical devices ".../(device:)?(cpu|gpu):N" get CPU time,
+// ".../stream:all" devices get accelerator time, others only show up in
+// device lists.
+bool IsCanonicalDevice(absl::string_view device);
+bool IsStreamAllDevice(absl::string_view device);
+
+// Rounds x to the nearest integer (halves away from zero); nullopt when x is
+// not finite or out of range for microsecond arithmetic (|x| >= 2^62).
+std::optional<int64_t> RoundToInt64(double x);
+
+// Call stacks keep at most this many (innermost) frames.
+inline constexpr size_t kMaxFrames = 128;
+
+// One Python frame of a call stack, outermost first in a stack.
+struct Frame {
+  std::string file;
+  std::string function;
+  int32_t lineno = 0;
+};
+
+// Accumulates the converted trace. Node names must not contain ':' (the
+// model cuts RunMetadata names at the first ':'); Node() replaces any.
+//
+// Executions are kept as small records (node, device, start, duration);
+// only executions with memory or outputs also have a message for those.
+// The graph, the op log and each step's RunMetadata are built when asked
+// for, after the import (TakeGraph(), TakeOpLog(), NextStep()), so that a
+// caller can hand them on one at a time.
+class TraceBuilder {
+ public:
+  TraceBuilder() = default;
+  TraceBuilder(const TraceBuilder&) = delete;
+  TraceBuilder& operator=(const TraceBuilder&) = delete;
+
+  // The node with this name, created with `op` if new. Returns its index.
+  int32_t Node(absl::string_view name, absl::string_view op);
+  // The node for (name, op) where one name may come with several op types
+  // (TF2 function graphs reuse names): the first type seen gets the name,
+  // any other type gets "<name>(<op>)".
+  int32_t TypedNode(absl::string_view name, absl::string_view op);
+  const std::string& NodeName(int32_t node) const;
+  // The node with this name (after the ':' replacement of Node()), if any.
+  std::optional<int32_t> FindNode(absl::string_view name) const;
+  // Sets the inputs of a node that has none yet.
+  void SetInputs(int32_t node, const std::vector<std::string>& inputs);
+  // Sets the call stack of a node that has none yet (first one wins).
+  void SetCode(int32_t node, const std::vector<Frame>& frames);
+  bool HasCode(int32_t node) const { return nodes_[node].code != nullptr; }
+  // The canonical device of a node: the first one claimed for it (tfprof
+  // keeps one canonical device per node and drops the others' stats).
+  const std::string& ClaimCanonicalDevice(int32_t node,
+                                          const std::string& device);
+  // Records the float ops of one execution of a node.
+  void AddFloatOps(int32_t node, int64_t flops);
+
+  struct StepData;
+  // An execution recorded by AddExec().
+  struct ExecRef {
+    StepData* step = nullptr;
+    uint32_t index = 0;
+    explicit operator bool() const { return step != nullptr; }
+  };
+  // Records one execution of `node` on `device` in `step`: start and
+  // duration in microseconds (duration >= 0).
+  ExecRef AddExec(int64_t step, const std::string& device, int32_t node,
+                  int64_t start_micros, int64_t duration_micros);
+  // Where the memory and outputs of an execution go: a message of which only
+  // the `memory` and `output` fields are used (made on first use). Valid
+  // until the execution's step is built.
+  tfcore::NodeExecStats* Details(ExecRef exec);
+  // The first execution of `node` in `step` on a canonical device, if any.
+  ExecRef FirstCanonicalExec(int64_t step, int32_t node) const;
+
+  // A note printed once: "<file>: <text>".
+  void Note(const std::string& file, const std::string& text);
+  // Counts an occurrence of something not mapped; Seal() writes one note
+  // per (file, what) with a count above 0: "<file>: <count> <what>".
+  void Count(const std::string& file, const std::string& what, int64_t n = 1);
+
+  int64_t num_execs() const { return num_execs_; }
+
+  // Ends the import: the notes are complete, and timestamps are shifted
+  // (as the steps are built) when needed so that every start is > 0
+  // (tfprof ignores executions starting at 0). Then, once each:
+  void Seal(TraceFormat format);
+  TraceFormat format() const { return format_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+  // One NodeDef per node (frees the nodes' inputs).
+  tfcore::GraphDef TakeGraph();
+  // Call stacks and float ops (frees the nodes' call stacks).
+  tfpb::OpLogProto TakeOpLog();
+  // The next step's RunMetadata, in step order (its records are freed, and
+  // after the last one everything but the notes); false after the last.
+  bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
+
+  struct Exec {
+    int64_t start = 0;
+    int64_t duration = 0;
+    int32_t node = 0;
+    int32_t device = 0;
+  };
+  struct StepData {
+    std::vector<Exec> execs;
+    // Memory and outputs by execution index.
+    absl::flat_hash_map<uint32_t, std::unique_ptr<tfcore::NodeExecStats>>
+        details;
+    absl::flat_hash_map<int32_t, uint32_t> first_canonical;
+  };
+
+ private:
+  struct NodeInfo {
+    std::string name;
+    int32_t op = 0;                 // ops_
+    int32_t canonical_device = -1;  // devices_, see ClaimCanonicalDevice
+    bool on_canonical = false;
+    bool on_stream_all = false;
+    // Inputs, each as a 4-byte length and the bytes.
+    std::string inputs;
+    std::unique_ptr<std::vector<Frame>> code;
+  };
+  struct FloatOps {
+    int64_t sum = 0;
+    int64_t runs = 0;
+    int64_t first = 0;
+    bool uneven = false;
+  };
+
+  int32_t Op(absl::string_view op);
+  int32_t Device(const std::string& device);
+
+  // Stable addresses: by_name_ keys are the nodes' names.
+  std::deque<NodeInfo> nodes_;
+  absl::flat_hash_map<absl::string_view, int32_t> by_name_;
+  absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
+  StringTable ops_;  // op types, "" first
+  StringTable devices_;
+  // Per device: 1 canonical, 2 stream:all, 0 other.
+  std::vector<int8_t> device_class_;
+  absl::flat_hash_map<int32_t, FloatOps> flops_;
+  int64_t retyped_ = 0;
+  std::map<int64_t, std::unique_ptr<StepData>> steps_;
+  std::vector<std::string> notes_;
+  struct Counted {
+    std::string file;
+    std::string what;
+    int64_t n = 0;
+  };
+  std::vector<Counted> counts_;
+  absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
+  int64_t min_start_ = INT64_MAX;
+  int64_t num_execs_ = 0;
+  TraceFormat format_ = TraceFormat::kTfTimeline;
+  int64_t shift_ = 0;
+};
+
+}  // namespace trace_internal
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_BUILDER_H_

@@ -1,0 +1,446 @@
+// TensorFlow timelines (tensorflow.python.client.timeline, ProfilerHook):
+// Chrome Trace Format JSON in which every process is "<device> Compute" or
+// "<device> Tensors" and every op is an "X" event with args.name (the node)
+// and args.op (its type). One file is one step.
+#include "profiler/importers/tf_timeline/tf_timeline.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+namespace trace_internal {
+namespace {
+
+// A GPU stream or memcpy lane event, kept to sum accelerator time when the
+// timeline has no ".../stream:all" lane for that GPU.
+struct LaneEvent {
+  int32_t gpu = 0;  // the device before "/stream:" or "/memcpy" (GpuTable)
+  int32_t node = 0;
+  int64_t start = 0;
+  int64_t duration = 0;
+  bool memcpy = false;
+};
+
+// The GPUs of the lanes as written, and their lower-case forms (which is
+// what identifies a GPU).
+struct GpuTable {
+  std::vector<std::string> names;
+  std::vector<int32_t> keys;  // per name: index into `lower`
+  std::vector<std::string> lower;
+  absl::flat_hash_map<std::string, int32_t> name_ids;
+  absl::flat_hash_map<std::string, int32_t> lower_ids;
+
+  int32_t Id(const std::string& gpu) {
+    auto [it, inserted] =
+        name_ids.emplace(gpu, static_cast<int32_t>(names.size()));
+    if (inserted) {
+      names.push_back(gpu);
+      const std::string l = absl::AsciiStrToLower(gpu);
+      auto [lit, lnew] =
+          lower_ids.emplace(l, static_cast<int32_t>(lower.size()));
+      if (lnew) lower.push_back(l);
+      keys.push_back(lit->second);
+    }
+    return it->second;
+  }
+};
+
+// Identifies a copy recorded on both a stream lane and the memcpy lane.
+struct LaneKey {
+  int32_t gpu;  // GpuTable::lower
+  int32_t node;
+  int64_t start;
+  int64_t duration;
+  bool operator==(const LaneKey& o) const {
+    return gpu == o.gpu && node == o.node && start == o.start &&
+           duration == o.duration;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const LaneKey& k) {
+    return H::combine(std::move(h), k.gpu, k.node, k.start, k.duration);
+  }
+};
+
+// "<gpu>/stream:N" or "<gpu>/memcpy" -> <gpu>; else false.
+bool SplitGpuLane(const std::string& device, std::string* gpu, bool* memcpy) {
+  const std::string lower = absl::AsciiStrToLower(device);
+  size_t pos = lower.rfind("/stream:");
+  if (pos != std::string::npos &&
+      lower.find("stream:all") == std::string::npos) {
+    *gpu = device.substr(0, pos);
+    *memcpy = false;
+    return true;
+  }
+  if (absl::EndsWith(lower, "/memcpy")) {
+    *gpu = device.substr(0, device.size() - 7);
+    *memcpy = true;
+    return true;
+  }
+  return false;
+}
+
+// What the importer reads of one event (first occurrences of each key, as
+// the DOM parser's at_key() finds them).
+struct EventFields {
+  JsonScalar ph, name, pid, ts, dur;
+  bool has_args = false;  // "args" present, of any type
+  JsonScalar args_name, args_op;
+  // args.input0, args.input1, ...: (index, name) of every string field.
+  std::vector<std::pair<int, absl::string_view>> inputs;
+  bool has_snapshot = false;  // args.snapshot present, of any type
+  JsonScalar tensor_description;
+
+  void Clear() {
+    ph = name = pid = ts = dur = args_name = args_op = tensor_description =
+        JsonScalar();
+    has_args = has_snapshot = false;
+    inputs.clear();
+  }
+};
+
+bool ReadArgs(JsonReader* reader, JsonReader::Value& args, EventFields* f) {
+  return reader->ForEachField(
+      args, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "name") return reader->ReadFirst(value, &f->args_name);
+        if (key == "op") return reader->ReadFirst(value, &f->args_op);
+        if (key == "snapshot") {
+          if (f->has_snapshot) return reader->Skip(value);
+          f->has_snapshot = true;
+          if (!JsonReader::IsObject(value)) return reader->Skip(value);
+          return reader->ForEachField(
+              value, [&](absl::string_view k, JsonReader::Value& v) {
+                if (k == "tensor_description") {
+                  return reader->ReadFirst(v, &f->tensor_description);
+                }
+                return reader->Skip(v);
+              });
+        }
+        int index;
+        if (absl::StartsWith(key, "input") &&
+            absl::SimpleAtoi(key.substr(5), &index) && index >= 0) {
+          JsonScalar input;
+          if (!reader->Read(value, &input)) return false;
+          if (input.type == JsonScalar::Type::kString) {
+            f->inputs.emplace_back(index, input.str);
+          }
+          return true;
+        }
+        return reader->Skip(value);
+      });
+}
+
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
+  f->Clear();
+  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
+  return reader->ForEachField(
+      event, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "ph") return reader->ReadFirst(value, &f->ph);
+        if (key == "name") return reader->ReadFirst(value, &f->name);
+        if (key == "pid") return reader->ReadFirst(value, &f->pid);
+        if (key == "ts") return reader->ReadFirst(value, &f->ts);
+        if (key == "dur") return reader->ReadFirst(value, &f->dur);
+        if (key == "args") {
+          if (f->has_args) return reader->Skip(value);
+          f->has_args = true;
+          if (!JsonReader::IsObject(value)) return reader->Skip(value);
+          return ReadArgs(reader, value, f);
+        }
+        return reader->Skip(value);
+      });
+}
+
+// The inputs of an op event: args.input0, args.input1, ... in index order.
+std::vector<std::string> Inputs(const EventFields& f) {
+  std::vector<std::pair<int, absl::string_view>> found = f.inputs;
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> inputs;
+  inputs.reserve(found.size());
+  for (const auto& [index, name] : found) inputs.emplace_back(name);
+  return inputs;
+}
+
+// Reads the allocation of an output tensor from the text-format
+// TensorDescription of a show_memory timeline (quotes removed by TF).
+bool ParseAllocation(absl::string_view text,
+                     tfcore::AllocationDescription* alloc) {
+  static const RE2* const kRequested = new RE2("requested_bytes: (\\d+)");
+  static const RE2* const kAllocated = new RE2("allocated_bytes: (\\d+)");
+  static const RE2* const kAllocator = new RE2("allocator_name: ([^\\s}]+)");
+  static const RE2* const kPtr = new RE2("ptr: (\\d+)");
+  const size_t pos = text.find("allocation_description");
+  if (pos == absl::string_view::npos) return false;
+  const re2::StringPiece body(text.data() + pos, text.size() - pos);
+  int64_t requested = 0, allocated = 0;
+  uint64_t ptr = 0;
+  std::string allocator;
+  const bool has_requested = RE2::PartialMatch(body, *kRequested, &requested);
+  const bool has_allocated = RE2::PartialMatch(body, *kAllocated, &allocated);
+  if (!has_requested && !has_allocated) return false;
+  alloc->set_requested_bytes(requested);
+  alloc->set_allocated_bytes(allocated);
+  if (RE2::PartialMatch(body, *kAllocator, &allocator)) {
+    alloc->set_allocator_name(allocator);
+  }
+  if (RE2::PartialMatch(body, *kPtr, &ptr)) alloc->set_ptr(ptr);
+  return true;
+}
+
+}  // namespace
+
+absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
+                              const std::string& file, int64_t file_index,
+                              TraceBuilder* builder) {
+  const int64_t step = file_index;
+  // Processes: pid -> name (read by the scan).
+  const absl::flat_hash_map<std::string, std::string>& processes =
+      scan.processes;
+
+  std::vector<LaneEvent> lanes;
+  GpuTable lane_gpus;
+  absl::flat_hash_set<std::string> gpus_with_stream_all;
+  absl::flat_hash_set<std::string> gpu_devices;  // canonical GPU devices
+  absl::flat_hash_map<std::string, int64_t> no_time_devices;
+  struct Snapshot {
+    std::string tensor;
+    std::string description;
+  };
+  std::vector<Snapshot> snapshots;
+
+  // One pass: executions go to the builder as they are read.
+  EventFields fields;
+  const bool read = reader->ForEachEvent(
+      [&](JsonReader::Value& event) {
+        if (!ReadEvent(reader, event, &fields)) return false;
+        const EventFields& ev = fields;
+        std::optional<absl::string_view> ph = ev.ph.String();
+        if (!ph.has_value()) {
+          builder->Count(file, "events without a \"ph\" string, skipped");
+          return true;
+        }
+        if (*ph == "O") {
+          std::optional<absl::string_view> name = ev.name.String();
+          std::optional<absl::string_view> desc =
+              ev.tensor_description.String();
+          if (name.has_value() && desc.has_value()) {
+            snapshots.push_back({std::string(*name), std::string(*desc)});
+          } else {
+            builder->Count(file,
+                           "object snapshots (ph O) without a tensor "
+                           "description, not mapped");
+          }
+          return true;
+        }
+        if (*ph == "N" || *ph == "D") {
+          builder->Count(file,
+                         "tensor lifetime events (ph N/D) not mapped "
+                         "(output sizes come from their O snapshots)");
+          return true;
+        }
+        if (*ph == "C") {
+          builder->Count(file,
+                         "allocator counter samples (ph C) not mapped "
+                         "(allocator-wide totals, not per node)");
+          return true;
+        }
+        if (IsIgnoredPhase(*ph)) return true;
+        if (*ph != "X") {
+          builder->Count(
+              file, absl::StrCat("events of phase \"", *ph, "\" not mapped"));
+          return true;
+        }
+
+        std::optional<std::string> pid = ev.pid.IdText();
+        auto proc = pid.has_value() ? processes.find(*pid) : processes.end();
+        if (proc == processes.end()) {
+          builder->Count(file,
+                         "op events in a process without a process_name, "
+                         "skipped");
+          return true;
+        }
+        std::string device = proc->second;
+        if (absl::EndsWith(device, " Compute")) {
+          device.resize(device.size() - 8);
+        } else {
+          builder->Count(file, absl::StrCat("op events in process \"", device,
+                                            "\" (not \"<device> Compute\"), "
+                                            "skipped"));
+          return true;
+        }
+
+        int64_t start = 0, duration = 0;
+        if (!ev.ts.Micros(&start) || !ev.dur.Micros(&duration) ||
+            duration < 0) {
+          builder->Count(file, "op events without a valid ts/dur, skipped");
+          return true;
+        }
+
+        absl::string_view node_name, op;
+        std::optional<absl::string_view> ev_name = ev.name.String();
+        std::optional<absl::string_view> args_name = ev.args_name.String();
+        std::optional<absl::string_view> args_op = ev.args_op.String();
+        bool has_node_name = args_name.has_value();
+        if (has_node_name) node_name = *args_name;
+        if (args_op.has_value()) op = *args_op;
+        if (!has_node_name && ev_name.has_value()) {
+          node_name = *ev_name;
+          has_node_name = true;
+        }
+        if (!args_op.has_value() && ev_name.has_value()) op = *ev_name;
+        if (!has_node_name) {
+          builder->Count(file, "op events without args.name or name, skipped");
+          return true;
+        }
+        // tfprof drops the runtime's bookkeeping entries the same way.
+        if (node_name == "_SOURCE" || node_name == "RecvTensor") {
+          builder->Count(file,
+                         absl::StrCat("\"", node_name,
+                                      "\" events dropped (runtime "
+                                      "bookkeeping; tfprof drops them too)"));
+          return true;
+        }
+
+        const int32_t node = builder->Node(node_name, op);
+        const bool canonical = IsCanonicalDevice(device);
+        if (canonical) {
+          // tfprof keeps one canonical device per node (the first it sees) and
+          // drops the node's executions on any other; do it here, visibly.
+          const std::string& first =
+              builder->ClaimCanonicalDevice(node, device);
+          if (!absl::EqualsIgnoreCase(first, device)) {
+            builder->Count(
+                file, absl::StrCat(
+                          "executions of \"", builder->NodeName(node), "\" on ",
+                          device, " dropped: the node ran on ", first,
+                          " first (tfprof keeps one canonical device per "
+                          "node)"));
+            return true;
+          }
+        }
+        builder->AddExec(step, device, node, start, duration);
+
+        std::string gpu;
+        bool memcpy = false;
+        if (canonical) {
+          if (ev.has_args) builder->SetInputs(node, Inputs(ev));
+          if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
+            gpu_devices.insert(device);
+          }
+        } else if (IsStreamAllDevice(device)) {
+          const std::string lower = absl::AsciiStrToLower(device);
+          gpus_with_stream_all.insert(absl::AsciiStrToLower(
+              device.substr(0, lower.find("/stream:all"))));
+        } else if (SplitGpuLane(device, &gpu, &memcpy)) {
+          lanes.push_back({lane_gpus.Id(gpu), node, start, duration, memcpy});
+        } else {
+          ++no_time_devices[device];
+        }
+        return true;
+      },
+      /*last_pass=*/true);
+  if (!read) return JsonReadError(file);
+  // The rest needs no JSON.
+  reader->Close();
+
+  // Accelerator time of GPUs without a stream:all lane: the stream lanes,
+  // plus memcpy-lane events that no stream lane has (TF records most copies
+  // on both).
+  std::vector<bool> summed(lane_gpus.lower.size());
+  for (size_t k = 0; k < summed.size(); ++k) {
+    summed[k] = !gpus_with_stream_all.contains(lane_gpus.lower[k]);
+  }
+  absl::flat_hash_map<LaneKey, int64_t> on_streams;
+  for (const LaneEvent& e : lanes) {
+    const int32_t key = lane_gpus.keys[e.gpu];
+    if (!e.memcpy && summed[key]) {
+      ++on_streams[LaneKey{key, e.node, e.start, e.duration}];
+    }
+  }
+  absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> synthesized;
+  for (const LaneEvent& e : lanes) {
+    const int32_t key = lane_gpus.keys[e.gpu];
+    if (!summed[key]) continue;
+    if (e.memcpy) {
+      auto it = on_streams.find(LaneKey{key, e.node, e.start, e.duration});
+      if (it != on_streams.end() && it->second > 0) {
+        --it->second;  // the same copy, already counted from its stream
+        continue;
+      }
+    }
+    const std::string& gpu = lane_gpus.names[e.gpu];
+    builder->AddExec(step, gpu + "/stream:all", e.node, e.start, e.duration);
+    auto& [n, micros] = synthesized[gpu];
+    ++n;
+    micros = SatAdd(micros, e.duration);
+  }
+  std::vector<std::string> gpus;
+  for (const auto& [gpu, unused] : synthesized) gpus.push_back(gpu);
+  std::sort(gpus.begin(), gpus.end());
+  for (const std::string& gpu : gpus) {
+    builder->Note(
+        file, absl::StrCat("no ", gpu,
+                           "/stream:all lane: its accelerator "
+                           "time is summed from its stream lanes (",
+                           synthesized[gpu].first, " events, ",
+                           synthesized[gpu].second,
+                           "us; copies on both a stream and the memcpy lane "
+                           "counted once)"));
+  }
+  if (!gpu_devices.empty() && lanes.empty() && gpus_with_stream_all.empty()) {
+    builder->Note(file,
+                  "ops ran on a GPU but the timeline has no stream "
+                  "lanes: it holds no accelerator time");
+  }
+  std::vector<std::string> others;
+  for (const auto& [device, n] : no_time_devices) others.push_back(device);
+  std::sort(others.begin(), others.end());
+  for (const std::string& device : others) {
+    builder->Note(file, absl::StrCat(no_time_devices[device],
+                                     " events on device \"", device,
+                                     "\": listed as the nodes' devices, but "
+                                     "tfprof counts no time there (neither a "
+                                     "canonical nor a stream:all device)"));
+  }
+
+  // Output tensors (show_memory timelines): "node" or "node:slot".
+  for (const Snapshot& s : snapshots) {
+    std::string name = s.tensor;
+    int32_t slot = 0;
+    const size_t colon = name.rfind(':');
+    if (colon != std::string::npos &&
+        absl::SimpleAtoi(name.substr(colon + 1), &slot) && slot >= 0) {
+      name.resize(colon);
+    } else {
+      slot = 0;
+    }
+    std::optional<int32_t> node = builder->FindNode(name);
+    const TraceBuilder::ExecRef exec =
+        node.has_value() ? builder->FirstCanonicalExec(step, *node)
+                         : TraceBuilder::ExecRef();
+    tfcore::AllocationDescription alloc;
+    if (!exec || !ParseAllocation(s.description, &alloc)) {
+      builder->Count(file,
+                     "tensor snapshots without a node execution or an "
+                     "allocation description, not mapped");
+      continue;
+    }
+    tfcore::NodeOutput* out = builder->Details(exec)->add_output();
+    out->set_slot(slot);
+    *out->mutable_tensor_description()->mutable_allocation_description() =
+        alloc;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace trace_internal
+}  // namespace tfprof

@@ -1,0 +1,414 @@
+// Reading trace files, detecting their format, and the shared builder that
+// turns nodes and executions into GraphDef / RunMetadata / OpLogProto.
+#include "profiler/importers/trace_import.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/file.h"
+#include "profiler/importers/common/json_reader.h"
+#include "profiler/importers/common/trace_builder.h"
+#include "profiler/importers/kineto/kineto.h"
+#include "profiler/importers/tf_timeline/tf_timeline.h"
+#include "profiler/importers/xspace/xspace.h"
+#include "proto/xplane.pb.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+
+namespace {
+
+using trace_internal::JsonReader;
+using trace_internal::JsonTraceScan;
+using trace_internal::PaddedBytes;
+using trace_internal::TraceBuilder;
+
+constexpr size_t kMaxDecompressedBytes = size_t{1} << 31;  // 2 GiB
+
+bool IsGzip(absl::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+absl::Status OutOfMemory(const std::string& name) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat(name, ": out of memory reading the trace"));
+}
+
+// Decompresses gzip data (several members allowed) straight into padded
+// memory.
+absl::StatusOr<PaddedBytes> Decompress(const std::string& name,
+                                       absl::string_view data) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
+    return absl::InternalError(absl::StrCat(name, ": zlib init failed"));
+  }
+  PaddedBytes out;
+  constexpr size_t kChunk = 1 << 16;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(
+      std::min<size_t>(data.size(), std::numeric_limits<uInt>::max()));
+  size_t consumed_total = 0;
+  for (;;) {
+    char* buf = out.Reserve(kChunk);
+    if (buf == nullptr) {
+      inflateEnd(&zs);
+      return OutOfMemory(name);
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = kChunk;
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    out.Commit(kChunk - zs.avail_out);
+    if (out.size() > kMaxDecompressedBytes) {
+      inflateEnd(&zs);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          name, ": gzip data decompresses to more than 2 GiB; not loaded"));
+    }
+    if (rc == Z_STREAM_END) {
+      consumed_total = data.size() - zs.avail_in;
+      // Another gzip member may follow.
+      if (zs.avail_in > 0 && IsGzip(data.substr(consumed_total, 2))) {
+        if (inflateReset(&zs) != Z_OK) break;
+        continue;
+      }
+      break;
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+      inflateEnd(&zs);
+      return absl::DataLossError(
+          absl::StrCat(name, ": truncated gzip data (after ", out.size(),
+                       " decompressed bytes)"));
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      inflateEnd(&zs);
+      return absl::DataLossError(absl::StrCat(name, ": corrupt gzip data (",
+                                              zs.msg ? zs.msg : "inflate error",
+                                              ")"));
+    }
+  }
+  inflateEnd(&zs);
+  out.Seal();
+  return out;
+}
+
+// Gzip data decompressed (and checked not to be gzip again); anything else
+// as it is.
+absl::StatusOr<PaddedBytes> Gunzip(const std::string& name,
+                                   absl::string_view data) {
+  absl::StatusOr<PaddedBytes> d = Decompress(name, data);
+  if (!d.ok()) return d.status();
+  if (IsGzip(d->view())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": gzip inside gzip; not a trace"));
+  }
+  return d;
+}
+
+absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
+                                         absl::string_view contents) {
+  if (IsGzip(contents)) return Gunzip(name, contents);
+  PaddedBytes bytes;
+  char* p = bytes.Reserve(contents.size());
+  if (p == nullptr) return OutOfMemory(name);
+  if (!contents.empty()) std::memcpy(p, contents.data(), contents.size());
+  bytes.Commit(contents.size());
+  bytes.Seal();
+  return bytes;
+}
+
+// Reads a file straight into padded memory (errors as ReadFileToString's).
+absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
+  size_t size = 0;
+  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
+  if (!opened.ok()) return opened.status();
+  std::FILE* f = *opened;
+  PaddedBytes bytes;
+  // The whole of a regular file in one piece (plus one byte to see the end).
+  size_t chunk = size > 0 ? size + 1 : size_t{1} << 20;
+  for (;;) {
+    char* p = bytes.Reserve(chunk);
+    if (p == nullptr) {
+      std::fclose(f);
+      return OutOfMemory(path);
+    }
+    const size_t n = std::fread(p, 1, chunk, f);
+    bytes.Commit(n);
+    if (n < chunk) break;
+    chunk = size_t{1} << 20;
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) {
+    return absl::DataLossError(absl::StrCat(path, ": read error"));
+  }
+  bytes.Seal();
+  return bytes;
+}
+
+absl::StatusOr<PaddedBytes> FromFile(const std::string& path) {
+  absl::StatusOr<PaddedBytes> raw = ReadTraceFile(path);
+  if (!raw.ok()) return raw.status();
+  if (IsGzip(raw->view())) return Gunzip(path, raw->view());
+  return raw;
+}
+
+bool LooksLikeJson(absl::string_view data) {
+  for (char c : data) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+// 1-based line and column of a byte offset.
+std::string Where(absl::string_view data, size_t offset) {
+  offset = std::min(offset, data.size());
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (data[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return absl::StrCat("line ", line, ", column ", col, " (byte ", offset, ")");
+}
+
+// Where a document stops being valid JSON (the DOM parser reports what, not
+// where): the reader reads it again from the start, checking every value as
+// the first pass does, and says where it stopped.
+std::string LocateJsonError(JsonReader* reader) {
+  reader->set_validating(true);
+  if (!reader->Start()) return "";
+  JsonReader::Value root;
+  bool failed = reader->document().get_value().get(root) != simdjson::SUCCESS;
+  if (!failed) {
+    reader->set_depth(1);
+    failed = !reader->Skip(root);
+  }
+  const char* loc = nullptr;
+  if (reader->document().current_location().get(loc) != simdjson::SUCCESS ||
+      loc == nullptr) {
+    return failed ? "" : "at the end of the document";
+  }
+  const absl::string_view data = reader->bytes().view();
+  if (loc < data.data() || loc > data.data() + data.size()) return "";
+  return "near " + Where(data, static_cast<size_t>(loc - data.data()));
+}
+
+absl::Status ImportOne(const std::string& name, PaddedBytes data,
+                       int64_t file_index, std::optional<TraceFormat>* format,
+                       TraceBuilder* builder) {
+  if (data.size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name,
+        ": empty file; expected a trace (TensorFlow timeline JSON, "
+        "PyTorch profiler JSON or XSpace .xplane.pb)"));
+  }
+
+  if (!LooksLikeJson(data.view())) {
+    if (format->has_value() && **format != TraceFormat::kXSpace) {
+      absl::StatusOr<TraceFormat> f =
+          DetectTraceFormat(name, std::string(data.view()));
+      if (!f.ok()) return f.status();
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": is an ", TraceFormatName(*f),
+          " trace but earlier files are ", TraceFormatName(**format),
+          "; all traces must have one format"));
+    }
+    *format = TraceFormat::kXSpace;
+    // Checks that it is an XSpace.
+    return trace_internal::ImportXSpace(data.view(), name, file_index, builder);
+  }
+
+  // The padded bytes and the On-Demand parser's index are all the reader
+  // holds; both are freed as soon as the file is converted.
+  JsonReader reader(std::move(data));
+  JsonTraceScan scan;
+  const simdjson::error_code err =
+      trace_internal::ScanJsonTrace(&reader, &scan);
+  if (err != simdjson::SUCCESS) {
+    const std::string where = LocateJsonError(&reader);
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": malformed JSON: ", simdjson::error_message(err),
+                     where.empty() ? "" : " ", where));
+  }
+  if (!scan.format.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name,
+        scan.has_events
+            ? ": a Chrome trace, but neither a TensorFlow timeline (no "
+              "\"<device> Compute\" processes, no Op events with "
+              "args.name/args.op) nor a PyTorch profiler trace"
+            : ": JSON without a traceEvents array",
+        trace_internal::kExpectedFormats));
+  }
+  const TraceFormat f = *scan.format;
+  if (format->has_value() && **format != f) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": is a ", TraceFormatName(f), " trace but earlier files are ",
+        TraceFormatName(**format), "; all traces must have one format"));
+  }
+  *format = f;
+  if (f == TraceFormat::kTfTimeline) {
+    return trace_internal::ImportTfTimeline(&reader, scan, name, file_index,
+                                            builder);
+  }
+  return trace_internal::ImportKineto(&reader, name, file_index, builder);
+}
+
+}  // namespace
+
+const std::string& JsonKernelName() {
+  return simdjson::get_active_implementation()->name();
+}
+
+absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
+                                              const std::string& contents) {
+  if (IsGzip(contents)) {
+    absl::StatusOr<PaddedBytes> data = Gunzip(name, contents);
+    if (!data.ok()) return data.status();
+    return DetectTraceFormat(name, std::string(data->view()));
+  }
+  const char* const kExpected = trace_internal::kExpectedFormats;
+  if (LooksLikeJson(contents)) {
+    absl::StatusOr<PaddedBytes> bytes = FromContents(name, contents);
+    if (!bytes.ok()) return bytes.status();
+    JsonReader reader(std::move(*bytes));
+    JsonTraceScan scan;
+    const simdjson::error_code err =
+        trace_internal::ScanJsonTrace(&reader, &scan);
+    if (err != simdjson::SUCCESS) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": malformed JSON: ", simdjson::error_message(err), kExpected));
+    }
+    if (!scan.format.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": JSON of an unknown kind", kExpected));
+    }
+    return *scan.format;
+  }
+  tensorflow::profiler::XSpace space;
+  if (space.ParseFromString(contents)) {
+    for (const auto& plane : space.planes()) {
+      if (absl::StartsWith(plane.name(), "/host:") ||
+          absl::StartsWith(plane.name(), "/device:")) {
+        return TraceFormat::kXSpace;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": not a known trace format", kExpected));
+}
+
+namespace {
+
+// Imports the files one at a time; `read(i)` returns the bytes of file i
+// (gzip undone).
+template <typename ReadFn>
+absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
+    const std::vector<std::string>& names, ReadFn read) {
+  if (names.empty()) {
+    return absl::InvalidArgumentError("no trace files given");
+  }
+  auto builder = std::make_unique<TraceBuilder>();
+  std::optional<TraceFormat> format;
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StatusOr<PaddedBytes> data = read(i);
+    if (!data.ok()) return data.status();
+    absl::Status s = ImportOne(names[i], std::move(*data),
+                               static_cast<int64_t>(i), &format, builder.get());
+    if (!s.ok()) return s;
+  }
+  if (builder->num_execs() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        names.size() == 1 ? names[0] : "the trace files",
+        ": no executions found (no timed events that map to nodes)"));
+  }
+  builder->Seal(*format);
+  return builder;
+}
+
+ImportedTrace Collect(StreamedTrace trace) {
+  ImportedTrace out;
+  out.format = trace.format();
+  out.notes = trace.notes();
+  out.graph = trace.TakeGraph();
+  out.op_log = trace.TakeOpLog();
+  int64_t step;
+  tfcore::RunMetadata run_meta;
+  while (trace.NextStep(&step, &run_meta)) {
+    out.steps.emplace_back(step, tfcore::RunMetadata());
+    out.steps.back().second.Swap(&run_meta);
+  }
+  return out;
+}
+
+}  // namespace
+
+StreamedTrace::StreamedTrace(std::unique_ptr<TraceBuilder> b)
+    : builder_(std::move(b)) {}
+StreamedTrace::StreamedTrace(StreamedTrace&&) noexcept = default;
+StreamedTrace& StreamedTrace::operator=(StreamedTrace&&) noexcept = default;
+StreamedTrace::~StreamedTrace() = default;
+
+TraceFormat StreamedTrace::format() const { return builder_->format(); }
+
+const std::vector<std::string>& StreamedTrace::notes() const {
+  return builder_->notes();
+}
+
+tfcore::GraphDef StreamedTrace::TakeGraph() { return builder_->TakeGraph(); }
+
+tfpb::OpLogProto StreamedTrace::TakeOpLog() { return builder_->TakeOpLog(); }
+
+bool StreamedTrace::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
+  return builder_->NextStep(step, run_meta);
+}
+
+absl::StatusOr<StreamedTrace> ImportTraceStreamed(
+    const std::vector<std::string>& paths) {
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder =
+      ImportAll(paths, [&paths](size_t i) { return FromFile(paths[i]); });
+  if (!builder.ok()) return builder.status();
+  return StreamedTrace(std::move(*builder));
+}
+
+absl::StatusOr<ImportedTrace> ImportTraceContents(
+    const std::vector<std::string>& names,
+    const std::vector<std::string>& contents) {
+  if (names.size() != contents.size()) {
+    return absl::InvalidArgumentError(
+        "trace names and contents differ in size");
+  }
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder = ImportAll(
+      names, [&](size_t i) { return FromContents(names[i], contents[i]); });
+  if (!builder.ok()) return builder.status();
+  return Collect(StreamedTrace(std::move(*builder)));
+}
+
+absl::StatusOr<ImportedTrace> ImportTrace(
+    const std::vector<std::string>& paths) {
+  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(paths);
+  if (!trace.ok()) return trace.status();
+  return Collect(std::move(*trace));
+}
+
+}  // namespace tfprof

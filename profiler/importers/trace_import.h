@@ -1,0 +1,98 @@
+// Importing today's trace files as TensorFlow's TF1 profiler inputs.
+//
+// Three trace formats are turned into a GraphDef, one RunMetadata per step
+// and an OpLogProto, i.e. exactly what the Model already reads from
+// --graph_path / --run_meta_path / --op_log_path:
+//
+//  * TensorFlow timelines: Chrome Trace Format JSON written by
+//    tensorflow.python.client.timeline (and tf.train.ProfilerHook);
+//  * PyTorch profiler traces (Kineto, "*.pt.trace.json[.gz]");
+//  * TF2 / JAX profiler XSpaces ("*.xplane.pb").
+//
+// The format is detected from the content; gzip input is decompressed first.
+// See g3doc/traces.md for how each format maps and what is left out.
+#ifndef TFPROF_PROFILER_IMPORTERS_TRACE_IMPORT_H_
+#define TFPROF_PROFILER_IMPORTERS_TRACE_IMPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "profiler/base/protos.h"
+#include "profiler/importers/common/trace_format.h"
+
+namespace tfprof {
+
+struct ImportedTrace {
+  TraceFormat format = TraceFormat::kTfTimeline;
+  // One NodeDef per trace node (name, op, and for TF timelines the inputs).
+  tfcore::GraphDef graph;
+  // (step, RunMetadata with step_stats), sorted by step, steps unique.
+  std::vector<std::pair<int64_t, tfcore::RunMetadata>> steps;
+  // Python call stacks (code view) and float ops, where the trace has them.
+  tfpb::OpLogProto op_log;
+  // What could not be mapped (listed, not guessed), one line each.
+  std::vector<std::string> notes;
+};
+
+namespace trace_internal {
+class TraceBuilder;
+}  // namespace trace_internal
+
+// The same result handed over piece by piece, as LoadProfile takes it: the
+// graph, the op log, then one step at a time, each step's RunMetadata built
+// only when asked for (so the steps never all exist as messages at once).
+class StreamedTrace {
+ public:
+  explicit StreamedTrace(std::unique_ptr<trace_internal::TraceBuilder> b);
+  StreamedTrace(StreamedTrace&&) noexcept;
+  StreamedTrace& operator=(StreamedTrace&&) noexcept;
+  ~StreamedTrace();
+
+  TraceFormat format() const;
+  // What could not be mapped, one line each (complete from the start).
+  const std::vector<std::string>& notes() const;
+  // Once each, before the steps (nothing is left after the last step).
+  tfcore::GraphDef TakeGraph();
+  tfpb::OpLogProto TakeOpLog();
+  // The next step (in step order) into *run_meta, replacing what it held;
+  // false after the last one.
+  bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
+
+ private:
+  std::unique_ptr<trace_internal::TraceBuilder> builder_;
+};
+
+// Reads and converts trace files. All files must be of one format. TF
+// timelines give one step per file (in the order given); Kineto and XSpace
+// files carry their own steps (ProfilerStep#N, step groups), else file i is
+// step i. Errors name the file and what is wrong.
+absl::StatusOr<ImportedTrace> ImportTrace(
+    const std::vector<std::string>& paths);
+
+// Same, streamed (see StreamedTrace); the same errors.
+absl::StatusOr<StreamedTrace> ImportTraceStreamed(
+    const std::vector<std::string>& paths);
+
+// Same, for contents already in memory: `names[i]` is used in messages for
+// `contents[i]` (which may still be gzip-compressed).
+absl::StatusOr<ImportedTrace> ImportTraceContents(
+    const std::vector<std::string>& names,
+    const std::vector<std::string>& contents);
+
+// The simdjson kernel that indexes JSON traces (stage 1 of the on-demand
+// parser): the fastest one this CPU supports, chosen at run time by simdjson
+// ("icelake", "haswell", "westmere" or "fallback").
+const std::string& JsonKernelName();
+
+// The format of one trace (gzip is decompressed first); the error says which
+// formats are expected.
+absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
+                                              const std::string& contents);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_IMPORTERS_TRACE_IMPORT_H_

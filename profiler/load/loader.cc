@@ -1,0 +1,330 @@
+#include "profiler/load/loader.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/text_format.h"
+#include "profiler/importers/trace_import.h"
+#include "profiler/load/profile_reader.h"
+
+namespace tfprof {
+namespace {
+
+// Keeps the first error of a text-format parse instead of logging them all.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (error_.empty()) {
+      error_ = absl::StrFormat("line %d column %d: %s", line + 1, column + 1,
+                               message);
+    }
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber,
+                  const std::string&) override {}
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
+
+void DropLog(google::protobuf::LogLevel, const char*, int, const std::string&) {
+}
+
+class ScopedSilentProtobufLog {
+ public:
+  ScopedSilentProtobufLog()
+      : previous_(google::protobuf::SetLogHandler(&DropLog)) {}
+  ~ScopedSilentProtobufLog() { google::protobuf::SetLogHandler(previous_); }
+
+ private:
+  google::protobuf::LogHandler* previous_;
+};
+
+// A ProfileProto load failed: when the file is a trace tfprof can import,
+// the error says so and names --trace_path.
+absl::Status WithTraceHint(const std::string& path, absl::Status error) {
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return error;
+  absl::StatusOr<TraceFormat> format = DetectTraceFormat(path, *contents);
+  if (!format.ok()) return error;
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": is a ", TraceFormatName(*format),
+                   " trace, not a ProfileProto: load it with --trace_path"));
+}
+
+// True if the bytes look like protobuf text format rather than binary.
+bool LooksLikeText(const std::string& contents) {
+  size_t n = std::min<size_t>(contents.size(), 4096);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(contents[i]);
+    if (c == '\n' || c == '\r' || c == '\t') continue;
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+absl::Status ParseText(const std::string& path, const std::string& contents,
+                       google::protobuf::Message* msg) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  // Files from newer TensorFlow versions carry fields our protos do not
+  // declare (e.g. inside function libraries); they are skipped.
+  parser.AllowUnknownField(true);
+  parser.AllowUnknownExtension(true);
+  msg->Clear();
+  if (!parser.ParseFromString(contents, msg)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a text ", msg->GetTypeName(), " (", errors.error(), ")"));
+  }
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  msg->GetReflection()->ListFields(*msg, &fields);
+  if (fields.empty() &&
+      contents.find_first_not_of(" \t\r\n") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a text ", msg->GetTypeName(),
+                     " (none of its fields are present)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseBinary(const std::string& path, const std::string& contents,
+                         google::protobuf::Message* msg) {
+  msg->Clear();
+  if (!msg->ParseFromString(contents)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a binary ",
+                                                   msg->GetTypeName(),
+                                                   " (corrupt or truncated)"));
+  }
+  // Bytes that parse but fill none of the message's fields are another kind
+  // of file.
+  if (!contents.empty() && msg->ByteSizeLong() > 0) {
+    const auto& unknown = msg->GetReflection()->GetUnknownFields(*msg);
+    bool any_known = false;
+    std::vector<const google::protobuf::FieldDescriptor*> fields;
+    msg->GetReflection()->ListFields(*msg, &fields);
+    any_known = !fields.empty();
+    if (!any_known && !unknown.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": not a ", msg->GetTypeName(),
+                       " (none of its fields are present)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ProtoFormat> ParseProto(const std::string& path,
+                                       const std::string& contents,
+                                       bool text_first,
+                                       google::protobuf::Message* msg) {
+  // libprotobuf logs parse problems to stderr itself; the status returned
+  // here says what is wrong, once.
+  ScopedSilentProtobufLog silence;
+  // A file that is clearly binary is never parsed as text (and the other way
+  // round), so that the error message speaks of the right format.
+  const bool text = LooksLikeText(contents);
+  if (text_first || text) {
+    absl::Status ts = ParseText(path, contents, msg);
+    if (ts.ok()) return ProtoFormat::kText;
+    if (text) {
+      // Text that does not parse as text may still be valid binary (rare).
+      if (ParseBinary(path, contents, msg).ok() && !contents.empty()) {
+        return ProtoFormat::kBinary;
+      }
+      return ts;
+    }
+  }
+  absl::Status bs = ParseBinary(path, contents, msg);
+  if (bs.ok()) return ProtoFormat::kBinary;
+  return bs;
+}
+
+absl::Status ReadProtoFile(const std::string& path, bool text_first,
+                           google::protobuf::Message* msg) {
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return contents.status();
+  absl::StatusOr<ProtoFormat> fmt =
+      ParseProto(path, *contents, text_first, msg);
+  return fmt.status();
+}
+
+absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
+    const InputPaths& paths, const LoadProgress& progress) {
+  auto tell = [&progress](const std::string& file) {
+    if (progress) progress(file);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto out = std::make_unique<LoadedProfile>();
+  if (!paths.profile_path.empty() &&
+      (!paths.graph_path.empty() || !paths.run_meta_path.empty())) {
+    return absl::InvalidArgumentError(
+        "--profile_path is set: do not also set --graph_path or "
+        "--run_meta_path");
+  }
+  if (!paths.trace_path.empty() &&
+      (!paths.profile_path.empty() || !paths.graph_path.empty() ||
+       !paths.run_meta_path.empty())) {
+    return absl::InvalidArgumentError(
+        "--trace_path is set: do not also set --profile_path, --graph_path or "
+        "--run_meta_path");
+  }
+  if (paths.profile_path.empty() && paths.graph_path.empty() &&
+      paths.run_meta_path.empty() && paths.trace_path.empty()) {
+    return absl::InvalidArgumentError(
+        "no input: give --profile_path, --graph_path and/or --run_meta_path, "
+        "or --trace_path");
+  }
+
+  if (!paths.checkpoint_path.empty()) {
+    absl::StatusOr<Checkpoint> ckpt = Checkpoint::Open(paths.checkpoint_path);
+    if (!ckpt.ok()) return ckpt.status();
+    out->checkpoint = std::make_unique<Checkpoint>(std::move(*ckpt));
+  }
+
+  tfpb::OpLogProto op_log;
+  bool has_op_log = false;
+  if (!paths.op_log_path.empty()) {
+    tell(paths.op_log_path);
+    absl::StatusOr<std::string> contents = ReadFileToString(paths.op_log_path);
+    if (!contents.ok()) return contents.status();
+    out->bytes_read += static_cast<int64_t>(contents->size());
+    absl::StatusOr<ProtoFormat> fmt =
+        ParseProto(paths.op_log_path, *contents, false, &op_log);
+    if (!fmt.ok()) return fmt.status();
+    has_op_log = true;
+  }
+
+  if (!paths.trace_path.empty()) {
+    const std::vector<std::string> files =
+        absl::StrSplit(paths.trace_path, ',', absl::SkipEmpty());
+    tell(paths.trace_path);
+    absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
+    if (!trace.ok()) return trace.status();
+    for (const std::string& f : files) {
+      struct stat st;
+      if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
+    }
+    // One piece at a time, each freed once the model has it: the steps'
+    // RunMetadata are built one by one.
+    out->model.AddGraph(trace->TakeGraph());
+    out->model.AddOpLog(trace->TakeOpLog());
+    if (has_op_log) out->model.AddOpLog(op_log);
+    if (out->checkpoint != nullptr) {
+      out->model.AddCheckpointVariables(out->checkpoint->names());
+    }
+    int64_t step = 0;
+    tfcore::RunMetadata run_meta;
+    while (trace->NextStep(&step, &run_meta)) {
+      absl::Status s = out->model.AddRunMeta(step, run_meta);
+      if (!s.ok()) return s;
+    }
+    out->notes.push_back(
+        absl::StrFormat("%s: %s trace, %d nodes, %d steps", paths.trace_path,
+                        TraceFormatName(trace->format()), out->model.size(),
+                        out->model.steps().size()));
+    for (const std::string& n : trace->notes()) {
+      out->notes.push_back("note: " + n);
+    }
+    out->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    return out;
+  }
+
+  if (!paths.profile_path.empty()) {
+    tell(paths.profile_path);
+    absl::StatusOr<ProfileFileResult> streamed =
+        ReadProfileProtoFile(paths.profile_path);
+    if (streamed.ok()) {
+      out->bytes_read += streamed->bytes_read;
+      out->model = std::move(streamed->model);
+    } else if (streamed.status().code() ==
+               absl::StatusCode::kFailedPrecondition) {
+      // Protobuf text format: parsed whole, then decoded the same way.
+      absl::StatusOr<std::string> contents =
+          ReadFileToString(paths.profile_path);
+      if (!contents.ok()) return contents.status();
+      out->bytes_read += static_cast<int64_t>(contents->size());
+      tfpb::ProfileProto profile;
+      absl::StatusOr<ProtoFormat> fmt =
+          ParseProto(paths.profile_path, *contents, false, &profile);
+      if (!fmt.ok()) return WithTraceHint(paths.profile_path, fmt.status());
+      absl::StatusOr<Model> model = ModelFromProfileProto(profile);
+      if (!model.ok()) return model.status();
+      out->model = std::move(*model);
+    } else if (streamed.status().code() == absl::StatusCode::kNotFound) {
+      return streamed.status();
+    } else {
+      return WithTraceHint(paths.profile_path, streamed.status());
+    }
+    if (has_op_log) out->model.AddOpLog(op_log);
+  } else {
+    if (!paths.graph_path.empty()) {
+      tell(paths.graph_path);
+      absl::StatusOr<std::string> contents = ReadFileToString(paths.graph_path);
+      if (!contents.ok()) return contents.status();
+      out->bytes_read += static_cast<int64_t>(contents->size());
+      tfcore::GraphDef graph;
+      absl::StatusOr<ProtoFormat> fmt =
+          ParseProto(paths.graph_path, *contents, true, &graph);
+      if (!fmt.ok()) return fmt.status();
+      out->model.AddGraph(graph);
+    }
+    // Same order as tfprof: op log and checkpoint apply to the graph's nodes,
+    // then the steps are added.
+    if (has_op_log) out->model.AddOpLog(op_log);
+  }
+  if (out->checkpoint != nullptr) {
+    out->model.AddCheckpointVariables(out->checkpoint->names());
+  }
+
+  if (!paths.run_meta_path.empty()) {
+    std::vector<std::string> files =
+        absl::StrSplit(paths.run_meta_path, ',', absl::SkipEmpty());
+    std::set<std::string> seen;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (!seen.insert(files[i]).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(files[i],
+                         ": listed twice in --run_meta_path (each file is one "
+                         "step)"));
+      }
+      tell(files[i]);
+      absl::StatusOr<std::string> contents = ReadFileToString(files[i]);
+      if (!contents.ok()) return contents.status();
+      out->bytes_read += static_cast<int64_t>(contents->size());
+      tfcore::RunMetadata run_meta;
+      absl::StatusOr<ProtoFormat> fmt =
+          ParseProto(files[i], *contents, false, &run_meta);
+      if (!fmt.ok()) return fmt.status();
+      absl::Status s = out->model.AddRunMeta(static_cast<int64_t>(i), run_meta);
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(files[i], ": ", s.message()));
+      }
+      out->run_meta_files[static_cast<int64_t>(i)] = files[i];
+      out->notes.push_back(absl::StrFormat("run graph coverage: %.2f",
+                                           out->model.run_coverage()));
+    }
+  }
+  out->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return out;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,737 @@
+#include "profiler/load/profile_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/wire.h"
+
+namespace tfprof {
+
+// Field numbers of tfprof_log.proto.
+namespace pf {
+enum ProfileProto {
+  kNodes = 1,
+  kHasTrace = 2,
+  kSteps = 3,
+  kIdToString = 4,
+  kMissAcceleratorStream = 5
+};
+enum ProfileNode {
+  kName = 1,
+  kInputs = 2,
+  kOutputs = 3,
+  kShape = 4,
+  kOpTypes = 5,
+  kCanonicalDevice = 6,
+  kHostDevice = 7,
+  kFloatOps = 8,
+  kOp = 9,
+  kTrace = 10,
+  kAttrs = 11,
+  kExecs = 12,
+  kId = 13,
+  kSrcOutputIndex = 14,
+  kOutputShapes = 15,
+  kInputShapes = 16
+};
+enum ExecProfile {
+  kRunCount = 1,
+  kAllStart = 2,
+  kLatestEnd = 3,
+  kAcceleratorExecs = 4,
+  kCpuExecs = 5,
+  kDevices = 6,
+  kMemoryExecs = 7,
+  kAllocations = 11
+};
+}  // namespace pf
+
+// Decodes ProfileProto fields into a Model. A friend of Model.
+class ProfileDecoder {
+ public:
+  // Decodes one top-level field whose tag was just read from `r`. False if
+  // the field is malformed.
+  bool Field(uint32_t field, int wt, wire::Reader* r) {
+    // A known field with an unexpected wire type is skipped as unknown, as
+    // protobuf's own parser does.
+    const int expected =
+        field == pf::kNodes || field == pf::kIdToString ? wire::kBytes
+        : field == pf::kHasTrace || field == pf::kMissAcceleratorStream
+            ? wire::kVarint
+            : -1;
+    if (expected >= 0 && wt != expected) field = 0;
+    switch (field) {
+      case pf::kNodes:
+        saw_known_ = true;
+        return Node(r->Bytes()) && r->ok();
+      case pf::kHasTrace:
+        saw_known_ = true;
+        model_.has_code_traces_ = r->Bool();
+        return r->ok();
+      case pf::kSteps:
+        saw_known_ = true;
+        r->RepeatedInt64(wt, [this](int64_t s) { model_.steps_.insert(s); });
+        return r->ok();
+      case pf::kIdToString: {
+        saw_known_ = true;
+        wire::Reader e = r->Sub();
+        int64_t key = 0;
+        std::string_view value;
+        uint32_t f;
+        int w;
+        while (e.Next(&f, &w)) {
+          if (f == 1 && w == wire::kVarint) {
+            key = e.Int64();
+          } else if (f == 2 && w == wire::kBytes) {
+            value = e.Bytes();
+          } else {
+            e.Skip(w);
+          }
+        }
+        if (!e.ok() || !r->ok()) return false;
+        model_.id_to_string_[key] = std::string(value);
+        return true;
+      }
+      case pf::kMissAcceleratorStream:
+        saw_known_ = true;
+        model_.miss_accelerator_stream_ = r->Bool();
+        return r->ok();
+      default:
+        saw_unknown_ = true;
+        r->Skip(wt);
+        return r->ok();
+    }
+  }
+
+  int64_t nodes_read() const { return static_cast<int64_t>(pending_.size()); }
+
+  absl::StatusOr<Model> Finish(const std::string& source) {
+    if (!saw_known_ && saw_unknown_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source,
+          ": not a tensorflow.tfprof.ProfileProto (none of its fields are "
+          "present)"));
+    }
+    // Nodes in key order; a name seen twice keeps its first node.
+    std::sort(pending_.begin(), pending_.end(),
+              [](const Pending& a, const Pending& b) { return a.key < b.key; });
+    absl::flat_hash_map<int64_t, const std::string*> name_of;
+    name_of.reserve(pending_.size());
+    std::vector<Pending*> kept;
+    kept.reserve(pending_.size());
+    model_.nodes_.reserve(pending_.size());
+    model_.by_name_.reserve(pending_.size());
+    for (Pending& p : pending_) {
+      auto [it, added] = model_.by_name_.try_emplace(p.node->name, nullptr);
+      if (added) {
+        it->second = p.node.get();
+        name_of[p.key] = &p.node->name;
+        kept.push_back(&p);
+      } else {
+        name_of[p.key] = &it->second->name;
+      }
+    }
+    for (Pending* p : kept) {
+      GraphNode* node = p->node.get();
+      if (!p->inputs.empty()) {
+        SortKeepLast(&p->inputs);
+        SortKeepLast(&p->slots);
+        for (const auto& [index, src] : p->inputs) {
+          auto n = name_of.find(src);
+          if (n == name_of.end()) continue;  // an input that is not a node
+          int32_t slot = -1;
+          auto s = std::lower_bound(
+              p->slots.begin(), p->slots.end(), src,
+              [](const auto& e, int64_t k) { return e.first < k; });
+          if (s != p->slots.end() && s->first == src) slot = s->second;
+          node->inputs.push_back(NodeInput{index, slot, n->second});
+        }
+      }
+      SortKeepLast(&node->output_shapes);
+      SortKeepLast(&node->stored_input_shapes);
+      node->index = model_.nodes_.size();
+      model_.nodes_.push_back(std::move(p->node));
+    }
+    pending_.clear();
+    model_.sorted_valid_ = false;
+    model_.generation_ = 1;
+    return std::move(model_);
+  }
+
+ private:
+  struct Pending {
+    int64_t key = 0;
+    std::unique_ptr<GraphNode> node;
+    std::vector<std::pair<int32_t, int64_t>> inputs;  // index -> source key
+    std::vector<std::pair<int64_t, int32_t>> slots;   // source key -> slot
+  };
+
+  // Sorts map entries by key; of equal keys the last one read stays, as
+  // when protobuf parses a map.
+  template <typename K, typename V>
+  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
+    if (v->size() < 2) return;
+    std::stable_sort(v->begin(), v->end(), [](const auto& a, const auto& b) {
+      return a.first < b.first;
+    });
+    size_t out = 0;
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (i + 1 < v->size() && (*v)[i + 1].first == (*v)[i].first) continue;
+      if (out != i) (*v)[out] = std::move((*v)[i]);
+      ++out;
+    }
+    v->resize(out);
+  }
+
+  // A map entry with an integer key (field 1) and a value (field 2) that is
+  // either length-delimited or a varint.
+  struct Entry {
+    uint64_t key = 0;
+    std::string_view value;
+    uint64_t value_varint = 0;
+  };
+  static bool ReadEntry(wire::Reader* r, bool value_is_bytes, Entry* out) {
+    wire::Reader e = r->Sub();
+    if (!r->ok()) return false;
+    *out = Entry();
+    uint32_t f;
+    int w;
+    while (e.Next(&f, &w)) {
+      if (f == 1 && w == wire::kVarint) {
+        out->key = static_cast<uint64_t>(e.Int64());
+      } else if (f == 2 && value_is_bytes && w == wire::kBytes) {
+        out->value = e.Bytes();
+      } else if (f == 2 && !value_is_bytes && w == wire::kVarint) {
+        out->value_varint = static_cast<uint64_t>(e.Int64());
+      } else {
+        e.Skip(w);
+      }
+    }
+    return e.ok();
+  }
+
+  static bool ReadTuple(std::string_view bytes, std::vector<int64_t>* out) {
+    wire::Reader t(bytes);
+    uint32_t f;
+    int w;
+    while (t.Next(&f, &w)) {
+      if (f == 1) {
+        t.RepeatedInt64(w, [out](int64_t v) { out->push_back(v); });
+      } else {
+        t.Skip(w);
+      }
+    }
+    return t.ok();
+  }
+
+  bool Node(std::string_view entry_bytes) {
+    // The map entry: key (field 1) and the ProfileNode (field 2).
+    wire::Reader e(entry_bytes);
+    int64_t key = 0;
+    std::string_view value;
+    uint32_t f;
+    int w;
+    while (e.Next(&f, &w)) {
+      if (f == 1 && w == wire::kVarint) {
+        key = e.Int64();
+      } else if (f == 2 && w == wire::kBytes) {
+        value = e.Bytes();
+      } else {
+        e.Skip(w);
+      }
+    }
+    if (!e.ok()) return false;
+
+    execs_scratch_.clear();
+    Pending p;
+    p.key = key;
+    p.node = std::make_unique<GraphNode>();
+    GraphNode* node = p.node.get();
+    wire::Reader r(value);
+    while (r.Next(&f, &w)) {
+      if (f <= pf::kInputShapes && f != pf::kShape && f != pf::kOutputs &&
+          w != (f == pf::kFloatOps || f == pf::kId ? wire::kVarint
+                                                   : wire::kBytes)) {
+        f = 0;  // an unexpected wire type: skipped as unknown
+      }
+      switch (f) {
+        case pf::kName:
+          node->name = std::string(r.Bytes());
+          break;
+        case pf::kOp:
+          node->op = std::string(r.Bytes());
+          break;
+        case pf::kCanonicalDevice:
+          node->set_canonical_device(model_.strings_.Intern(r.Bytes()));
+          break;
+        case pf::kHostDevice:
+          node->set_host_device(model_.strings_.Intern(r.Bytes()));
+          break;
+        case pf::kFloatOps:
+          node->float_ops = r.Int64();
+          break;
+        case pf::kId:
+          node->id = r.Int64();
+          break;
+        case pf::kShape:
+          r.RepeatedInt64(w, [node](int64_t d) { node->shape.push_back(d); });
+          break;
+        case pf::kOpTypes:
+          model_.AddOpType(node, r.Bytes());
+          break;
+        case pf::kTrace:
+          // Repeated occurrences of a message field merge, which for the
+          // wire format is concatenation.
+          node->code.append(r.Bytes());
+          break;
+        case pf::kAttrs: {
+          std::string_view a = r.Bytes();
+          wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
+          wire::PutVarint(&node->attrs, a.size());
+          node->attrs.append(a);
+          break;
+        }
+        case pf::kInputs:
+        case pf::kSrcOutputIndex: {
+          Entry en;
+          if (!ReadEntry(&r, false, &en)) return false;
+          if (f == pf::kInputs) {
+            p.inputs.emplace_back(static_cast<int32_t>(en.key),
+                                  static_cast<int64_t>(en.value_varint));
+          } else {
+            p.slots.emplace_back(static_cast<int64_t>(en.key),
+                                 static_cast<int32_t>(en.value_varint));
+          }
+          break;
+        }
+        case pf::kOutputShapes:
+        case pf::kInputShapes: {
+          Entry en;
+          if (!ReadEntry(&r, true, &en)) return false;
+          std::vector<int64_t> dims;
+          if (!ReadTuple(en.value, &dims)) return false;
+          (f == pf::kOutputShapes ? node->output_shapes
+                                  : node->stored_input_shapes)
+              .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
+          break;
+        }
+        case pf::kExecs: {
+          Entry en;
+          if (!ReadEntry(&r, true, &en)) return false;
+          StepExec exec;
+          exec.step = static_cast<int64_t>(en.key);
+          if (!Exec(en.value, &exec)) return false;
+          execs_scratch_.push_back(exec);
+          break;
+        }
+        default:
+          r.Skip(w);
+      }
+      if (!r.ok()) return false;
+    }
+    if (!r.ok()) return false;
+    // A trace without frames counts as none.
+    if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
+    std::vector<StepExec>& execs = execs_scratch_;
+    if (execs.size() > 1) {
+      std::stable_sort(
+          execs.begin(), execs.end(),
+          [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
+      // Of repeated steps the last one read stays.
+      size_t out = 0;
+      for (size_t i = 0; i < execs.size(); ++i) {
+        if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
+          continue;
+        }
+        execs[out++] = execs[i];
+      }
+      execs.resize(out);
+    }
+    node->execs.assign(execs.begin(), execs.end());  // exactly sized
+
+    auto [it, added] = by_key_.try_emplace(key, pending_.size());
+    if (added) {
+      pending_.push_back(std::move(p));
+    } else {
+      pending_[it->second] = std::move(p);  // a repeated key: the last wins
+    }
+    return true;
+  }
+
+  static bool HasFrames(std::string_view code) {
+    wire::Reader r(code);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      if (f == 1) return true;
+      r.Skip(w);
+    }
+    return false;
+  }
+
+  bool Times(std::string_view entry_bytes, std::vector<DeviceTimes>* list) {
+    wire::Reader e(entry_bytes);
+    std::string_view key, value;
+    uint32_t f;
+    int w;
+    while (e.Next(&f, &w)) {
+      if (f == 1 && w == wire::kBytes) {
+        key = e.Bytes();
+      } else if (f == 2 && w == wire::kBytes) {
+        value = e.Bytes();
+      } else {
+        e.Skip(w);
+      }
+    }
+    if (!e.ok()) return false;
+    const std::string_view dev = *model_.strings_.Intern(key);
+    auto it = std::lower_bound(
+        list->begin(), list->end(), dev,
+        [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
+    if (it == list->end() || it->device != dev) {
+      it = list->insert(it, DeviceTimes{dev, {}});
+    }
+    it->times.clear();  // a repeated key: the last entry wins
+    wire::Reader et(value);
+    while (et.Next(&f, &w)) {
+      if (f != 1 || w != wire::kBytes) {
+        et.Skip(w);
+        continue;
+      }
+      tuple_.clear();
+      if (!ReadTuple(et.Bytes(), &tuple_)) return false;
+      TimeInterval t;
+      if (!tuple_.empty()) t.start_micros = tuple_[0];
+      if (tuple_.size() > 1) t.duration_micros = tuple_[1];
+      it->times.push_back(t);
+    }
+    return et.ok();
+  }
+
+  bool Memory(std::string_view bytes, MemoryExec* m) {
+    wire::Reader r(bytes);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      if (f >= 1 && f <= kMemoryExecFields && w == wire::kVarint) {
+        m->*kMemoryExecField[f - 1] = r.Int64();
+      } else if (f == 11 && w == wire::kBytes) {
+        Entry en;
+        if (!ReadEntry(&r, true, &en)) return false;
+        OutputMemory o;
+        o.slot = static_cast<int32_t>(en.key);
+        wire::Reader mr(en.value);
+        uint32_t mf;
+        int mw;
+        while (mr.Next(&mf, &mw)) {
+          if (mf == 1 && mw == wire::kVarint) {
+            o.bytes = mr.Int64();
+          } else if (mf == 2 && mw == wire::kVarint) {
+            o.ptr = static_cast<uint64_t>(mr.Int64());
+          } else {
+            mr.Skip(mw);
+          }
+        }
+        if (!mr.ok()) return false;
+        m->output_memory.push_back(o);
+      } else {
+        r.Skip(w);
+      }
+    }
+    if (m->output_memory.size() > 1) {
+      std::stable_sort(m->output_memory.begin(), m->output_memory.end(),
+                       [](const OutputMemory& a, const OutputMemory& b) {
+                         return a.slot < b.slot;
+                       });
+      size_t out = 0;
+      for (size_t i = 0; i < m->output_memory.size(); ++i) {
+        if (i + 1 < m->output_memory.size() &&
+            m->output_memory[i + 1].slot == m->output_memory[i].slot) {
+          continue;
+        }
+        m->output_memory[out++] = m->output_memory[i];
+      }
+      m->output_memory.resize(out);
+    }
+    return r.ok();
+  }
+
+  bool Exec(std::string_view bytes, StepExec* exec) {
+    ExecDetail& d = scratch_;
+    d.Clear();
+    wire::Reader r(bytes);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      const bool varint =
+          f == pf::kRunCount || f == pf::kAllStart || f == pf::kLatestEnd;
+      if ((varint && w != wire::kVarint) ||
+          (!varint && f <= pf::kAllocations && w != wire::kBytes)) {
+        f = 0;  // an unexpected wire type: skipped as unknown
+      }
+      switch (f) {
+        case pf::kRunCount:
+        case pf::kAllStart:
+        case pf::kLatestEnd: {
+          const int64_t v = r.Int64();
+          if (f == pf::kRunCount) exec->run_count = v;
+          if (f == pf::kAllStart) d.all_start_micros = v;
+          if (f == pf::kLatestEnd) d.latest_end_micros = v;
+          break;
+        }
+        case pf::kAcceleratorExecs:
+        case pf::kCpuExecs:
+          if (!Times(r.Bytes(), f == pf::kAcceleratorExecs
+                                    ? &d.accelerator_execs
+                                    : &d.cpu_execs)) {
+            return false;
+          }
+          break;
+        case pf::kDevices: {
+          const std::string_view dev = *model_.strings_.Intern(r.Bytes());
+          auto it = std::lower_bound(d.devices.begin(), d.devices.end(), dev);
+          if (it == d.devices.end() || *it != dev) d.devices.insert(it, dev);
+          break;
+        }
+        case pf::kMemoryExecs: {
+          MemoryExec m;
+          if (!Memory(r.Bytes(), &m)) return false;
+          d.memory_execs.push_back(std::move(m));
+          break;
+        }
+        case pf::kAllocations: {
+          wire::Reader a = r.Sub();
+          Allocation rec;
+          uint32_t af;
+          int aw;
+          while (a.Next(&af, &aw)) {
+            if (af == 1 && aw == wire::kVarint) {
+              rec.alloc_micros = a.Int64();
+            } else if (af == 2 && aw == wire::kVarint) {
+              rec.alloc_bytes = a.Int64();
+            } else {
+              a.Skip(aw);
+            }
+          }
+          if (!a.ok()) return false;
+          d.allocations.push_back(rec);
+          break;
+        }
+        default:
+          r.Skip(w);
+      }
+      if (!r.ok()) return false;
+    }
+    if (!r.ok()) return false;
+    model_.Seal(d, exec);
+    return true;
+  }
+
+  Model model_;
+  std::vector<Pending> pending_;
+  absl::flat_hash_map<int64_t, size_t> by_key_;
+  ExecDetail scratch_;
+  std::vector<StepExec> execs_scratch_;
+  std::vector<int64_t> tuple_;
+  bool saw_known_ = false;
+  bool saw_unknown_ = false;
+};
+
+namespace {
+
+absl::Status Corrupt(const std::string& source, int64_t offset) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(source,
+                   ": not a binary tensorflow.tfprof.ProfileProto (corrupt or "
+                   "truncated near byte ",
+                   offset, ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
+                                         const std::string& source) {
+  ProfileDecoder decoder;
+  wire::Reader r(bytes);
+  uint32_t field;
+  int wt;
+  while (r.Next(&field, &wt)) {
+    const uint8_t* at = r.pos();
+    if (!decoder.Field(field, wt, &r)) {
+      return Corrupt(source,
+                     at - reinterpret_cast<const uint8_t*>(bytes.data()));
+    }
+  }
+  if (!r.ok()) return Corrupt(source, static_cast<int64_t>(bytes.size()));
+  return decoder.Finish(source);
+}
+
+// Reads a file in blocks and hands out one top-level field at a time.
+class BlockReader {
+ public:
+  BlockReader(int fd, int64_t file_size, size_t block)
+      : block_(block == 0 ? kDefaultBlock : block),
+        fd_(fd),
+        file_size_(file_size) {}
+
+  // Makes at least `n` bytes available from the current position, unless the
+  // file ends first. False on a read error (errno set).
+  bool Fill(size_t n) {
+    if (end_ - begin_ >= n || eof_) return true;
+    if (begin_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (buf_.size() < n) buf_.resize(std::max(n, buf_.size() * 2));
+    if (buf_.size() < block_) buf_.resize(block_);
+    while (end_ < n || end_ < buf_.size() / 2) {
+      const size_t want = std::min(buf_.size() - end_, block_);
+      const ssize_t got = ::read(fd_, buf_.data() + end_, want);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      if (got == 0) {
+        eof_ = true;
+        break;
+      }
+      end_ += static_cast<size_t>(got);
+      total_ += got;
+    }
+    return true;
+  }
+  const uint8_t* data() const { return buf_.data() + begin_; }
+  size_t available() const { return end_ - begin_; }
+  void Consume(size_t n) { begin_ += n; }
+  bool at_end() const { return eof_ && begin_ == end_; }
+  int64_t offset() const {
+    return total_ - static_cast<int64_t>(end_ - begin_);
+  }
+  int64_t total_read() const { return total_; }
+  // Bytes left in the file after the current position, if known.
+  int64_t left() const { return file_size_ < 0 ? -1 : file_size_ - offset(); }
+
+ private:
+  static constexpr size_t kDefaultBlock = 8 << 20;
+  const size_t block_;
+  int fd_;
+  int64_t file_size_;
+  std::vector<uint8_t> buf_;
+  size_t begin_ = 0, end_ = 0;
+  int64_t total_ = 0;
+  bool eof_ = false;
+};
+
+namespace {
+
+// True if the bytes look like protobuf text format rather than binary.
+bool LooksLikeTextFormat(const uint8_t* p, size_t n) {
+  n = std::min<size_t>(n, 4096);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c == '\n' || c == '\r' || c == '\t') continue;
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
+    const std::string& path, const std::function<void(int64_t)>& progress,
+    size_t block_size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is a directory, expected a file"));
+  }
+  BlockReader in(fd,
+                 S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1,
+                 block_size);
+  auto read_error = [&path]() {
+    return absl::DataLossError(
+        absl::StrCat(path, ": read error (", std::strerror(errno), ")"));
+  };
+  if (!in.Fill(4096)) return read_error();
+  if (in.at_end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": empty file, not a ProfileProto"));
+  }
+  if (LooksLikeTextFormat(in.data(), in.available())) {
+    return absl::FailedPreconditionError("text format");
+  }
+  ProfileDecoder decoder;
+  int64_t next_report = 64 << 20;
+  while (true) {
+    if (!in.Fill(20)) return read_error();
+    if (in.at_end()) break;
+    // The tag and, for length-delimited fields, the length.
+    wire::Reader head(in.data(), in.data() + in.available());
+    uint32_t field;
+    int wt;
+    if (!head.Next(&field, &wt)) return Corrupt(path, in.offset());
+    size_t need = 0;
+    if (wt == wire::kBytes) {
+      uint64_t len = 0;
+      if (!head.Varint(&len)) return Corrupt(path, in.offset());
+      const size_t header = static_cast<size_t>(head.pos() - in.data());
+      // A length beyond the end of the file is corruption, not something to
+      // allocate for.
+      const int64_t left = in.left();
+      if ((left >= 0 && len > static_cast<uint64_t>(left)) ||
+          len > (uint64_t{1} << 40)) {
+        return Corrupt(path, in.offset());
+      }
+      need = header + static_cast<size_t>(len);
+    } else {
+      need = std::min<size_t>(in.available(), 20);
+    }
+    if (!in.Fill(need)) return read_error();
+    if (in.available() < need) return Corrupt(path, in.offset());
+    wire::Reader r(in.data(), in.data() + std::max(need, in.available()));
+    uint32_t f2;
+    int w2;
+    r.Next(&f2, &w2);
+    if (!decoder.Field(field, wt, &r)) return Corrupt(path, in.offset());
+    in.Consume(static_cast<size_t>(r.pos() - in.data()));
+    if (progress && in.offset() >= next_report) {
+      progress(in.offset());
+      next_report = in.offset() + (64 << 20);
+    }
+  }
+  absl::StatusOr<Model> model = decoder.Finish(path);
+  if (!model.ok()) return model.status();
+  ProfileFileResult result;
+  result.model = std::move(*model);
+  result.bytes_read = in.total_read();
+  return result;
+}
+
+absl::StatusOr<Model> ModelFromProfileProto(const tfpb::ProfileProto& profile) {
+  return DecodeProfileProto(profile.SerializeAsString(), "ProfileProto");
+}
+
+}  // namespace tfprof

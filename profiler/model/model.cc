@@ -1,0 +1,847 @@
+#include "profiler/model/model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/saturate.h"
+#include "profiler/base/wire.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+namespace {
+
+constexpr size_t kArenaChunk = 1 << 20;
+
+// Inserts s into a sorted vector of unique strings.
+void InsertSorted(std::vector<std::string_view>* v, std::string_view s) {
+  auto it = std::lower_bound(v->begin(), v->end(), s);
+  if (it == v->end() || *it != s) v->insert(it, s);
+}
+
+DeviceTimes& FindOrAddDevice(std::vector<DeviceTimes>* v,
+                             std::string_view device) {
+  auto it = std::lower_bound(
+      v->begin(), v->end(), device,
+      [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
+  if (it == v->end() || it->device != device) {
+    it = v->insert(it, DeviceTimes{device, {}});
+  }
+  return *it;
+}
+
+int64_t SumTimes(const std::vector<DeviceTimes>& v) {
+  int64_t total = 0;
+  for (const DeviceTimes& d : v) {
+    for (const TimeInterval& t : d.times) SatInc(&total, t.duration_micros);
+  }
+  return total;
+}
+
+// TensorFlow keeps one output slot per input *name* (the last one given);
+// every input of that name looks its shape up in that slot.
+void ApplyTensorFlowSlots(std::vector<NodeInput>* inputs) {
+  absl::flat_hash_map<const std::string*, int32_t> last;
+  for (const NodeInput& in : *inputs) last[in.name] = in.slot;
+  for (NodeInput& in : *inputs) in.slot = last[in.name];
+}
+
+}  // namespace
+
+bool CountAsAcceleratorTime(const std::string& device) {
+  return device.find("stream:all") != std::string::npos;
+}
+
+bool CountAsCpuTime(const std::string& device) {
+  static const RE2* const kCanonical =
+      new RE2(".*/(device:gpu|gpu|device:cpu|cpu):\\d+");
+  return RE2::FullMatch(device, *kCanonical);
+}
+
+bool IsCanonicalDevice(const std::string& device) {
+  return CountAsCpuTime(device);
+}
+
+bool IsPlacedOnAccelerator(const std::string& device) {
+  return device.find("gpu") != std::string::npos;
+}
+
+bool IsPlacedOnCpu(const std::string& device) {
+  return device.find("cpu") != std::string::npos;
+}
+
+std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape) {
+  std::vector<int64_t> dims;
+  if (shape.dim_size() == 0 && !shape.unknown_rank()) {
+    dims.push_back(1);  // a scalar with known rank
+  } else {
+    for (const auto& d : shape.dim()) dims.push_back(d.size());
+  }
+  return dims;
+}
+
+void ExecDetail::Clear() {
+  all_start_micros = latest_end_micros = 0;
+  accelerator_execs.clear();
+  cpu_execs.clear();
+  memory_execs.clear();
+  allocations.clear();
+  devices.clear();
+  other_execs.clear();
+}
+
+bool OpTypes::count(std::string_view t) const {
+  auto it = std::lower_bound(
+      v_.begin(), v_.end(), t,
+      [](const std::string* a, std::string_view b) { return *a < b; });
+  return it != v_.end() && **it == t;
+}
+
+void OpTypes::insert(const std::string* interned) {
+  auto it = std::lower_bound(
+      v_.begin(), v_.end(), interned,
+      [](const std::string* a, const std::string* b) { return *a < *b; });
+  if (it == v_.end() || **it != *interned) v_.insert(it, interned);
+}
+
+uint32_t StringTable::Id(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  owned_.push_back(std::make_unique<std::string>(s));
+  const std::string* p = owned_.back().get();
+  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(p);
+  ids_.emplace(std::string_view(*p), id);
+  return id;
+}
+
+const StepExec* GraphNode::FindExec(int64_t step) const {
+  auto it =
+      std::lower_bound(execs.begin(), execs.end(), step,
+                       [](const StepExec& e, int64_t s) { return e.step < s; });
+  if (it == execs.end() || it->step != step) return nullptr;
+  return &*it;
+}
+
+const std::vector<int64_t>* GraphNode::OutputShape(int32_t slot) const {
+  auto it =
+      std::lower_bound(output_shapes.begin(), output_shapes.end(), slot,
+                       [](const auto& p, int32_t s) { return p.first < s; });
+  if (it == output_shapes.end() || it->first != slot) return nullptr;
+  return &it->second;
+}
+
+std::optional<tfcore::AttrValue> GraphNode::FindAttr(
+    std::string_view key) const {
+  // The blob is a ProfileNode holding only field 11, map<string, AttrValue>:
+  // scan the entries' keys without decoding the values.
+  wire::Reader r(attrs);
+  uint32_t field;
+  int wt;
+  std::optional<tfcore::AttrValue> found;
+  while (r.Next(&field, &wt)) {
+    if (field != 11 || wt != wire::kBytes) {
+      r.Skip(wt);
+      continue;
+    }
+    wire::Reader entry = r.Sub();
+    std::string_view k, v;
+    bool has_value = false;
+    while (entry.Next(&field, &wt)) {
+      if (field == 1 && wt == wire::kBytes) {
+        k = entry.Bytes();
+      } else if (field == 2 && wt == wire::kBytes) {
+        v = entry.Bytes();
+        has_value = true;
+      } else {
+        entry.Skip(wt);
+      }
+    }
+    if (k != key) continue;
+    tfcore::AttrValue value;
+    if (has_value &&
+        !value.ParseFromArray(v.data(), static_cast<int>(v.size()))) {
+      continue;
+    }
+    found = std::move(value);  // the last entry wins, as in a parsed map
+  }
+  return found;
+}
+
+std::map<std::string, tfcore::AttrValue> GraphNode::Attrs() const {
+  std::map<std::string, tfcore::AttrValue> out;
+  if (attrs.empty()) return out;
+  tfpb::ProfileNode holder;
+  if (!holder.ParseFromString(attrs)) return out;
+  for (const auto& [k, v] : holder.attrs()) out[k] = v;
+  return out;
+}
+
+const std::string* GraphNode::EmptyString() {
+  static const std::string* const kEmpty = new std::string();
+  return kEmpty;
+}
+
+int64_t GraphNode::Parameters() const {
+  if (shape.empty()) return 0;
+  int64_t params = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return 0;  // incomplete shape
+    // Saturate instead of overflowing on absurd shapes.
+    if (d != 0 && params > INT64_MAX / d) return INT64_MAX;
+    params *= d;
+  }
+  return params;
+}
+
+NodeStats GraphNode::Stats(int64_t step) const {
+  NodeStats s;
+  s.parameters = Parameters();
+  if (execs.empty()) {
+    s.float_ops = float_ops;  // static estimate when the node never ran
+    return s;
+  }
+  if (step >= 0) {
+    const StepExec* e = FindExec(step);
+    if (e != nullptr) {
+      s.run_count = e->run_count;
+      s.exec_micros = e->exec_micros();
+      s.accelerator_exec_micros = e->accelerator_micros;
+      s.cpu_exec_micros = e->cpu_micros;
+      s.requested_bytes = e->requested_bytes;
+      s.peak_bytes = e->peak_bytes;
+      s.residual_bytes = e->residual_bytes;
+      s.output_bytes = e->output_bytes;
+    }
+  } else {
+    for (const StepExec& e : execs) {
+      SatInc(&s.run_count, e.run_count);
+      SatInc(&s.exec_micros, e.exec_micros());
+      SatInc(&s.accelerator_exec_micros, e.accelerator_micros);
+      SatInc(&s.cpu_exec_micros, e.cpu_micros);
+      SatInc(&s.requested_bytes, e.requested_bytes);
+      SatInc(&s.peak_bytes, e.peak_bytes);
+      SatInc(&s.residual_bytes, e.residual_bytes);
+      SatInc(&s.output_bytes, e.output_bytes);
+    }
+    const int64_t n = static_cast<int64_t>(execs.size());
+    s.run_count /= n;
+    s.exec_micros /= n;
+    s.accelerator_exec_micros /= n;
+    s.cpu_exec_micros /= n;
+    s.requested_bytes /= n;
+    s.peak_bytes /= n;
+    s.residual_bytes /= n;
+    s.output_bytes /= n;
+  }
+  s.float_ops = SatMul(float_ops, s.run_count);
+  return s;
+}
+
+// --- the encoded step details
+
+const uint8_t* Model::Store(const std::string& bytes) {
+  if (bytes.empty()) return nullptr;
+  if (arena_.empty() ||
+      arena_.back().size - arena_.back().used < bytes.size()) {
+    ArenaChunk c;
+    c.size = std::max(kArenaChunk, bytes.size());
+    c.data = std::make_unique<uint8_t[]>(c.size);
+    arena_.push_back(std::move(c));
+  }
+  ArenaChunk& c = arena_.back();
+  uint8_t* at = c.data.get() + c.used;
+  std::memcpy(at, bytes.data(), bytes.size());
+  c.used += bytes.size();
+  arena_used_ += bytes.size();
+  return at;
+}
+
+namespace {
+
+// Times are written as differences (from `base`, the step's earliest
+// start, then from the previous one), so that they take a byte or two.
+int64_t Delta(int64_t value, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(value) -
+                              static_cast<uint64_t>(from));
+}
+int64_t Undelta(int64_t delta, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(from) +
+                              static_cast<uint64_t>(delta));
+}
+
+void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
+              StringTable* strings, std::string* out) {
+  wire::PutVarint(out, list.size());
+  for (const DeviceTimes& d : list) {
+    wire::PutVarint(out, strings->Id(d.device));
+    wire::PutVarint(out, d.times.size());
+    int64_t prev = base;
+    for (const TimeInterval& t : d.times) {
+      wire::PutVarint(out, wire::ZigZag(Delta(t.start_micros, prev)));
+      wire::PutVarint(out, wire::ZigZag(t.duration_micros));
+      prev = t.start_micros;
+    }
+  }
+}
+
+void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
+              std::vector<DeviceTimes>* list) {
+  const uint64_t n = static_cast<uint64_t>(r->Int64());
+  for (uint64_t i = 0; i < n && r->ok(); ++i) {
+    DeviceTimes d;
+    const uint64_t id = static_cast<uint64_t>(r->Int64());
+    if (id >= strings.size()) return r->Fail();
+    d.device = strings.Get(static_cast<uint32_t>(id));
+    const uint64_t m = static_cast<uint64_t>(r->Int64());
+    int64_t prev = base;
+    for (uint64_t j = 0; j < m && r->ok(); ++j) {
+      TimeInterval t;
+      t.start_micros = Undelta(wire::UnZigZag(r->Int64()), prev);
+      t.duration_micros = wire::UnZigZag(r->Int64());
+      prev = t.start_micros;
+      d.times.push_back(t);
+    }
+    list->push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+void Model::Seal(const ExecDetail& d, StepExec* exec) {
+  exec->accelerator_micros = SumTimes(d.accelerator_execs);
+  exec->cpu_micros = SumTimes(d.cpu_execs);
+  exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
+      exec->output_bytes = 0;
+  for (const MemoryExec& m : d.memory_execs) {
+    SatInc(&exec->requested_bytes, m.requested_bytes);
+    SatInc(&exec->peak_bytes, m.peak_bytes);
+    SatInc(&exec->residual_bytes, m.residual_bytes);
+    SatInc(&exec->output_bytes, m.output_bytes);
+  }
+  if (d.all_start_micros == 0 && d.latest_end_micros == 0 &&
+      d.accelerator_execs.empty() && d.cpu_execs.empty() &&
+      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty() &&
+      d.other_execs.empty()) {
+    exec->detail = nullptr;
+    return;
+  }
+  std::string& out = seal_buffer_;
+  out.clear();
+  const int64_t base = d.all_start_micros;
+  wire::PutVarint(&out, wire::ZigZag(base));
+  wire::PutVarint(&out, wire::ZigZag(Delta(d.latest_end_micros, base)));
+  PutTimes(d.accelerator_execs, base, &strings_, &out);
+  PutTimes(d.cpu_execs, base, &strings_, &out);
+  wire::PutVarint(&out, d.memory_execs.size());
+  for (const MemoryExec& m : d.memory_execs) {
+    uint64_t mask = 0;
+    for (int i = 0; i < kMemoryExecFields; ++i) {
+      if (m.*kMemoryExecField[i] != 0) mask |= uint64_t{1} << i;
+    }
+    wire::PutVarint(&out, mask);
+    for (int i = 0; i < kMemoryExecFields; ++i) {
+      if (mask & (uint64_t{1} << i)) {
+        // Field 0 is a time (memory_micros).
+        const int64_t v = m.*kMemoryExecField[i];
+        wire::PutVarint(&out, wire::ZigZag(i == 0 ? Delta(v, base) : v));
+      }
+    }
+    wire::PutVarint(&out, m.output_memory.size());
+    for (const OutputMemory& o : m.output_memory) {
+      wire::PutVarint(&out, wire::ZigZag(o.slot));
+      wire::PutVarint(&out, wire::ZigZag(o.bytes));
+      wire::PutVarint(&out, o.ptr);
+    }
+  }
+  wire::PutVarint(&out, d.allocations.size());
+  int64_t prev = base;
+  for (const Allocation& a : d.allocations) {
+    wire::PutVarint(&out, wire::ZigZag(Delta(a.alloc_micros, prev)));
+    wire::PutVarint(&out, wire::ZigZag(a.alloc_bytes));
+    prev = a.alloc_micros;
+  }
+  wire::PutVarint(&out, d.devices.size());
+  for (std::string_view dev : d.devices) {
+    wire::PutVarint(&out, strings_.Id(dev));
+  }
+  PutTimes(d.other_execs, base, &strings_, &out);
+  std::string& framed = seal_framed_;
+  framed.clear();
+  wire::PutVarint(&framed, out.size());
+  framed += out;
+  exec->detail = Store(framed);
+}
+
+void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
+  d->Clear();
+  if (exec.detail == nullptr) return;
+  // The length prefix is at most 5 bytes; the arena always holds the rest.
+  wire::Reader len(exec.detail, exec.detail + 10);
+  uint64_t size = 0;
+  len.Varint(&size);
+  wire::Reader r(len.pos(), len.pos() + size);
+  const int64_t base = wire::UnZigZag(r.Int64());
+  d->all_start_micros = base;
+  d->latest_end_micros = Undelta(wire::UnZigZag(r.Int64()), base);
+  GetTimes(&r, base, strings_, &d->accelerator_execs);
+  GetTimes(&r, base, strings_, &d->cpu_execs);
+  const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
+    MemoryExec m;
+    const uint64_t mask = static_cast<uint64_t>(r.Int64());
+    for (int f = 0; f < kMemoryExecFields; ++f) {
+      if (mask & (uint64_t{1} << f)) {
+        const int64_t v = wire::UnZigZag(r.Int64());
+        m.*kMemoryExecField[f] = f == 0 ? Undelta(v, base) : v;
+      }
+    }
+    const uint64_t n_out = static_cast<uint64_t>(r.Int64());
+    for (uint64_t j = 0; j < n_out && r.ok(); ++j) {
+      OutputMemory o;
+      o.slot = static_cast<int32_t>(wire::UnZigZag(r.Int64()));
+      o.bytes = wire::UnZigZag(r.Int64());
+      o.ptr = static_cast<uint64_t>(r.Int64());
+      m.output_memory.push_back(o);
+    }
+    d->memory_execs.push_back(std::move(m));
+  }
+  const uint64_t n_alloc = static_cast<uint64_t>(r.Int64());
+  int64_t prev = base;
+  for (uint64_t i = 0; i < n_alloc && r.ok(); ++i) {
+    Allocation a;
+    a.alloc_micros = Undelta(wire::UnZigZag(r.Int64()), prev);
+    a.alloc_bytes = wire::UnZigZag(r.Int64());
+    prev = a.alloc_micros;
+    d->allocations.push_back(a);
+  }
+  const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
+    const uint64_t id = static_cast<uint64_t>(r.Int64());
+    if (id >= strings_.size()) break;
+    d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
+  }
+  GetTimes(&r, base, strings_, &d->other_execs);
+}
+
+ExecDetail Model::Detail(const StepExec& exec) const {
+  ExecDetail d;
+  DetailInto(exec, &d);
+  return d;
+}
+
+// --- building
+
+const GraphNode* Model::Find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+GraphNode* Model::FindMutable(std::string_view name) {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const std::string* Model::NameRef(std::string_view name) {
+  if (const GraphNode* n = Find(name)) return &n->name;
+  return strings_.Intern(name);
+}
+
+GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
+  auto node = std::make_unique<GraphNode>();
+  node->id = static_cast<int64_t>(nodes_.size());
+  node->name = name;
+  node->op = op;
+  AddOpType(node.get(), op);
+  GraphNode* raw = node.get();
+  node->index = nodes_.size();
+  nodes_.push_back(std::move(node));
+  by_name_[raw->name] = raw;
+  sorted_valid_ = false;
+  ++generation_;
+  ++version_;
+  return raw;
+}
+
+const std::vector<const GraphNode*>& Model::NodesByName() const {
+  if (!sorted_valid_) {
+    // Sorted as (name view, node) pairs: a comparison reads the names'
+    // bytes without first loading each node and its string.
+    std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
+    keyed.reserve(nodes_.size());
+    for (const auto& n : nodes_) keyed.emplace_back(n->name, n.get());
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    sorted_.clear();
+    sorted_.reserve(keyed.size());
+    for (const auto& k : keyed) sorted_.push_back(k.second);
+    sorted_valid_ = true;
+  }
+  return sorted_;
+}
+
+void Model::AddGraph(const tfcore::GraphDef& graph) {
+  ++version_;
+  std::vector<std::pair<GraphNode*, const tfcore::NodeDef*>> added;
+  for (const tfcore::NodeDef& def : graph.node()) {
+    if (by_name_.contains(def.name())) continue;
+    GraphNode* node = NewNode(def.name(), def.op());
+    bool has_shape = false, has_output_shapes = false;
+    tfpb::ProfileNode attr_holder;
+    for (const auto& attr : def.attr()) {
+      (*attr_holder.mutable_attrs())[attr.first] = attr.second;
+      if (attr.first == "shape" && attr.second.has_shape()) {
+        if (has_shape) continue;
+        has_shape = true;
+        node->shape = ShapeToVec(attr.second.shape());
+      } else if (attr.first == "_output_shapes" && attr.second.has_list()) {
+        if (has_output_shapes) continue;
+        has_output_shapes = true;
+        const auto& shapes = attr.second.list().shape();
+        for (int i = 0; i < shapes.size(); ++i) {
+          node->output_shapes.emplace_back(i, ShapeToVec(shapes.Get(i)));
+        }
+      }
+    }
+    if (def.attr_size() > 0) {
+      attr_holder.SerializeToString(&node->attrs);
+    }
+    added.emplace_back(node, &def);
+  }
+  for (auto& [node, def] : added) {
+    node->inputs.reserve(def->input_size());
+    for (int i = 0; i < def->input_size(); ++i) {
+      std::string_view input = def->input(i);
+      int32_t slot = 0;
+      const size_t colon = input.find(':');
+      if (colon != std::string_view::npos) {
+        if (!absl::SimpleAtoi(std::string(input.substr(colon + 1)), &slot)) {
+          slot = 0;
+        }
+        input = input.substr(0, colon);
+      }
+      if (!input.empty() && input[0] == '^') input.remove_prefix(1);
+      node->inputs.push_back(NodeInput{i, slot, NameRef(input)});
+    }
+    ApplyTensorFlowSlots(&node->inputs);
+  }
+}
+
+struct Model::PendingExec {
+  absl::flat_hash_map<std::pair<GraphNode*, int64_t>, ExecDetail> details;
+
+  ExecDetail& For(const Model& model, GraphNode* node, int64_t step,
+                  StepExec* exec) {
+    auto [it, added] = details.try_emplace({node, step});
+    if (added && exec->detail != nullptr) model.DetailInto(*exec, &it->second);
+    return it->second;
+  }
+};
+
+namespace {
+
+StepExec& MutableExec(GraphNode* node, int64_t step) {
+  auto& execs = node->execs;
+  auto it =
+      std::lower_bound(execs.begin(), execs.end(), step,
+                       [](const StepExec& e, int64_t s) { return e.step < s; });
+  if (it == execs.end() || it->step != step) {
+    it = execs.insert(it, StepExec());
+    it->step = step;
+  }
+  return *it;
+}
+
+}  // namespace
+
+void Model::AddStepStat(GraphNode* node, int64_t step,
+                        const std::string& device,
+                        const tfcore::NodeExecStats& stat,
+                        PendingExec* pending) {
+  const std::string dev = absl::AsciiStrToLower(device);
+  if (IsCanonicalDevice(dev)) {
+    if (!node->canonical_device().empty()) {
+      // A node seen on two canonical devices keeps the first one only.
+      if (node->canonical_device() != dev) return;
+    } else {
+      node->set_canonical_device(strings_.Intern(dev));
+      std::string host = dev;
+      static const RE2* const kGpu = new RE2("gpu:\\d+");
+      RE2::GlobalReplace(&host, *kGpu, "cpu:0");
+      node->set_host_device(strings_.Intern(host));
+      AddOpType(node, node->canonical_device());
+    }
+  }
+  StepExec& exec = MutableExec(node, step);
+  ExecDetail& d = pending->For(*this, node, step, &exec);
+  const std::string_view idev = *strings_.Intern(dev);
+
+  // Time.
+  InsertSorted(&d.devices, idev);
+  if (stat.all_start_micros() > 0) {
+    if (d.all_start_micros > 0) {
+      d.all_start_micros =
+          std::min(d.all_start_micros, stat.all_start_micros());
+    } else {
+      d.all_start_micros = stat.all_start_micros();
+    }
+    // Very quick ops are rounded up to 1us.
+    const int64_t duration =
+        stat.op_end_rel_micros() == 0 ? 1 : stat.op_end_rel_micros();
+    d.latest_end_micros = std::max(d.latest_end_micros,
+                                   SatAdd(stat.all_start_micros(), duration));
+    const TimeInterval interval{stat.all_start_micros(), duration};
+    if (CountAsAcceleratorTime(dev)) {
+      FindOrAddDevice(&d.accelerator_execs, idev).times.push_back(interval);
+    } else if (CountAsCpuTime(dev)) {
+      FindOrAddDevice(&d.cpu_execs, idev).times.push_back(interval);
+      ++exec.run_count;  // while loops run a node many times per step
+    } else {
+      FindOrAddDevice(&d.other_execs, idev).times.push_back(interval);
+    }
+  }
+
+  // Memory is only taken from the canonical device.
+  if (dev != node->canonical_device() || stat.all_start_micros() <= 0) return;
+  MemoryExec mem;
+  mem.memory_micros = SatAdd(stat.all_start_micros(), stat.op_end_rel_micros());
+  for (const auto& m : stat.memory()) {
+    if (m.allocator_name().find("GPU") == std::string::npos) continue;
+    mem.allocator_bytes_in_use =
+        std::max(mem.allocator_bytes_in_use, m.allocator_bytes_in_use());
+    for (const auto& r : m.allocation_records()) {
+      d.allocations.push_back(Allocation{r.alloc_micros(), r.alloc_bytes()});
+    }
+  }
+  for (const auto& out : stat.output()) {
+    if (!out.has_tensor_description() ||
+        !out.tensor_description().has_allocation_description()) {
+      continue;
+    }
+    const auto& alloc = out.tensor_description().allocation_description();
+    const int64_t bytes =
+        std::max(alloc.allocated_bytes(), alloc.requested_bytes());
+    SatInc(&mem.output_bytes, bytes);
+    auto it = std::lower_bound(
+        mem.output_memory.begin(), mem.output_memory.end(), out.slot(),
+        [](const OutputMemory& o, int32_t s) { return o.slot < s; });
+    if (it == mem.output_memory.end() || it->slot != out.slot()) {
+      it = mem.output_memory.insert(it, OutputMemory{out.slot(), 0, 0});
+    }
+    it->bytes = bytes;
+    it->ptr = alloc.ptr();
+  }
+  if (stat.has_memory_stats()) {
+    if (IsPlacedOnCpu(dev)) {
+      SatInc(&mem.host_temp_bytes, stat.memory_stats().temp_memory_size());
+      SatInc(&mem.host_persistent_bytes,
+             stat.memory_stats().persistent_memory_size());
+    } else {
+      SatInc(&mem.accelerator_temp_bytes,
+             stat.memory_stats().temp_memory_size());
+      SatInc(&mem.accelerator_persistent_bytes,
+             stat.memory_stats().persistent_memory_size());
+    }
+  }
+  int64_t residual = 0, requested = 0, peak = 0;
+  for (const auto& m : stat.memory()) {
+    SatInc(&residual, m.live_bytes());
+    SatInc(&requested, m.total_bytes());
+    SatInc(&peak, m.peak_bytes());
+  }
+  const int64_t persistent =
+      SatAdd(mem.host_persistent_bytes, mem.accelerator_persistent_bytes);
+  const int64_t temp = SatAdd(mem.host_temp_bytes, mem.accelerator_temp_bytes);
+  mem.residual_bytes = SatAdd(residual, persistent);
+  mem.requested_bytes = SatAdd(SatAdd(requested, persistent), temp);
+  mem.peak_bytes = SatAdd(SatAdd(peak, persistent), temp);
+  d.memory_execs.push_back(std::move(mem));
+}
+
+absl::Status Model::AddRunMeta(int64_t step,
+                               const tfcore::RunMetadata& run_meta) {
+  if (!run_meta.has_step_stats()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RunMetadata for step ", step, " has no step_stats"));
+  }
+  steps_.insert(step);
+  ++version_;
+  bool has_gpu_scheduling = false;
+  bool has_gpu_stream = false;
+  PendingExec pending;
+  for (const auto& dev_stat : run_meta.step_stats().dev_stats()) {
+    const std::string dev = absl::AsciiStrToLower(dev_stat.device());
+    if (IsPlacedOnAccelerator(dev)) {
+      has_gpu_scheduling = true;
+      if (CountAsAcceleratorTime(dev)) has_gpu_stream = true;
+    }
+    for (const auto& stat : dev_stat.node_stats()) {
+      std::string_view name = stat.node_name();
+      // GPU tracers write "name:OpType"; keep the node name only.
+      const size_t colon = name.find(':');
+      if (colon != std::string_view::npos) name = name.substr(0, colon);
+      GraphNode* node = FindMutable(name);
+      if (node == nullptr) {
+        // Nodes absent from the graph (or profiles with no graph at all) are
+        // created on the fly, except the runtime's bookkeeping entries.
+        if (name == "RecvTensor" || name == "_SOURCE" ||
+            name.find("MEMCPY") != std::string_view::npos) {
+          continue;
+        }
+        node = NewNode(std::string(name), std::string(name));
+      } else {
+        covered_nodes_.insert(node->id);
+      }
+      AddStepStat(node, step, dev_stat.device(), stat, &pending);
+    }
+  }
+  for (auto& [key, detail] : pending.details) {
+    Seal(detail, &MutableExec(key.first, key.second));
+  }
+  if (has_gpu_scheduling && !has_gpu_stream) miss_accelerator_stream_ = true;
+  return absl::OkStatus();
+}
+
+void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
+  ++version_;
+  for (const auto& [id, str] : op_log.id_to_string()) {
+    id_to_string_.emplace(id, str);  // existing ids are kept
+  }
+  for (const tfpb::OpLogEntry& entry : op_log.log_entries()) {
+    GraphNode* node = FindMutable(entry.name());
+    if (node == nullptr) continue;
+    for (const std::string& type : entry.types()) AddOpType(node, type);
+    if (entry.float_ops() != 0) node->float_ops = entry.float_ops();
+    if (entry.has_code_def()) {
+      has_code_traces_ = true;
+      if (node->code.empty()) node->code = entry.code_def().SerializeAsString();
+    }
+  }
+}
+
+void Model::AddCheckpointVariables(const std::vector<std::string>& names) {
+  ++version_;
+  for (const std::string& name : names) {
+    GraphNode* node = FindMutable(name);
+    if (node != nullptr) AddOpType(node, kCheckpointVariableType);
+  }
+}
+
+double Model::run_coverage() const {
+  return static_cast<double>(covered_nodes_.size()) /
+         (static_cast<double>(nodes_.size()) + 1e-10);
+}
+
+std::vector<CodeFrame> Model::CallStack(const GraphNode& node) const {
+  std::vector<CodeFrame> frames;
+  if (node.code.empty()) return frames;
+  tfpb::CodeDef code;
+  if (!code.ParseFromString(node.code)) return frames;
+  auto lookup = [this](int64_t id) -> std::string {
+    auto it = id_to_string_.find(id);
+    return it == id_to_string_.end() ? std::string() : it->second;
+  };
+  frames.reserve(code.traces_size());
+  for (const auto& t : code.traces()) {
+    CodeFrame f;
+    // Old profiles carry the strings inline, newer ones ids into the table.
+    f.file = !t.file().empty() ? t.file() : lookup(t.file_id());
+    f.function = !t.function().empty() ? t.function() : lookup(t.function_id());
+    f.line = !t.line().empty() ? t.line() : lookup(t.line_id());
+    f.lineno = t.lineno();
+    f.func_start_line = t.func_start_line();
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
+tfpb::ProfileProto Model::ToProfileProto() const {
+  tfpb::ProfileProto profile;
+  for (const auto& [id, str] : id_to_string_) {
+    (*profile.mutable_id_to_string())[id] = str;
+  }
+  ExecDetail d;
+  for (const auto& node : nodes_) {
+    if (node->id < 0) continue;
+    tfpb::ProfileNode& pn = (*profile.mutable_nodes())[node->id];
+    if (!node->attrs.empty()) pn.MergeFromString(node->attrs);
+    pn.set_name(node->name);
+    pn.set_op(node->op);
+    pn.set_id(node->id);
+    pn.set_canonical_device(node->canonical_device());
+    pn.set_host_device(node->host_device());
+    pn.set_float_ops(node->float_ops);
+    for (int64_t dim : node->shape) pn.add_shape(dim);
+    for (const std::string& t : node->op_types) pn.add_op_types(t);
+    for (const NodeInput& in : node->inputs) {
+      const GraphNode* src = Find(*in.name);
+      if (src == nullptr) continue;
+      (*pn.mutable_inputs())[in.index] = src->id;
+      if (in.slot >= 0) (*pn.mutable_src_output_index())[src->id] = in.slot;
+    }
+    for (const auto& [idx, dims] : node->stored_input_shapes) {
+      auto& t = (*pn.mutable_input_shapes())[idx];
+      for (int64_t dim : dims) t.add_int64_values(dim);
+    }
+    for (const auto& [idx, dims] : node->output_shapes) {
+      auto& t = (*pn.mutable_output_shapes())[idx];
+      for (int64_t dim : dims) t.add_int64_values(dim);
+    }
+    if (!node->code.empty()) pn.mutable_trace()->ParseFromString(node->code);
+    for (const StepExec& e : node->execs) {
+      tfpb::ExecProfile& ep = (*pn.mutable_execs())[e.step];
+      ep.set_run_count(e.run_count);
+      DetailInto(e, &d);
+      ep.set_all_start_micros(d.all_start_micros);
+      ep.set_latest_end_micros(d.latest_end_micros);
+      auto save_times =
+          [](const std::vector<DeviceTimes>& in,
+             google::protobuf::Map<std::string, tfpb::ExecTime>* out) {
+            for (const DeviceTimes& dt : in) {
+              tfpb::ExecTime& et = (*out)[std::string(dt.device)];
+              for (const TimeInterval& t : dt.times) {
+                tfpb::Tuple* tuple = et.add_times();
+                tuple->add_int64_values(t.start_micros);
+                tuple->add_int64_values(t.duration_micros);
+              }
+            }
+          };
+      save_times(d.accelerator_execs, ep.mutable_accelerator_execs());
+      save_times(d.cpu_execs, ep.mutable_cpu_execs());
+      for (const MemoryExec& m : d.memory_execs) {
+        tfpb::ExecMemory* em = ep.add_memory_execs();
+        em->set_memory_micros(m.memory_micros);
+        em->set_host_temp_bytes(m.host_temp_bytes);
+        em->set_host_persistent_bytes(m.host_persistent_bytes);
+        em->set_accelerator_temp_bytes(m.accelerator_temp_bytes);
+        em->set_accelerator_persistent_bytes(m.accelerator_persistent_bytes);
+        em->set_requested_bytes(m.requested_bytes);
+        em->set_peak_bytes(m.peak_bytes);
+        em->set_residual_bytes(m.residual_bytes);
+        em->set_output_bytes(m.output_bytes);
+        em->set_allocator_bytes_in_use(m.allocator_bytes_in_use);
+        for (const OutputMemory& om : m.output_memory) {
+          tfpb::Memory& mm = (*em->mutable_output_memory())[om.slot];
+          mm.set_bytes(om.bytes);
+          mm.set_ptr(om.ptr);
+        }
+      }
+      for (const Allocation& a : d.allocations) {
+        auto* r = ep.add_allocations();
+        r->set_alloc_micros(a.alloc_micros);
+        r->set_alloc_bytes(a.alloc_bytes);
+      }
+      for (std::string_view dev : d.devices) ep.add_devices(std::string(dev));
+    }
+  }
+  profile.set_has_trace(has_code_traces_);
+  profile.set_miss_accelerator_stream(miss_accelerator_stream_);
+  for (int64_t s : steps_) profile.add_steps(s);
+  return profile;
+}
+
+}  // namespace tfprof

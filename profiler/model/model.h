@@ -1,0 +1,367 @@
+// The in-memory stats model: one GraphNode per graph (or trace) node, with
+// its per-step execution records. Independent of how the data was loaded:
+// GraphDef + RunMetadata, a ProfileProto, or other trace formats all feed the
+// same structures.
+#ifndef TFPROF_PROFILER_MODEL_MODEL_H_
+#define TFPROF_PROFILER_MODEL_MODEL_H_
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "profiler/base/protos.h"
+#include "profiler/base/saturate.h"
+
+namespace tfprof {
+
+// The name of the synthetic root node of every view.
+inline constexpr char kRootName[] = "_TFProfRoot";
+// Op type given to the scope view's intermediate name-scope nodes.
+inline constexpr char kScopeParentType[] = "_kTFScopeParent";
+// Op type given to the graph view's root.
+inline constexpr char kGraphParentType[] = "_TFGraphParent";
+// Op type given to nodes that have a variable in the checkpoint.
+inline constexpr char kCheckpointVariableType[] = "_checkpoint_variables";
+
+// Device classification (device strings are lower-cased first).
+// Accelerator time is only counted on the ".../stream:all" pseudo device.
+bool CountAsAcceleratorTime(const std::string& device);
+// CPU time is counted on canonical devices: ".../(device:)?(cpu|gpu):N".
+bool CountAsCpuTime(const std::string& device);
+bool IsCanonicalDevice(const std::string& device);
+bool IsPlacedOnAccelerator(const std::string& device);
+bool IsPlacedOnCpu(const std::string& device);
+
+// A TensorShapeProto as a vector of dims; a scalar with known rank is {1}, an
+// unknown rank is {}.
+std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape);
+
+struct TimeInterval {
+  int64_t start_micros = 0;
+  int64_t duration_micros = 0;
+};
+
+struct DeviceTimes {
+  std::string_view device;  // interned: valid as long as the model
+  std::vector<TimeInterval> times;
+};
+
+struct OutputMemory {
+  int32_t slot = 0;
+  int64_t bytes = 0;
+  uint64_t ptr = 0;
+};
+
+// Memory of one execution of a node (while loops execute a node many times).
+struct MemoryExec {
+  int64_t memory_micros = 0;
+  int64_t host_temp_bytes = 0;
+  int64_t host_persistent_bytes = 0;
+  int64_t accelerator_temp_bytes = 0;
+  int64_t accelerator_persistent_bytes = 0;
+  int64_t requested_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t residual_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t allocator_bytes_in_use = 0;
+  std::vector<OutputMemory> output_memory;  // sorted by slot
+};
+
+// MemoryExec's numbers in the order of ExecMemory's field numbers (1-10).
+inline constexpr int kMemoryExecFields = 10;
+inline constexpr int64_t MemoryExec::*kMemoryExecField[kMemoryExecFields] = {
+    &MemoryExec::memory_micros,
+    &MemoryExec::host_temp_bytes,
+    &MemoryExec::host_persistent_bytes,
+    &MemoryExec::accelerator_temp_bytes,
+    &MemoryExec::accelerator_persistent_bytes,
+    &MemoryExec::requested_bytes,
+    &MemoryExec::peak_bytes,
+    &MemoryExec::residual_bytes,
+    &MemoryExec::output_bytes,
+    &MemoryExec::allocator_bytes_in_use};
+
+struct Allocation {
+  int64_t alloc_micros = 0;
+  int64_t alloc_bytes = 0;  // negative: a deallocation
+};
+
+// The detailed records of one node in one step: what timelines, the memory
+// tracker and ProfileProto output need. The model keeps them compactly
+// encoded (see Model::Detail); queries use the sums in StepExec instead.
+struct ExecDetail {
+  int64_t all_start_micros = 0;                // the earliest start (0: none)
+  int64_t latest_end_micros = 0;               // the latest end
+  std::vector<DeviceTimes> accelerator_execs;  // sorted by device
+  std::vector<DeviceTimes> cpu_execs;          // sorted by device
+  std::vector<MemoryExec> memory_execs;
+  std::vector<Allocation> allocations;
+  std::vector<std::string_view> devices;  // sorted, unique
+  // Times on devices that count no time in tfprof's statistics (memcpy
+  // lanes, single GPU streams, ...), kept for the advisor. From RunMetadata
+  // only: a ProfileProto does not carry them.
+  std::vector<DeviceTimes> other_execs;  // sorted by device
+
+  void Clear();
+};
+
+// Everything recorded for one node in one step: what queries need, and
+// the rest encoded (72 bytes a step: the largest part of a big model).
+struct StepExec {
+  int64_t step = 0;
+  int64_t run_count = 0;
+
+  // Sums over the detailed records.
+  int64_t accelerator_micros = 0;
+  int64_t cpu_micros = 0;
+  int64_t requested_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t residual_bytes = 0;
+  int64_t output_bytes = 0;
+
+  // The encoded ExecDetail (a varint length, then the bytes), owned by the
+  // model; null when there is nothing to record.
+  const uint8_t* detail = nullptr;
+
+  int64_t exec_micros() const { return SatAdd(accelerator_micros, cpu_micros); }
+};
+
+// The statistics of one node for one query step.
+struct NodeStats {
+  int64_t run_count = 0;
+  int64_t exec_micros = 0;
+  int64_t accelerator_exec_micros = 0;
+  int64_t cpu_exec_micros = 0;
+  int64_t requested_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t residual_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t parameters = 0;
+  int64_t float_ops = 0;
+};
+
+// One frame of a Python call stack, resolved to strings.
+struct CodeFrame {
+  std::string file;
+  std::string function;
+  std::string line;  // source text, old profiles only
+  int32_t lineno = 0;
+  int32_t func_start_line = 0;
+};
+
+// A node's op types: a sorted set of strings interned in the model.
+class OpTypes {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const std::string*;
+    using reference = const std::string&;
+    explicit const_iterator(const std::string* const* p) : p_(p) {}
+    const std::string& operator*() const { return **p_; }
+    const std::string* operator->() const { return *p_; }
+    const_iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return p_ == o.p_; }
+    bool operator!=(const const_iterator& o) const { return p_ != o.p_; }
+
+   private:
+    const std::string* const* p_;
+  };
+  const_iterator begin() const { return const_iterator(v_.data()); }
+  const_iterator end() const { return const_iterator(v_.data() + v_.size()); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  bool count(std::string_view t) const;
+  // `interned` must outlive the node (the model's string table).
+  void insert(const std::string* interned);
+
+ private:
+  std::vector<const std::string*> v_;
+};
+
+// One input of a node (GraphDef order, control inputs included).
+struct NodeInput {
+  int32_t index = 0;
+  // The output slot TensorFlow looks up for this input's name (its
+  // src_output_index, which keeps one slot per input name); -1 if unknown.
+  int32_t slot = -1;
+  const std::string* name = nullptr;  // owned by the model
+};
+
+// Tensor shapes by slot, sorted by slot.
+using ShapeList = std::vector<std::pair<int32_t, std::vector<int64_t>>>;
+
+class GraphNode {
+ public:
+  int64_t id = 0;
+  size_t index = 0;  // position in Model::nodes()
+  std::string name;
+  std::string op;
+  // Devices, interned in the model ("" when unknown).
+  const std::string& canonical_device() const { return *canonical_device_; }
+  const std::string& host_device() const { return *host_device_; }
+  int64_t float_ops = 0;       // per run, from the op log
+  std::vector<int64_t> shape;  // from the "shape" attr (variables)
+  OpTypes op_types;
+  std::vector<NodeInput> inputs;  // sorted by index
+  ShapeList output_shapes;
+  // Input shapes as stored in a ProfileProto (only written back, never shown:
+  // shown input shapes are derived from the inputs' output shapes).
+  ShapeList stored_input_shapes;
+  // The attributes, serialized as a ProfileNode holding only its attrs map
+  // (decoded on demand: few queries need them).
+  std::string attrs;
+  // The call stack as a serialized CodeDef; empty when there is none.
+  std::string code;
+  std::vector<StepExec> execs;  // sorted by step
+
+  const StepExec* FindExec(int64_t step) const;
+  // Set from a string interned in the node's model.
+  void set_canonical_device(const std::string* d) { canonical_device_ = d; }
+  void set_host_device(const std::string* d) { host_device_ = d; }
+  const std::vector<int64_t>* OutputShape(int32_t slot) const;
+  std::optional<tfcore::AttrValue> FindAttr(std::string_view key) const;
+  std::map<std::string, tfcore::AttrValue> Attrs() const;
+  static const std::string* EmptyString();
+
+  // Stats for a step; step < 0 averages over the steps this node ran in
+  // (integer division, as tfprof does).
+  NodeStats Stats(int64_t step) const;
+  // Product of the shape dims; 0 if any dim is unknown.
+  int64_t Parameters() const;
+
+ private:
+  const std::string* canonical_device_ = EmptyString();
+  const std::string* host_device_ = EmptyString();
+};
+
+// Interned strings: each distinct string stored once, with a stable address
+// and a small id.
+class StringTable {
+ public:
+  StringTable() = default;
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
+  uint32_t Id(std::string_view s);
+  const std::string* Intern(std::string_view s) { return strings_[Id(s)]; }
+  const std::string& Get(uint32_t id) const { return *strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> owned_;
+  std::vector<const std::string*> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+};
+
+class ProfileDecoder;
+
+class Model {
+ public:
+  Model() = default;
+  Model(Model&&) = default;
+  Model& operator=(Model&&) = default;
+
+  // Adds the nodes of a graph that are not present yet, with their inputs,
+  // shapes and attributes.
+  void AddGraph(const tfcore::GraphDef& graph);
+  // Adds one step of RunMetadata. Fails (and changes nothing) when it has no
+  // step stats.
+  absl::Status AddRunMeta(int64_t step, const tfcore::RunMetadata& run_meta);
+  // Merges op types, float ops and call stacks of an op log.
+  void AddOpLog(const tfpb::OpLogProto& op_log);
+  // Marks the nodes that have a variable in a checkpoint.
+  void AddCheckpointVariables(const std::vector<std::string>& names);
+
+  // (The other way: ModelFromProfileProto in load/profile_reader.h.)
+  tfpb::ProfileProto ToProfileProto() const;
+
+  size_t size() const { return nodes_.size(); }
+  const GraphNode* Find(std::string_view name) const;
+  // All nodes in name order.
+  const std::vector<const GraphNode*>& NodesByName() const;
+  // All nodes in insertion (id) order.
+  const std::vector<std::unique_ptr<GraphNode>>& nodes() const {
+    return nodes_;
+  }
+
+  // The detailed records of a node's step.
+  ExecDetail Detail(const StepExec& exec) const;
+  void DetailInto(const StepExec& exec, ExecDetail* out) const;
+
+  const std::set<int64_t>& steps() const { return steps_; }
+  const std::map<int64_t, std::string>& id_to_string() const {
+    return id_to_string_;
+  }
+  bool has_code_traces() const { return has_code_traces_; }
+  bool miss_accelerator_stream() const { return miss_accelerator_stream_; }
+  // Share of graph nodes that appeared in some RunMetadata.
+  double run_coverage() const;
+  // Changes whenever nodes are added (views cache their structures on it).
+  uint64_t generation() const { return generation_; }
+  // Changes whenever anything is added: nodes, steps, op logs, checkpoint
+  // types (views cache statistics on it).
+  uint64_t version() const { return version_; }
+
+  // The call stack of a node, resolved; empty if it has none.
+  std::vector<CodeFrame> CallStack(const GraphNode& node) const;
+
+  // Bytes held by the detailed step records (for the benchmark).
+  size_t detail_bytes() const { return arena_used_; }
+
+ private:
+  friend class ProfileDecoder;
+  struct PendingExec;
+
+  GraphNode* FindMutable(std::string_view name);
+  GraphNode* NewNode(const std::string& name, const std::string& op);
+  // The address of a node name for NodeInput::name: the node's own name if
+  // it exists, else an interned copy.
+  const std::string* NameRef(std::string_view name);
+  void AddOpType(GraphNode* node, std::string_view type) {
+    node->op_types.insert(strings_.Intern(type));
+  }
+  // Encodes `detail` into the arena and stores it and its sums in `exec`.
+  void Seal(const ExecDetail& detail, StepExec* exec);
+  const uint8_t* Store(const std::string& bytes);
+  void AddStepStat(GraphNode* node, int64_t step, const std::string& device,
+                   const tfcore::NodeExecStats& stat, PendingExec* pending);
+
+  std::vector<std::unique_ptr<GraphNode>> nodes_;
+  absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
+  mutable std::vector<const GraphNode*> sorted_;
+  mutable bool sorted_valid_ = false;
+  StringTable strings_;
+  struct ArenaChunk {
+    std::unique_ptr<uint8_t[]> data;
+    size_t size = 0;
+    size_t used = 0;
+  };
+  std::vector<ArenaChunk> arena_;
+  size_t arena_used_ = 0;
+  std::string seal_buffer_, seal_framed_;  // scratch for Seal
+  std::set<int64_t> steps_;
+  std::map<int64_t, std::string> id_to_string_;
+  std::set<int64_t> covered_nodes_;
+  bool has_code_traces_ = false;
+  bool miss_accelerator_stream_ = false;
+  uint64_t generation_ = 0;
+  uint64_t version_ = 1;
+};
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_MODEL_MODEL_H_

@@ -1,0 +1,29 @@
+// pprof output of the code view: a perftools.profiles.Profile with one
+// sample per graph node and its Python call stack.
+#ifndef TFPROF_PROFILER_RENDER_PPROF_H_
+#define TFPROF_PROFILER_RENDER_PPROF_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "profiler/base/protos.h"
+#include "profiler/views/result.h"
+#include "proto/profile.pb.h"
+
+namespace tfprof {
+
+// The attributes pprof output can carry (exactly one must be selected).
+bool PprofSupports(const std::string& select);
+
+// Builds the profile from a code-view result. Errors: another view, or not
+// exactly one supported attribute selected.
+absl::StatusOr<perftools::profiles::Profile> BuildPprof(
+    const ResultTree& result);
+
+// gzip-compresses bytes (pprof files are gzipped protos).
+absl::StatusOr<std::string> Gzip(const std::string& data);
+absl::StatusOr<std::string> Gunzip(const std::string& data);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_RENDER_PPROF_H_

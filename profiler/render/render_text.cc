@@ -1,0 +1,384 @@
+#include "profiler/render/render_text.h"
+
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+// "self/total", or "--/total" for nodes that are not accounted.
+template <typename F>
+std::string Pair(bool account, int64_t self, int64_t total, F fmt) {
+  return absl::StrCat(account ? fmt(self) : std::string("--"), "/", fmt(total));
+}
+
+std::string ShapeList(const std::map<int32_t, std::vector<int64_t>>& shapes) {
+  std::vector<std::string> parts;
+  for (const auto& [idx, dims] : shapes) {
+    parts.push_back(dims.empty()
+                        ? absl::StrFormat("%d:unknown", idx)
+                        : absl::StrFormat("%d:%s", idx, FormatShape(dims)));
+  }
+  return absl::StrJoin(parts, "|");
+}
+
+// Legend of the scope, graph (and, in another order, op/code) views.
+std::string Legend(const Options& o, bool multi) {
+  std::vector<std::string> l;
+  const bool micros = o.Selected("micros");
+  if (!multi && o.Selected("params")) l.push_back("# parameters");
+  if (!multi && o.Selected("float_ops")) l.push_back("# float_ops");
+  if (o.Selected("bytes")) l.push_back("requested bytes");
+  if (o.Selected("peak_bytes")) l.push_back("peak bytes");
+  if (o.Selected("residual_bytes")) l.push_back("residual bytes");
+  if (o.Selected("output_bytes")) l.push_back("output bytes");
+  if (micros) {
+    l.push_back("total execution time");
+    l.push_back("accelerator execution time");
+    l.push_back("cpu execution time");
+  }
+  if (o.Selected("accelerator_micros") && !micros) {
+    l.push_back("accelerator execution time");
+  }
+  if (o.Selected("cpu_micros") && !micros) l.push_back("cpu execution time");
+  if (multi && o.Selected("params")) l.push_back("# parameters");
+  if (multi && o.Selected("float_ops")) l.push_back("# float_ops");
+  if (o.Selected("device")) l.push_back("assigned devices");
+  if (o.Selected("op_types")) l.push_back("op types");
+  if (o.Selected("occurrence")) {
+    l.push_back(multi ? "op occurrence (run|defined)"
+                      : "op count (run|defined)");
+  }
+  if (o.Selected("input_shapes")) l.push_back("input shapes");
+  return absl::StrCat("node name | ", absl::StrJoin(l, " | "), "\n");
+}
+
+std::vector<std::string> TimeAttrs(const ResultNode& n, const Options& o) {
+  std::vector<std::string> a;
+  const bool micros = o.Selected("micros");
+  if (micros) {
+    a.push_back(
+        Pair(n.account, n.self.exec_micros, n.total.exec_micros, FormatTime));
+  }
+  if (micros || o.Selected("accelerator_micros")) {
+    a.push_back(Pair(n.account, n.self.accelerator_exec_micros,
+                     n.total.accelerator_exec_micros, FormatTime));
+  }
+  if (micros || o.Selected("cpu_micros")) {
+    a.push_back(Pair(n.account, n.self.cpu_exec_micros, n.total.cpu_exec_micros,
+                     FormatTime));
+  }
+  return a;
+}
+
+std::vector<std::string> MemoryAttrs(const ResultNode& n, const Options& o) {
+  std::vector<std::string> a;
+  if (o.Selected("bytes")) {
+    a.push_back(Pair(n.account, n.self.requested_bytes, n.total.requested_bytes,
+                     FormatMemory));
+  }
+  if (o.Selected("peak_bytes")) {
+    a.push_back(
+        Pair(n.account, n.self.peak_bytes, n.total.peak_bytes, FormatMemory));
+  }
+  if (o.Selected("residual_bytes")) {
+    a.push_back(Pair(n.account, n.self.residual_bytes, n.total.residual_bytes,
+                     FormatMemory));
+  }
+  if (o.Selected("output_bytes")) {
+    a.push_back(Pair(n.account, n.self.output_bytes, n.total.output_bytes,
+                     FormatMemory));
+  }
+  return a;
+}
+
+// One line of the scope or graph view.
+std::string FormatScopeNode(const ResultTree& r, const ResultNode& n,
+                            const Options& o) {
+  std::vector<std::string> a;
+  if (o.Selected("params")) {
+    const std::string shape = FormatShape(NodeShape(n));
+    if (!shape.empty()) a.push_back(shape);
+    a.push_back(
+        Pair(n.account, n.self.parameters, n.total.parameters, FormatNumber) +
+        " params");
+  }
+  if (o.Selected("float_ops")) {
+    a.push_back(
+        Pair(n.account, n.self.float_ops, n.total.float_ops, FormatNumber) +
+        " flops");
+  }
+  for (std::string& s : MemoryAttrs(n, o)) a.push_back(std::move(s));
+  for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
+  if (o.Selected("device")) {
+    const std::vector<std::string> devices = NodeDevices(r, n);
+    if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
+  }
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
+  }
+  if (o.Selected("occurrence")) {
+    const std::string run =
+        Pair(n.account, n.self.run_count, n.total.run_count, FormatNumber);
+    const std::string defined = absl::StrCat(
+        n.account ? "1" : "--", "/", FormatNumber(n.total.definition_count));
+    a.push_back(run + "|" + defined);
+  }
+  if (o.Selected("input_shapes")) {
+    a.push_back(ShapeList(NodeInputShapes(r, n)));
+  }
+  return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
+}
+
+std::string FormatCodeNode(const ResultTree& r, const ResultNode& n,
+                           const Options& o) {
+  std::vector<std::string> a = MemoryAttrs(n, o);
+  for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
+  if (o.Selected("params")) {
+    a.push_back(
+        Pair(n.account, n.self.parameters, n.total.parameters, FormatNumber) +
+        " params");
+  }
+  if (o.Selected("float_ops")) {
+    a.push_back(
+        Pair(n.account, n.self.float_ops, n.total.float_ops, FormatNumber) +
+        " flops");
+  }
+  if (o.Selected("device")) {
+    const std::vector<std::string> devices = NodeDevices(r, n);
+    if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
+  }
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
+  }
+  if (o.Selected("occurrence")) a.push_back("occurrence N/A in code view");
+  if (o.Selected("input_shapes")) a.push_back("input_shapes N/A in code view");
+  return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
+}
+
+// "<value> (<cumulative %>, <own %>)", right-aligned in 30 columns.
+std::string OpCell(const std::string& value, int64_t total, int64_t self,
+                   int64_t root_total, bool pct_if) {
+  double accum = 0.0, own = 0.0;
+  if (pct_if) {
+    accum =
+        100.0 * static_cast<double>(total) / static_cast<double>(root_total);
+    own = 100.0 * static_cast<double>(self) / static_cast<double>(root_total);
+  }
+  return absl::StrFormat(
+      "%30s", absl::StrFormat("%s (%.2f%%, %.2f%%)", value, accum, own));
+}
+
+std::string OpInputShapes(const ResultTree& r, const ResultNode& n) {
+  // shape string -> (defined count, run count, exec micros)
+  std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> groups;
+  for (const MemberNode& m : n.members) {
+    std::vector<std::string> parts;
+    for (const auto& [idx, dims] : NodeInputShapes(r, m)) {
+      parts.push_back(dims.empty() ? absl::StrFormat("%d:unknown", idx)
+                                   : absl::StrFormat("%d:%s", idx,
+                                                     absl::StrJoin(dims, "x")));
+    }
+    auto& g = groups[absl::StrCat("input_type: ", absl::StrJoin(parts, ",\t"))];
+    std::get<0>(g) += 1;
+    std::get<1>(g) += m.stats.run_count;
+    std::get<2>(g) += m.stats.exec_micros;
+  }
+  if (groups.empty()) return "";
+  std::vector<std::pair<std::string, std::tuple<int64_t, int64_t, int64_t>>>
+      sorted(groups.begin(), groups.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) {
+                     return std::get<1>(a.second) > std::get<1>(b.second);
+                   });
+  std::vector<std::string> lines;
+  for (const auto& [shape, t] : sorted) {
+    lines.push_back(absl::StrFormat("%s\t(run*%d|defined*%d)\texec_time: %s",
+                                    shape, std::get<1>(t), std::get<0>(t),
+                                    FormatTime(std::get<2>(t))));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
+                        const ResultNode& root, const Options& o) {
+  std::vector<std::string> a;
+  const Totals& t = n.total;
+  const Totals& r = root.total;
+  const NodeStats& s = n.self;
+  if (o.Selected("bytes")) {
+    a.push_back(OpCell(FormatMemory(s.requested_bytes), t.requested_bytes,
+                       s.requested_bytes, r.requested_bytes,
+                       s.requested_bytes > 0));
+  }
+  if (o.Selected("peak_bytes")) {
+    a.push_back(OpCell(FormatMemory(s.peak_bytes), t.peak_bytes, s.peak_bytes,
+                       r.peak_bytes, s.peak_bytes > 0));
+  }
+  if (o.Selected("residual_bytes")) {
+    a.push_back(OpCell(FormatMemory(s.residual_bytes), t.residual_bytes,
+                       s.residual_bytes, r.residual_bytes,
+                       s.residual_bytes > 0));
+  }
+  if (o.Selected("output_bytes")) {
+    a.push_back(OpCell(FormatMemory(s.output_bytes), t.output_bytes,
+                       s.output_bytes, r.output_bytes, s.output_bytes > 0));
+  }
+  const bool micros = o.Selected("micros");
+  if (micros) {
+    a.push_back(OpCell(FormatTime(s.exec_micros), t.exec_micros, s.exec_micros,
+                       r.exec_micros, t.exec_micros > 0));
+  }
+  if (micros || o.Selected("accelerator_micros")) {
+    a.push_back(OpCell(FormatTime(s.accelerator_exec_micros),
+                       t.accelerator_exec_micros, s.accelerator_exec_micros,
+                       r.accelerator_exec_micros,
+                       t.accelerator_exec_micros > 0));
+  }
+  if (micros || o.Selected("cpu_micros")) {
+    a.push_back(OpCell(FormatTime(s.cpu_exec_micros), t.cpu_exec_micros,
+                       s.cpu_exec_micros, r.cpu_exec_micros,
+                       t.cpu_exec_micros > 0));
+  }
+  if (o.Selected("params")) {
+    a.push_back(OpCell(FormatNumber(s.parameters) + " params", t.parameters,
+                       s.parameters, r.parameters, t.parameters > 0));
+  }
+  if (o.Selected("float_ops")) {
+    a.push_back(OpCell(FormatNumber(s.float_ops) + " float_ops", t.float_ops,
+                       s.float_ops, r.float_ops, t.float_ops > 0));
+  }
+  if (o.Selected("device")) {
+    a.push_back(absl::StrJoin(NodeDevices(tree, n), "|"));
+  }
+  if (o.Selected("op_types")) {
+    a.push_back(absl::StrJoin(NodeOpTypes(tree, n), "|"));
+  }
+  if (o.Selected("occurrence")) {
+    int64_t runs = 0;
+    for (const MemberNode& m : n.members) runs += m.stats.run_count;
+    a.push_back(absl::StrFormat(
+        "%10s", absl::StrFormat("%d|%d", runs, n.members.size())));
+  }
+  std::string row =
+      absl::StrFormat("%-25s%s\n", n.name, absl::StrJoin(a, ", "));
+  if (o.Selected("input_shapes")) {
+    const std::string shapes = OpInputShapes(tree, n);
+    if (!shapes.empty()) row = absl::StrCat(row, "\n", shapes, "\n\n");
+  }
+  return row;
+}
+
+void RenderTree(const ResultTree& r, size_t id, int indent, std::string* out) {
+  const ResultNode& n = r.nodes[id];
+  out->append(static_cast<size_t>(indent), ' ');
+  if (r.view == ViewKind::kCode) {
+    out->append(FormatCodeNode(r, n, r.options));
+  } else {
+    out->append(FormatScopeNode(r, n, r.options));
+  }
+  out->push_back('\n');
+  if (n.tensor != nullptr) out->append(n.tensor->text);
+  for (size_t c : n.children) RenderTree(r, c, indent + 2, out);
+}
+
+std::string ViewDoc(ViewKind v) {
+  switch (v) {
+    case ViewKind::kScope:
+      return "scope: nodes form a tree by their names; each '/' opens a "
+             "level, like directories.";
+    case ViewKind::kGraph:
+      return "graph: nodes form a tree along the dataflow, from the graph's "
+             "outputs back to their inputs; a shared input is counted once.";
+    case ViewKind::kOp:
+      return "op: graph nodes are grouped by operation type (MatMul, "
+             "Conv2D, ...); totals are cumulative down the list.";
+    case ViewKind::kCode:
+      return "code: nodes are the Python source lines that created the "
+             "graph, organised by call stack.";
+  }
+  return "";
+}
+
+std::string SelectDoc(const std::string& s) {
+  if (s == "bytes") return "requested bytes: memory allocated by the op.";
+  if (s == "peak_bytes") {
+    return "peak bytes: most memory the op held at any one time.";
+  }
+  if (s == "residual_bytes") {
+    return "residual bytes: memory still allocated when the op finished.";
+  }
+  if (s == "output_bytes") return "output bytes: size of the op's outputs.";
+  if (s == "micros") {
+    return "total execution time: accelerator time plus cpu time.\n"
+           "cpu execution time: wall time of the op on its host thread, "
+           "including waits for work it launched.\n"
+           "accelerator execution time: kernel time measured on the "
+           "accelerator.";
+  }
+  if (s == "accelerator_micros") {
+    return "accelerator execution time: kernel time measured on the "
+           "accelerator.";
+  }
+  if (s == "cpu_micros") {
+    return "cpu execution time: wall time of the op on its host thread, "
+           "including waits for work it launched.";
+  }
+  if (s == "params") return "param: number of parameters (variable sizes).";
+  if (s == "float_ops") {
+    return "flops: floating point operations, from the op log's estimates.";
+  }
+  if (s == "tensor_value") return "tensor_value: values from the checkpoint.";
+  if (s == "device") return "device: the device the op was placed on.";
+  if (s == "op_types") {
+    return "op_types: the op's type, device and user-defined types.";
+  }
+  if (s == "occurrence") return "occurrence: how many times the op ran.";
+  if (s == "input_shapes") return "input shape: shapes of the op's inputs.";
+  return "unknown select: " + s;
+}
+
+}  // namespace
+
+std::string RenderText(const ResultTree& r) {
+  const bool multi = r.view == ViewKind::kOp || r.view == ViewKind::kCode;
+  std::string out = Legend(r.options, multi);
+  if (r.nodes.empty()) return out;
+  if (r.view == ViewKind::kOp) {
+    for (size_t c : r.nodes[0].children) {
+      out += FormatOpRow(r, r.nodes[c], r.nodes[0], r.options);
+    }
+    return out;
+  }
+  RenderTree(r, 0, 0, &out);
+  return out;
+}
+
+std::string RenderPreamble(const ResultTree& r, const Model& model) {
+  std::string out;
+  if (model.miss_accelerator_stream()) {
+    out +=
+        "\n\nFound accelerator ops without accelerator stream timing "
+        "(no .../stream:all device in the RunMetadata): their accelerator "
+        "time is missing. This is usually a tracing problem of the run, "
+        "not of this profile.\n\n";
+  }
+  std::vector<std::string> helps;
+  for (const std::string& s : r.options.select) helps.push_back(SelectDoc(s));
+  absl::StrAppend(&out, "\nDoc:\n", ViewDoc(r.view), "\n",
+                  absl::StrJoin(helps, "\n"), "\n\nProfile:\n");
+  return out;
+}
+
+std::string RenderReport(const ResultTree& r, const Model& model) {
+  return RenderPreamble(r, model) + RenderText(r);
+}
+
+}  // namespace tfprof

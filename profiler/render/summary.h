@@ -1,0 +1,37 @@
+// A one-screen overview of a loaded profile.
+#ifndef TFPROF_PROFILER_RENDER_SUMMARY_H_
+#define TFPROF_PROFILER_RENDER_SUMMARY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "profiler/load/loader.h"
+
+namespace tfprof {
+
+struct ProfileSummary {
+  int64_t nodes = 0;
+  int64_t nodes_with_execs = 0;
+  int64_t steps = 0;
+  std::map<std::string, int64_t> devices;   // canonical device -> nodes
+  std::map<std::string, int64_t> op_types;  // op -> nodes
+  // Averages over steps (the -step -1 rule), summed over nodes.
+  int64_t exec_micros = 0;
+  int64_t accelerator_micros = 0;
+  int64_t cpu_micros = 0;
+  int64_t requested_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t parameters = 0;
+  int64_t float_ops = 0;
+  bool has_code_traces = false;
+};
+
+ProfileSummary Summarize(const Model& model);
+
+// Renders the summary; `loaded` adds the load figures (bytes, seconds).
+std::string RenderSummary(const ProfileSummary& s, const LoadedProfile* loaded);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_RENDER_SUMMARY_H_

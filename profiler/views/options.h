@@ -1,0 +1,107 @@
+// Query options of the four views, the table that describes them (used for
+// flags, the shell, help texts and docs), parsing and printing.
+#ifndef TFPROF_PROFILER_VIEWS_OPTIONS_H_
+#define TFPROF_PROFILER_VIEWS_OPTIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "profiler/base/protos.h"
+
+namespace tfprof {
+
+// The values -order_by accepts, in tfprof's order.
+const std::vector<std::string>& OrderByValues();
+// The attributes -select accepts, in tfprof's order (index = tfprof's id).
+const std::vector<std::string>& SelectValues();
+// The output types -output accepts.
+const std::vector<std::string>& OutputTypes();
+
+struct Options {
+  int64_t max_depth = 10;
+  int64_t min_bytes = 0;
+  int64_t min_peak_bytes = 0;
+  int64_t min_residual_bytes = 0;
+  int64_t min_output_bytes = 0;
+  int64_t min_micros = 0;
+  int64_t min_accelerator_micros = 0;
+  int64_t min_cpu_micros = 0;
+  int64_t min_params = 0;
+  int64_t min_float_ops = 0;
+  int64_t min_occurrence = 0;
+  int64_t step = -1;
+  std::string order_by = "name";
+  std::vector<std::string> account_type_regexes = {".*"};
+  std::vector<std::string> start_name_regexes = {".*"};
+  std::vector<std::string> trim_name_regexes;
+  std::vector<std::string> show_name_regexes = {".*"};
+  std::vector<std::string> hide_name_regexes;
+  bool account_displayed_op_only = false;
+  std::set<std::string> select = {"micros"};
+  std::string output_type = "stdout";
+  std::map<std::string, std::string> output_options;
+
+  bool Selected(const std::string& attr) const {
+    return select.count(attr) != 0;
+  }
+};
+
+enum class OptionKind { kInt, kList, kBool, kOrderBy, kSelect, kOutput };
+
+struct OptionSpec {
+  std::string name;  // without the leading dash
+  OptionKind kind;
+  std::string default_text;  // the command line default, as text
+  std::string help;
+};
+
+// Every option, in tfprof's order.
+const std::vector<OptionSpec>& OptionTable();
+const OptionSpec* FindOption(const std::string& name);
+// The candidate closest to `word` by edit distance, if within
+// `max_distance` ("" otherwise); for "did you mean" hints.
+std::string ClosestWord(const std::string& word,
+                        const std::vector<std::string>& candidates,
+                        size_t max_distance);
+// The closest option name to a misspelt one ("" if none is close).
+std::string SuggestOption(const std::string& name);
+
+// Sets one option from its text value; the error names the option.
+absl::Status SetOption(const std::string& name, const std::string& value,
+                       Options* opts);
+
+// Parses shell-style options ("-max_depth 3 -select micros,bytes ...") from
+// tokens[begin..] into opts.
+absl::Status ParseOptionTokens(const std::vector<std::string>& tokens,
+                               size_t begin, Options* opts);
+
+// Parses "type" or "type:key=value,key=value".
+absl::Status ParseOutput(const std::string& spec, std::string* type,
+                         std::map<std::string, std::string>* options);
+
+// Checks what cannot be checked one option at a time (regexes compile, ...).
+absl::Status ValidateOptions(const Options& opts);
+
+// One line per option, as tfprof prints the current options.
+std::string OptionsToString(const Options& opts);
+
+tfpb::OptionsProto OptionsToProto(const Options& opts);
+absl::StatusOr<Options> OptionsFromProto(const tfpb::OptionsProto& proto);
+
+// A comma that was inside quotes on a command line; list options do not
+// split on it (so a regex like 'a{1,3}' works). Tokenizers write it.
+inline constexpr char kQuotedComma = '\x1f';
+
+// Splits a comma-separated list, dropping empty items and quotes.
+std::vector<std::string> SplitList(const std::string& value);
+// Turns kQuotedComma back into ','.
+std::string RestoreQuotedCommas(std::string s);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_VIEWS_OPTIONS_H_

@@ -1,0 +1,115 @@
+// The result tree a view returns for one query. Renderers (text, proto,
+// JSON, timeline, pprof) turn it into output; views never print.
+#ifndef TFPROF_PROFILER_VIEWS_RESULT_H_
+#define TFPROF_PROFILER_VIEWS_RESULT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/base/protos.h"
+#include "profiler/model/model.h"
+#include "profiler/views/options.h"
+
+namespace tfprof {
+
+enum class ViewKind { kScope, kGraph, kOp, kCode };
+
+const char* ViewName(ViewKind view);
+
+// Totals of a node: its own stats plus those of the descendants that count
+// under the view's accounting rule.
+struct Totals {
+  int64_t definition_count = 0;
+  int64_t run_count = 0;
+  int64_t exec_micros = 0;
+  int64_t accelerator_exec_micros = 0;
+  int64_t cpu_exec_micros = 0;
+  int64_t requested_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t residual_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t parameters = 0;
+  int64_t float_ops = 0;
+
+  void Add(const Totals& o);
+  void AddSelf(const NodeStats& s);
+};
+
+// A graph node inside an op-type (op view) or code-line (code view) node.
+struct MemberNode {
+  const GraphNode* node = nullptr;  // valid while the Model lives
+  NodeStats stats;
+
+  const std::string& name() const { return node->name; }
+  // The canonical device, may be empty.
+  const std::string& device() const { return node->canonical_device(); }
+};
+
+// A checkpoint tensor as shown: the proto TensorFlow returns and its text.
+struct TensorValue {
+  tfpb::TFProfTensorProto proto;
+  std::string text;
+};
+
+struct ResultNode {
+  std::string name;
+  // False for nodes that only hold accounted descendants; their own stats
+  // print as "--".
+  bool account = false;
+  NodeStats self;
+  Totals total;
+  // The op type of a synthetic node (scope parents, the root); a constant.
+  const char* fixed_type = "";
+  std::vector<MemberNode> members;  // op/code: graph nodes, by name
+  // Code view, displayed leaves only: the graph nodes of all true leaves
+  // below (in tree order), for pprof samples.
+  std::vector<MemberNode> leaf_members;
+  // Checkpoint value (scope/graph with -select tensor_value).
+  std::shared_ptr<const TensorValue> tensor;
+  // Code view: the source frame of this node (null for the root).
+  std::shared_ptr<const CodeFrame> frame;
+  // Scope and graph views: the model node (null for synthetic nodes). Valid
+  // while the Model lives.
+  const GraphNode* graph_node = nullptr;
+  std::vector<size_t> children;  // indices into ResultTree::nodes
+};
+
+struct ResultTree {
+  ViewKind view = ViewKind::kScope;
+  // The model queried; graph_node and member pointers point into it.
+  const Model* model = nullptr;
+  Options options;
+  std::vector<ResultNode> nodes;  // nodes[0] is the root, _TFProfRoot
+  // Messages for the user that are not part of the report (e.g. notes about
+  // ignored options); each is one line.
+  std::vector<std::string> notes;
+
+  const ResultNode& root() const { return nodes[0]; }
+};
+
+// Attributes derived from the model when a result is rendered (computing
+// them for every displayed node up front would cost memory for nothing).
+// Devices: scope/graph: the node's canonical device, if any; op/code: the
+// set of its graph nodes' canonical devices (an empty one included, as
+// tfprof prints it). Sorted.
+std::vector<std::string> NodeDevices(const ResultTree& tree,
+                                     const ResultNode& node);
+// Op types, sorted: the graph node's, the union of the members', or the
+// synthetic node's fixed type.
+std::vector<std::string> NodeOpTypes(const ResultTree& tree,
+                                     const ResultNode& node);
+// The shape of a variable (scope/graph nodes), else empty.
+const std::vector<int64_t>& NodeShape(const ResultNode& node);
+// Input shapes by input index (scope/graph nodes, and op/code members).
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(const ResultTree& tree,
+                                                        const ResultNode& node);
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const MemberNode& member);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_VIEWS_RESULT_H_

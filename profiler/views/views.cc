@@ -1,0 +1,1088 @@
+#include "profiler/views/views.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <set>
+#include <type_traits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "profiler/base/large_stack.h"
+#include "profiler/base/saturate.h"
+#include "profiler/load/tensor_value.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+namespace {
+
+// A compiled regex list, with tfprof's fast path for exactly {".*"}.
+class Regexes {
+ public:
+  explicit Regexes(const std::vector<std::string>& patterns)
+      : match_all_(patterns.size() == 1 && patterns[0] == ".*") {
+    for (const std::string& p : patterns) {
+      res_.push_back(std::make_unique<RE2>(p, RE2::Quiet));
+    }
+  }
+  bool match_all() const { return match_all_; }
+  bool empty() const { return res_.empty(); }
+  size_t size() const { return res_.size(); }
+  bool Matches(size_t i, const std::string& s) const {
+    return res_[i]->ok() && RE2::FullMatch(s, *res_[i]);
+  }
+  bool Any(const std::string& s) const {
+    for (size_t i = 0; i < res_.size(); ++i) {
+      if (Matches(i, s)) return true;
+    }
+    return false;
+  }
+
+ private:
+  bool match_all_;
+  std::vector<std::unique_ptr<RE2>> res_;
+};
+
+struct Compiled {
+  explicit Compiled(const Options& o)
+      : opts(o),
+        account(o.account_type_regexes),
+        start(o.start_name_regexes),
+        trim(o.trim_name_regexes),
+        show(o.show_name_regexes),
+        hide(o.hide_name_regexes) {}
+  const Options& opts;
+  Regexes account, start, trim, show, hide;
+
+  bool NameShown(const std::string& name) const {
+    if (!show.match_all() && !show.Any(name)) return false;
+    return !hide.Any(name);
+  }
+};
+
+// A node of a view's persistent structure.
+struct VNode {
+  std::string name;
+  const GraphNode* graph_node = nullptr;  // scope and graph views
+  int64_t stats_index = -1;               // graph_node->index, or -1
+  std::vector<const GraphNode*> members;  // op and code views, by name
+  const char* fixed_type = "";            // op type of synthetic nodes
+  std::shared_ptr<const CodeFrame> frame;
+  std::vector<int> children;
+};
+
+// Vectors of these grow by moving; a throwing move would make them copy.
+static_assert(std::is_nothrow_move_constructible_v<VNode>);
+static_assert(std::is_nothrow_move_constructible_v<ResultNode>);
+
+// Per-query state of every node of a structure.
+struct QueryState {
+  // Sized for a structure's nodes, all zero; the vectors' memory is kept
+  // from the last query (repeated queries then allocate little). Scope and
+  // graph nodes take their own stats from `stats`; op and code nodes sum
+  // their graph nodes' into `self`.
+  void Reset(const std::vector<VNode>& structure, bool multi) {
+    const size_t n = structure.size();
+    vnodes = &structure;
+    own_self = multi;
+    self.assign(multi ? n : 0, NodeStats());
+    account.assign(n, 0);
+    total.assign(n, Totals());
+    show.resize(n);
+    for (auto& v : show) v.clear();
+    picked.resize(n);
+    for (auto& v : picked) v.clear();
+  }
+  // A node's own stats for the query.
+  const NodeStats& SelfOf(int n) const {
+    if (own_self) return self[n];
+    static const NodeStats* const kNone = new NodeStats();
+    const int64_t i = (*vnodes)[n].stats_index;
+    return i < 0 ? *kNone : (*stats)[static_cast<size_t>(i)];
+  }
+  const std::vector<VNode>* vnodes = nullptr;
+  bool own_self = false;
+  std::vector<char> account;
+  std::vector<NodeStats> self;  // op and code views only
+  std::vector<Totals> total;
+  std::vector<std::vector<int>> show;  // accounted, then displayed children
+  std::vector<std::vector<const GraphNode*>> picked;  // op/code views
+  // Every graph node's own stats for the query's step, by GraphNode::index.
+  const std::vector<NodeStats>* stats = nullptr;
+  const NodeStats& StatsOf(const GraphNode& g) const {
+    return (*stats)[g.index];
+  }
+  // Set by the caller (e.g. on Ctrl-C); the walks stop early when it is.
+  const std::atomic<bool>* cancel = nullptr;
+  bool Cancelled() const {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  }
+};
+
+struct Structure {
+  bool built = false;
+  uint64_t generation = 0;
+  std::vector<VNode> nodes;
+  int root = -1;
+  int64_t unmatched_gradients = 0;
+};
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string TraceName(const CodeFrame& f) {
+  std::string s = absl::StrCat(Basename(f.file), ":", f.lineno, ":");
+  if (f.function.size() < 20) {
+    s += f.function;
+  } else {
+    s += f.function.substr(0, 17) + "...";
+  }
+  return s;
+}
+
+// Gradient ops are named ".../gradients/<forward op>_grad/...".
+bool IsGradientNode(const std::string& name, std::string* forward) {
+  const size_t prefix = name.find("gradients/");
+  const size_t suffix = name.find("_grad/");
+  if (prefix == std::string::npos || suffix == std::string::npos) return false;
+  const size_t start = prefix + std::string("gradients/").size();
+  if (suffix <= start) return false;
+  *forward = name.substr(start, suffix - start);
+  return true;
+}
+
+std::map<int32_t, std::vector<int64_t>> InputShapes(const Model& model,
+                                                    const GraphNode& node) {
+  std::map<int32_t, std::vector<int64_t>> shapes;
+  for (const NodeInput& in : node.inputs) {
+    std::vector<int64_t>& dims = shapes[in.index];
+    const GraphNode* src = model.Find(*in.name);
+    if (src == nullptr || in.slot < 0) continue;
+    const std::vector<int64_t>* shape = src->OutputShape(in.slot);
+    if (shape != nullptr) dims = *shape;
+  }
+  return shapes;
+}
+
+void AddStats(const NodeStats& s, NodeStats* to) {
+  SatInc(&to->run_count, s.run_count);
+  SatInc(&to->exec_micros, s.exec_micros);
+  SatInc(&to->accelerator_exec_micros, s.accelerator_exec_micros);
+  SatInc(&to->cpu_exec_micros, s.cpu_exec_micros);
+  SatInc(&to->requested_bytes, s.requested_bytes);
+  SatInc(&to->peak_bytes, s.peak_bytes);
+  SatInc(&to->residual_bytes, s.residual_bytes);
+  SatInc(&to->output_bytes, s.output_bytes);
+  SatInc(&to->parameters, s.parameters);
+  SatInc(&to->float_ops, s.float_ops);
+}
+
+Totals SelfTotals(const NodeStats& s) {
+  Totals t;
+  t.AddSelf(s);
+  return t;
+}
+
+// Sorts siblings by -order_by: names ascending, statistics descending.
+// Scope and graph views keep ties in their order (a stable sort); op and
+// code views use an unstable sort with the same comparisons as tfprof, so
+// that ties come out in the same order as TensorFlow's build of tfprof.
+void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
+               const QueryState& st, bool multi, std::vector<int>* v) {
+  if (v->size() < 2) return;
+  const std::string& by = opts.order_by;
+  int64_t Totals::*field = nullptr;
+  if (by == "bytes") field = &Totals::requested_bytes;
+  if (by == "peak_bytes") field = &Totals::peak_bytes;
+  if (by == "residual_bytes") field = &Totals::residual_bytes;
+  if (by == "output_bytes") field = &Totals::output_bytes;
+  if (by == "micros") field = &Totals::exec_micros;
+  if (by == "accelerator_micros") field = &Totals::accelerator_exec_micros;
+  if (by == "cpu_micros") field = &Totals::cpu_exec_micros;
+  if (by == "params") field = &Totals::parameters;
+  if (by == "float_ops") field = &Totals::float_ops;
+  const bool occurrence = by == "occurrence" && multi;
+  if (field == nullptr && !occurrence) {
+    // By name (also for unknown keys, and occurrence in scope/graph).
+    auto less = [&](int a, int b) { return nodes[a].name < nodes[b].name; };
+    // Structures keep children in name order, so this is the common case.
+    if (std::is_sorted(v->begin(), v->end(), less)) return;
+    if (multi) {
+      std::sort(v->begin(), v->end(), less);
+    } else {
+      std::stable_sort(v->begin(), v->end(), less);
+    }
+    return;
+  }
+  if (occurrence) {
+    // The number of distinct graph nodes, looked up by position.
+    absl::flat_hash_map<int, int64_t> count;
+    for (int i : *v) {
+      std::set<const GraphNode*> uniq(st.picked[i].begin(), st.picked[i].end());
+      count[i] = static_cast<int64_t>(uniq.size());
+    }
+    auto greater = [&](int a, int b) { return count.at(a) > count.at(b); };
+    std::sort(v->begin(), v->end(), greater);
+    return;
+  }
+  auto greater = [&](int a, int b) {
+    return st.total[a].*field > st.total[b].*field;
+  };
+  if (multi) {
+    std::sort(v->begin(), v->end(), greater);
+  } else {
+    std::stable_sort(v->begin(), v->end(), greater);
+  }
+}
+
+}  // namespace
+
+class ViewCache {
+ public:
+  Structure scope, graph, op, code;
+  // The per-query state, reused by every query (one at a time).
+  QueryState query;
+
+  // Every graph node's own stats for `step`, by GraphNode::index: computed
+  // in the model's (memory) order, and kept while the model's data and the
+  // step stay the same, so repeated queries do not compute them again.
+  const std::vector<NodeStats>& StatsFor(const Model& model, int64_t step) {
+    if (!stats_valid_ || stats_step_ != step ||
+        stats_version_ != model.version() || stats_.size() != model.size()) {
+      stats_.resize(model.size());
+      for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
+      stats_valid_ = true;
+      stats_step_ = step;
+      stats_version_ = model.version();
+    }
+    return stats_;
+  }
+
+ private:
+  std::vector<NodeStats> stats_;
+  bool stats_valid_ = false;
+  int64_t stats_step_ = 0;
+  uint64_t stats_version_ = 0;
+};
+
+const char* ViewName(ViewKind view) {
+  switch (view) {
+    case ViewKind::kScope:
+      return "scope";
+    case ViewKind::kGraph:
+      return "graph";
+    case ViewKind::kOp:
+      return "op";
+    case ViewKind::kCode:
+      return "code";
+  }
+  return "?";
+}
+
+void Totals::Add(const Totals& o) {
+  SatInc(&definition_count, o.definition_count);
+  SatInc(&run_count, o.run_count);
+  SatInc(&exec_micros, o.exec_micros);
+  SatInc(&accelerator_exec_micros, o.accelerator_exec_micros);
+  SatInc(&cpu_exec_micros, o.cpu_exec_micros);
+  SatInc(&requested_bytes, o.requested_bytes);
+  SatInc(&peak_bytes, o.peak_bytes);
+  SatInc(&residual_bytes, o.residual_bytes);
+  SatInc(&output_bytes, o.output_bytes);
+  SatInc(&parameters, o.parameters);
+  SatInc(&float_ops, o.float_ops);
+}
+
+void Totals::AddSelf(const NodeStats& s) {
+  SatInc(&definition_count, 1);
+  SatInc(&run_count, s.run_count);
+  SatInc(&exec_micros, s.exec_micros);
+  SatInc(&accelerator_exec_micros, s.accelerator_exec_micros);
+  SatInc(&cpu_exec_micros, s.cpu_exec_micros);
+  SatInc(&requested_bytes, s.requested_bytes);
+  SatInc(&peak_bytes, s.peak_bytes);
+  SatInc(&residual_bytes, s.residual_bytes);
+  SatInc(&output_bytes, s.output_bytes);
+  SatInc(&parameters, s.parameters);
+  SatInc(&float_ops, s.float_ops);
+}
+
+absl::Status CheckStep(const Model& model, int64_t step) {
+  if (step < 0 || model.steps().count(step)) return absl::OkStatus();
+  std::string avail;
+  for (int64_t s : model.steps()) absl::StrAppend(&avail, " ", s);
+  return absl::NotFoundError(absl::StrCat(
+      "-step ", step, " not found; available steps:",
+      avail.empty() ? " none (no RunMetadata was loaded)" : avail));
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Building the structures.
+
+void BuildScope(const Model& model, Structure* s) {
+  s->nodes.clear();
+  // Keys are views of graph node names (a scope is a prefix of one), which
+  // live as long as the model.
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  // Room for every node and as many scopes (reserved, not touched).
+  s->nodes.reserve(2 * by_name.size() + 1);
+  absl::flat_hash_map<std::string_view, int> index;
+  index.reserve(by_name.size() + by_name.size() / 2);
+  std::vector<std::string_view> keys;
+  keys.reserve(2 * by_name.size());
+  auto add = [&](std::string_view name, const GraphNode* g) {
+    auto [it, added] = index.try_emplace(name, static_cast<int>(keys.size()));
+    if (!added) {
+      VNode& v = s->nodes[it->second];
+      if (g != nullptr && v.graph_node == nullptr) {
+        v.graph_node = g;
+        v.stats_index = static_cast<int64_t>(g->index);
+        v.fixed_type = "";
+      }
+      return;
+    }
+    VNode v;
+    v.name = std::string(name);
+    v.graph_node = g;
+    if (g != nullptr) v.stats_index = static_cast<int64_t>(g->index);
+    if (g == nullptr) v.fixed_type = kScopeParentType;
+    s->nodes.push_back(std::move(v));
+    keys.push_back(name);
+  };
+  for (const GraphNode* g : by_name) {
+    const std::string_view name = g->name;
+    add(name, g);
+    // Its scopes; once one exists, so do all above it.
+    for (size_t slash = name.rfind('/'); slash != std::string_view::npos;
+         slash = name.rfind('/', slash - 1)) {
+      const std::string_view scope = name.substr(0, slash);
+      if (index.contains(scope)) break;
+      add(scope, nullptr);
+      if (slash == 0) break;
+    }
+  }
+  // Children in name order.
+  std::vector<int> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return keys[a] < keys[b]; });
+  std::vector<int> roots;
+  for (int i : order) {
+    const size_t slash = keys[i].rfind('/');
+    if (slash == std::string_view::npos) {
+      roots.push_back(i);
+    } else {
+      s->nodes[index.at(keys[i].substr(0, slash))].children.push_back(i);
+    }
+  }
+  VNode root;
+  root.name = kRootName;
+  root.fixed_type = kScopeParentType;
+  root.children = std::move(roots);
+  s->nodes.push_back(std::move(root));
+  s->root = static_cast<int>(s->nodes.size() - 1);
+}
+
+void BuildGraph(const Model& model, Structure* s) {
+  s->nodes.clear();
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  s->nodes.reserve(by_name.size() + 1);
+  // Graph node names live as long as the model: index them without copies.
+  absl::flat_hash_map<std::string_view, int> index;
+  index.reserve(by_name.size());
+  for (const GraphNode* g : by_name) {
+    VNode v;
+    v.name = g->name;
+    v.graph_node = g;
+    v.stats_index = static_cast<int64_t>(g->index);
+    index[g->name] = static_cast<int>(s->nodes.size());
+    s->nodes.push_back(std::move(v));
+  }
+  // Roots are the nodes that are no node's input.
+  std::vector<char> is_input(s->nodes.size(), 0);
+  for (VNode& v : s->nodes) {
+    v.children.reserve(v.graph_node->inputs.size());
+    for (const NodeInput& in : v.graph_node->inputs) {
+      auto it = index.find(*in.name);
+      if (it == index.end()) continue;
+      is_input[it->second] = 1;
+      v.children.push_back(it->second);
+    }
+  }
+  VNode root;
+  root.name = kRootName;
+  root.fixed_type = kGraphParentType;
+  for (size_t i = 0; i < s->nodes.size(); ++i) {
+    if (!is_input[i]) root.children.push_back(static_cast<int>(i));
+  }
+  s->nodes.push_back(std::move(root));
+  s->root = static_cast<int>(s->nodes.size() - 1);
+}
+
+void BuildOp(const Model& model, Structure* s) {
+  s->nodes.clear();
+  std::map<std::string, int> index;
+  for (const GraphNode* g : model.NodesByName()) {
+    auto it = index.find(g->op);
+    if (it == index.end()) {
+      VNode v;
+      v.name = g->op;
+      it = index.emplace(g->op, static_cast<int>(s->nodes.size())).first;
+      s->nodes.push_back(std::move(v));
+    }
+    s->nodes[it->second].members.push_back(g);  // names arrive sorted
+  }
+  VNode root;
+  root.name = kRootName;
+  for (const auto& [name, i] : index) root.children.push_back(i);
+  s->nodes.push_back(std::move(root));
+  s->root = static_cast<int>(s->nodes.size() - 1);
+}
+
+void BuildCode(const Model& model, Structure* s) {
+  s->nodes.clear();
+  // Children of each code node by name (names are unique among siblings).
+  absl::flat_hash_map<std::pair<int, std::string>, int> child_index;
+  VNode root_node;
+  root_node.name = kRootName;
+  s->nodes.push_back(std::move(root_node));
+  s->root = 0;
+  auto add_child = [&](int parent, std::string name,
+                       const CodeFrame& frame) -> int {
+    auto [it, added] = child_index.try_emplace({parent, std::move(name)}, 0);
+    if (!added) return it->second;
+    VNode v;
+    v.name = it->first.second;
+    v.frame = std::make_shared<const CodeFrame>(frame);
+    const int id = static_cast<int>(s->nodes.size());
+    it->second = id;
+    s->nodes.push_back(std::move(v));
+    s->nodes[parent].children.push_back(id);
+    return id;
+  };
+  auto add_member = [&](int id, const GraphNode* g) {
+    auto& m = s->nodes[id].members;
+    auto it = std::lower_bound(m.begin(), m.end(), g,
+                               [](const GraphNode* a, const GraphNode* b) {
+                                 return a->name < b->name;
+                               });
+    if (it == m.end() || (*it)->name != g->name) m.insert(it, g);
+  };
+
+  std::map<std::string, std::vector<const GraphNode*>> gradients;
+  absl::flat_hash_map<std::string_view, const GraphNode*> forwards;
+  for (const GraphNode* g : model.NodesByName()) {
+    std::vector<CodeFrame> frames = model.CallStack(*g);
+    if (frames.empty()) continue;
+    std::string forward;
+    if (IsGradientNode(g->name, &forward)) {
+      gradients[forward].push_back(g);
+      continue;
+    }
+    forwards[g->name] = g;
+    int cur = s->root;
+    for (const CodeFrame& f : frames) cur = add_child(cur, TraceName(f), f);
+    add_member(cur, g);
+  }
+  const std::string kSuffix = " (gradient)";
+  s->unmatched_gradients = 0;
+  for (const auto& [forward, grads] : gradients) {
+    auto it = forwards.find(forward);
+    if (it == forwards.end()) {
+      ++s->unmatched_gradients;
+      continue;
+    }
+    int cur = s->root;
+    for (CodeFrame f : model.CallStack(*it->second)) {
+      const std::string name = TraceName(f) + kSuffix;
+      f.function += kSuffix;
+      cur = add_child(cur, name, f);
+    }
+    for (const GraphNode* g : grads) add_member(cur, g);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Accounting.
+
+bool AccountSingle(const VNode& v, const Compiled& c) {
+  if (c.account.match_all()) return true;
+  if (v.graph_node == nullptr) return c.account.Any(v.fixed_type);
+  for (const std::string& t : v.graph_node->op_types) {
+    if (c.account.Any(t)) return true;
+  }
+  return false;
+}
+
+// Picks the members of an op/code node whose op types match the account
+// regexes (once per matching regex, as tfprof does) and sums their stats.
+bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
+                  std::vector<const GraphNode*>* picked, NodeStats* self) {
+  picked->clear();
+  *self = NodeStats();
+  if (!c.account.empty()) {
+    if (c.account.match_all()) {
+      *picked = v.members;
+    } else {
+      for (size_t r = 0; r < c.account.size(); ++r) {
+        for (const GraphNode* g : v.members) {
+          for (const std::string& t : g->op_types) {
+            if (c.account.Matches(r, t)) {
+              picked->push_back(g);
+              break;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const GraphNode* g : *picked) AddStats(st.StatsOf(*g), self);
+  if (picked->empty()) return c.account.match_all();
+  return true;
+}
+
+// Scope and code views: a node is kept if it is accounted or has kept
+// descendants; its total is its own stats plus its kept children's totals.
+// Appends the kept nodes among `list` to *kept; each node's kept children go
+// to st->show[n], whose memory is reused from query to query.
+void AccountTreeInto(const std::vector<VNode>& nodes,
+                     const std::vector<int>& list, const Compiled& c,
+                     bool multi, QueryState* st, std::vector<int>* kept) {
+  for (int n : list) {
+    if (st->Cancelled()) break;
+    std::vector<int>& kept_children = st->show[n];
+    kept_children.clear();
+    AccountTreeInto(nodes, nodes[n].children, c, multi, st, &kept_children);
+    if (multi) {
+      st->account[n] =
+          AccountMulti(nodes[n], c, *st, &st->picked[n], &st->self[n]);
+    } else {
+      st->account[n] = AccountSingle(nodes[n], c);  // own stats: SelfOf()
+    }
+    if (st->account[n] || !kept_children.empty()) {
+      st->total[n] = SelfTotals(st->SelfOf(n));
+      for (int k : kept_children) st->total[n].Add(st->total[k]);
+      kept->push_back(n);
+    }
+  }
+}
+
+std::vector<int> AccountTree(const std::vector<VNode>& nodes,
+                             const std::vector<int>& list, const Compiled& c,
+                             bool multi, QueryState* st) {
+  std::vector<int> kept;
+  AccountTreeInto(nodes, list, c, multi, st, &kept);
+  return kept;
+}
+
+// Graph view: depth first with a visited set; non-accounted nodes are dropped
+// and pass their accounted descendants up.
+void AccountGraphInto(const std::vector<VNode>& nodes,
+                      const std::vector<int>& list, const Compiled& c,
+                      std::vector<char>* visited, QueryState* st,
+                      std::vector<int>* kept) {
+  for (int n : list) {
+    if (st->Cancelled()) break;
+    if ((*visited)[n]) continue;
+    (*visited)[n] = 1;
+    std::vector<int>& kept_children = st->show[n];
+    kept_children.clear();
+    AccountGraphInto(nodes, nodes[n].children, c, visited, st, &kept_children);
+    st->account[n] = AccountSingle(nodes[n], c);  // own stats: SelfOf()
+    if (st->account[n]) {
+      st->total[n] = SelfTotals(st->SelfOf(n));
+      for (int k : kept_children) st->total[n].Add(st->total[k]);
+      kept->push_back(n);
+    } else {
+      kept->insert(kept->end(), kept_children.begin(), kept_children.end());
+      kept_children.clear();
+    }
+  }
+}
+
+std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
+                              const std::vector<int>& list, const Compiled& c,
+                              std::vector<char>* visited, QueryState* st) {
+  std::vector<int> kept;
+  AccountGraphInto(nodes, list, c, visited, st, &kept);
+  return kept;
+}
+
+// start_name_regexes: the first matching nodes on each branch.
+std::vector<int> SearchRoots(const std::vector<int>& list, const Compiled& c,
+                             const std::vector<VNode>& nodes,
+                             const QueryState& st, std::vector<char>* visited) {
+  std::vector<int> res;
+  for (int n : list) {
+    if (visited != nullptr) {
+      if ((*visited)[n]) continue;
+      (*visited)[n] = 1;
+    }
+    if (c.start.Any(nodes[n].name)) {
+      res.push_back(n);
+      continue;
+    }
+    std::vector<int> sub = SearchRoots(st.show[n], c, nodes, st, visited);
+    res.insert(res.end(), sub.begin(), sub.end());
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------------------
+// Display filtering.
+
+bool ShouldShowSingle(const VNode& v, int n, const QueryState& st,
+                      const Compiled& c, int64_t depth) {
+  if (v.name == kRootName) return true;
+  const Options& o = c.opts;
+  const Totals& t = st.total[n];
+  const NodeStats& s = st.SelfOf(n);
+  if (t.requested_bytes < o.min_bytes || t.peak_bytes < o.min_peak_bytes ||
+      t.residual_bytes < o.min_residual_bytes ||
+      t.output_bytes < o.min_output_bytes || t.exec_micros < o.min_micros ||
+      t.accelerator_exec_micros < o.min_accelerator_micros ||
+      t.cpu_exec_micros < o.min_cpu_micros || s.parameters < o.min_params ||
+      s.float_ops < o.min_float_ops || s.run_count < o.min_occurrence ||
+      depth > o.max_depth) {
+    return false;
+  }
+  return c.NameShown(v.name);
+}
+
+bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
+                     const Compiled& c, int64_t depth, bool op_view) {
+  if (v.name == kRootName) return true;
+  const Options& o = c.opts;
+  const Totals& t = st.total[n];
+  if (t.requested_bytes < o.min_bytes || t.peak_bytes < o.min_peak_bytes ||
+      t.residual_bytes < o.min_residual_bytes ||
+      t.output_bytes < o.min_output_bytes || t.exec_micros < o.min_micros ||
+      t.accelerator_exec_micros < o.min_accelerator_micros ||
+      t.cpu_exec_micros < o.min_cpu_micros || t.parameters < o.min_params ||
+      t.float_ops < o.min_float_ops || depth > o.max_depth) {
+    return false;
+  }
+  if (op_view) {
+    std::set<const GraphNode*> uniq(st.picked[n].begin(), st.picked[n].end());
+    if (o.min_occurrence > static_cast<int64_t>(uniq.size())) return false;
+  }
+  return c.NameShown(v.name);
+}
+
+// Scope and graph views. Returns the shown nodes among `list` (hidden nodes
+// hand up their shown descendants).
+std::vector<int> PrintTree(const std::vector<VNode>& nodes,
+                           const std::vector<int>& list, const Compiled& c,
+                           int64_t depth, std::vector<char>* visited,
+                           QueryState* st) {
+  std::vector<int> shown;
+  for (int n : list) {
+    if (st->Cancelled()) break;
+    if (visited != nullptr) {
+      if ((*visited)[n]) continue;
+      (*visited)[n] = 1;
+    }
+    const bool show = ShouldShowSingle(nodes[n], n, *st, c, depth);
+    std::vector<int> shown_children;
+    if (!c.trim.Any(nodes[n].name) && depth <= c.opts.max_depth) {
+      shown_children = PrintTree(nodes, st->show[n], c, depth + 1, visited, st);
+    }
+    if (show) {
+      if (c.opts.account_displayed_op_only) {
+        st->total[n] = SelfTotals(st->SelfOf(n));
+      }
+      SortNodes(c.opts, nodes, *st, false, &shown_children);
+      if (c.opts.account_displayed_op_only) {
+        for (int k : shown_children) st->total[n].Add(st->total[k]);
+      }
+      st->show[n] = std::move(shown_children);
+      shown.push_back(n);
+    } else {
+      shown.insert(shown.end(), shown_children.begin(), shown_children.end());
+    }
+  }
+  return shown;
+}
+
+// Code view: trimmed or too-deep nodes are dropped with their subtree.
+std::vector<int> PrintCode(const std::vector<VNode>& nodes,
+                           const std::vector<int>& list, const Compiled& c,
+                           int64_t depth, QueryState* st) {
+  std::vector<int> shown;
+  for (int n : list) {
+    if (st->Cancelled()) break;
+    // The root is always shown (tfprof crashed on -max_depth 0 here).
+    const bool is_root = nodes[n].name == kRootName && depth == 1;
+    if (!is_root && (c.trim.Any(nodes[n].name) || depth > c.opts.max_depth)) {
+      continue;
+    }
+    const bool show = ShouldShowMulti(nodes[n], n, *st, c, depth, false);
+    std::vector<int> shown_children =
+        PrintCode(nodes, st->show[n], c, depth + 1, st);
+    if (show) {
+      SortNodes(c.opts, nodes, *st, true, &shown_children);
+      st->show[n] = std::move(shown_children);
+      shown.push_back(n);
+    } else {
+      shown.insert(shown.end(), shown_children.begin(), shown_children.end());
+    }
+  }
+  return shown;
+}
+
+// ---------------------------------------------------------------------------
+// Exporting the displayed tree.
+
+class Exporter {
+ public:
+  Exporter(const Checkpoint* ckpt, const std::vector<VNode>& nodes,
+           const QueryState& st, const Options& opts, ResultTree* out)
+      : ckpt_(ckpt), nodes_(nodes), st_(st), opts_(opts), out_(out) {}
+
+  // Sizes the output for the displayed tree below `n` (so that the node
+  // vector is allocated once).
+  void ReserveTree(int n) {
+    size_t count = 0;
+    std::vector<int> stack = {n};
+    while (!stack.empty()) {
+      const int k = stack.back();
+      stack.pop_back();
+      ++count;
+      stack.insert(stack.end(), st_.show[k].begin(), st_.show[k].end());
+    }
+    out_->nodes.reserve(out_->nodes.size() + count);
+  }
+
+  size_t ExportSingle(int n) {
+    const size_t id = NewNode(n);
+    const VNode& v = nodes_[n];
+    ResultNode& r = out_->nodes[id];
+    if (v.graph_node != nullptr) {
+      r.graph_node = v.graph_node;
+    } else {
+      r.fixed_type = v.fixed_type;
+    }
+    if (opts_.Selected("tensor_value") && ckpt_ != nullptr &&
+        v.name != kRootName && ckpt_->Has(v.name)) {
+      absl::StatusOr<CheckpointTensor> t = ckpt_->Read(v.name);
+      if (t.ok()) {
+        TensorDisplay d = FormatTensor(*t);
+        if (d.supported) {
+          out_->nodes[id].tensor = std::make_shared<TensorValue>(
+              TensorValue{std::move(d.proto), std::move(d.text)});
+        }
+      } else {
+        out_->notes.push_back(std::string(t.status().message()));
+      }
+    }
+    for (int k : st_.show[n]) {
+      const size_t child = ExportSingle(k);
+      out_->nodes[id].children.push_back(child);
+    }
+    return id;
+  }
+
+  size_t ExportMulti(int n, bool recurse) {
+    const size_t id = NewNode(n);
+    const VNode& v = nodes_[n];
+    ResultNode& r = out_->nodes[id];
+    r.members = Members(n);
+    r.frame = v.frame;
+    if (recurse) {
+      for (int k : st_.show[n]) {
+        const size_t child = ExportMulti(k, true);
+        out_->nodes[id].children.push_back(child);
+      }
+      // A displayed leaf of the code view carries the graph nodes of every
+      // true leaf below it (pprof samples are made from them).
+      if (st_.show[n].empty() && v.frame != nullptr) {
+        std::vector<MemberNode> leaves;
+        CollectLeafMembers(n, &leaves);
+        out_->nodes[id].leaf_members = std::move(leaves);
+      }
+    }
+    return id;
+  }
+
+  void CollectLeafMembers(int n, std::vector<MemberNode>* out) {
+    if (!nodes_[n].children.empty()) {
+      for (int c : nodes_[n].children) CollectLeafMembers(c, out);
+      return;
+    }
+    std::vector<MemberNode> m = Members(n);
+    out->insert(out->end(), m.begin(), m.end());
+  }
+
+  // The graph nodes picked for a multi node, by name, each once.
+  std::vector<MemberNode> Members(int n) {
+    std::vector<const GraphNode*> uniq = st_.picked[n];
+    std::sort(uniq.begin(), uniq.end(),
+              [](const GraphNode* a, const GraphNode* b) {
+                return a->name < b->name;
+              });
+    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    std::vector<MemberNode> members;
+    members.reserve(uniq.size());
+    for (const GraphNode* g : uniq) {
+      members.push_back(MemberNode{g, st_.StatsOf(*g)});
+    }
+    return members;
+  }
+
+ private:
+  size_t NewNode(int n) {
+    ResultNode& r = out_->nodes.emplace_back();
+    r.name = nodes_[n].name;
+    r.account = st_.account[n] != 0;
+    r.self = st_.SelfOf(n);
+    r.total = st_.total[n];
+    return out_->nodes.size() - 1;
+  }
+
+  const Checkpoint* ckpt_;
+  const std::vector<VNode>& nodes_;
+  const QueryState& st_;
+  const Options& opts_;
+  ResultTree* out_;
+};
+
+}  // namespace
+
+std::vector<std::string> NodeDevices(const ResultTree& tree,
+                                     const ResultNode& node) {
+  if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
+    std::set<std::string> devices;
+    for (const MemberNode& m : node.members) devices.insert(m.device());
+    return {devices.begin(), devices.end()};
+  }
+  if (node.graph_node != nullptr &&
+      !node.graph_node->canonical_device().empty()) {
+    return {node.graph_node->canonical_device()};
+  }
+  return {};
+}
+
+std::vector<std::string> NodeOpTypes(const ResultTree& tree,
+                                     const ResultNode& node) {
+  if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
+    std::set<std::string> types;
+    for (const MemberNode& m : node.members) {
+      types.insert(m.node->op_types.begin(), m.node->op_types.end());
+    }
+    return {types.begin(), types.end()};
+  }
+  if (node.graph_node != nullptr) {
+    return {node.graph_node->op_types.begin(), node.graph_node->op_types.end()};
+  }
+  return {node.fixed_type};
+}
+
+const std::vector<int64_t>& NodeShape(const ResultNode& node) {
+  static const std::vector<int64_t>* const kNone = new std::vector<int64_t>();
+  return node.graph_node != nullptr ? node.graph_node->shape : *kNone;
+}
+
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const ResultNode& node) {
+  if (node.graph_node == nullptr || tree.model == nullptr) return {};
+  return InputShapes(*tree.model, *node.graph_node);
+}
+
+std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
+    const ResultTree& tree, const MemberNode& member) {
+  if (member.node == nullptr || tree.model == nullptr) return {};
+  return InputShapes(*tree.model, *member.node);
+}
+
+Views::Views(const Model* model, const Checkpoint* checkpoint)
+    : model_(model),
+      checkpoint_(checkpoint),
+      cache_(std::make_unique<ViewCache>()) {}
+
+Views::~Views() = default;
+
+absl::StatusOr<ResultTree> Views::Query(ViewKind view, const Options& opts) {
+  absl::StatusOr<ResultTree> result = absl::InternalError("query not run");
+  RunWithLargeStack([&] { result = QueryOnThisStack(view, opts); });
+  return result;
+}
+
+absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
+                                                   const Options& opts) {
+  absl::Status s = ValidateOptions(opts);
+  if (!s.ok()) return s;
+  s = CheckStep(*model_, opts.step);
+  if (!s.ok()) return s;
+  if (view == ViewKind::kCode && !model_->has_code_traces()) {
+    return absl::FailedPreconditionError(
+        "the code view needs Python call stacks: load an op log with code "
+        "traces (--op_log_path) or a ProfileProto that has them");
+  }
+
+  Structure* st = nullptr;
+  switch (view) {
+    case ViewKind::kScope:
+      st = &cache_->scope;
+      break;
+    case ViewKind::kGraph:
+      st = &cache_->graph;
+      break;
+    case ViewKind::kOp:
+      st = &cache_->op;
+      break;
+    case ViewKind::kCode:
+      st = &cache_->code;
+      break;
+  }
+  if (!st->built || st->generation != model_->generation()) {
+    switch (view) {
+      case ViewKind::kScope:
+        BuildScope(*model_, st);
+        break;
+      case ViewKind::kGraph:
+        BuildGraph(*model_, st);
+        break;
+      case ViewKind::kOp:
+        BuildOp(*model_, st);
+        break;
+      case ViewKind::kCode:
+        BuildCode(*model_, st);
+        break;
+    }
+    st->built = true;
+    st->generation = model_->generation();
+  }
+
+  const Compiled c(opts);
+  const std::vector<VNode>& nodes = st->nodes;
+  const int root = st->root;
+  QueryState& q = cache_->query;
+  q.Reset(nodes, view == ViewKind::kOp || view == ViewKind::kCode);
+  q.cancel = cancel_;
+  q.stats = &cache_->StatsFor(*model_, opts.step);
+  ResultTree out;
+  out.view = view;
+  out.model = model_;
+  out.options = opts;
+
+  if (view == ViewKind::kScope || view == ViewKind::kCode) {
+    const bool multi = view == ViewKind::kCode;
+    if (multi && opts.account_displayed_op_only) {
+      out.notes.push_back(
+          "note: the code view ignores -account_displayed_op_only");
+    }
+    if (multi && st->unmatched_gradients > 0) {
+      out.notes.push_back(absl::StrCat(
+          st->unmatched_gradients,
+          " gradient op names have no forward op with a call stack; they are "
+          "not shown"));
+    }
+    std::vector<int> roots =
+        AccountTree(nodes, nodes[root].children, c, multi, &q);
+    for (int n : roots) q.total[root].Add(q.total[n]);
+    if (!c.start.match_all()) roots = SearchRoots(roots, c, nodes, q, nullptr);
+    q.show[root] = roots;
+    if (multi) {
+      PrintCode(nodes, {root}, c, 1, &q);
+    } else {
+      PrintTree(nodes, {root}, c, 1, nullptr, &q);
+    }
+    // The root's own stats are zero and it is never accounted.
+    q.account[root] = 0;
+    Exporter e(checkpoint_, nodes, q, opts, &out);
+    e.ReserveTree(root);
+    if (multi) {
+      e.ExportMulti(root, true);
+    } else {
+      e.ExportSingle(root);
+    }
+    if (q.Cancelled()) return absl::CancelledError("query interrupted");
+    return out;
+  }
+
+  if (view == ViewKind::kGraph) {
+    std::vector<char> visited(nodes.size(), 0);
+    std::vector<int> roots =
+        AccountGraph(nodes, nodes[root].children, c, &visited, &q);
+    for (int n : roots) q.total[root].Add(q.total[n]);
+    if (!c.start.match_all()) {
+      std::fill(visited.begin(), visited.end(), 0);
+      roots = SearchRoots(roots, c, nodes, q, &visited);
+    }
+    std::fill(visited.begin(), visited.end(), 0);
+    q.show[root] = roots;
+    q.account[root] = 0;
+    PrintTree(nodes, {root}, c, 1, &visited, &q);
+    if (q.Cancelled()) return absl::CancelledError("query interrupted");
+    Exporter e(checkpoint_, nodes, q, opts, &out);
+    e.ReserveTree(root);
+    e.ExportSingle(root);
+    return out;
+  }
+
+  // Op view: a flat list; totals are cumulative sums from the end of the
+  // sorted list, so each row's total covers itself and every row below it.
+  std::vector<int> ops = nodes[root].children;
+  for (int n : ops) {
+    q.account[n] = AccountMulti(nodes[n], c, q, &q.picked[n], &q.self[n]);
+    q.total[n] = SelfTotals(q.self[n]);
+  }
+  SortNodes(opts, nodes, q, true, &ops);
+  std::vector<int> accounted;
+  int prev = -1;
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    if (!q.account[*it]) continue;
+    if (prev >= 0) q.total[*it].Add(q.total[prev]);
+    accounted.push_back(*it);
+    prev = *it;
+  }
+  std::reverse(accounted.begin(), accounted.end());
+  q.total[root] = Totals();
+  if (prev >= 0) q.total[root].Add(q.total[prev]);
+
+  size_t start = 0;
+  if (!(c.start.empty() || c.start.match_all())) {
+    start = accounted.size();
+    for (size_t i = 0; i < accounted.size(); ++i) {
+      if (c.start.Any(nodes[accounted[i]].name)) {
+        start = i;
+        break;
+      }
+    }
+  }
+  std::vector<int> shown;
+  int64_t depth = 0;
+  for (size_t i = start; i < accounted.size(); ++i, ++depth) {
+    const int n = accounted[i];
+    if (c.trim.Any(nodes[n].name) || depth > opts.max_depth) break;
+    if (ShouldShowMulti(nodes[n], n, q, c, depth, true)) shown.push_back(n);
+  }
+  if (opts.account_displayed_op_only) {
+    prev = -1;
+    for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
+      q.total[*it] = SelfTotals(q.SelfOf(*it));
+      if (prev >= 0) q.total[*it].Add(q.total[prev]);
+      prev = *it;
+    }
+    q.total[root] = Totals();
+    if (prev >= 0) q.total[root].Add(q.total[prev]);
+  }
+  q.account[root] = 0;
+  Exporter e(checkpoint_, nodes, q, opts, &out);
+  out.nodes.reserve(shown.size() + 1);
+  e.ExportMulti(root, false);
+  for (int n : shown) {
+    const size_t child = e.ExportMulti(n, false);
+    out.nodes[0].children.push_back(child);
+  }
+  return out;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,51 @@
+// The four views (scope, graph, op, code) over a Model. Each query returns a
+// ResultTree; the structures a view needs are built once per model
+// generation and reused by later queries.
+#ifndef TFPROF_PROFILER_VIEWS_VIEWS_H_
+#define TFPROF_PROFILER_VIEWS_VIEWS_H_
+
+#include <atomic>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "profiler/load/checkpoint.h"
+#include "profiler/model/model.h"
+#include "profiler/views/options.h"
+#include "profiler/views/result.h"
+
+namespace tfprof {
+
+class ViewCache;
+
+class Views {
+ public:
+  // `model` (and `checkpoint`, which may be null) must outlive this object.
+  Views(const Model* model, const Checkpoint* checkpoint);
+  ~Views();
+  Views(const Views&) = delete;
+  Views& operator=(const Views&) = delete;
+
+  // Runs one query. Errors: invalid options, an unknown -step, the code view
+  // on a profile without call stacks.
+  absl::StatusOr<ResultTree> Query(ViewKind view, const Options& opts);
+
+  // While *flag is true, running queries stop and return a Cancelled error
+  // (the shell sets it on Ctrl-C). The flag must outlive this object.
+  void SetCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
+
+ private:
+  absl::StatusOr<ResultTree> QueryOnThisStack(ViewKind view,
+                                              const Options& opts);
+
+  const std::atomic<bool>* cancel_ = nullptr;
+  const Model* model_;
+  const Checkpoint* checkpoint_;
+  std::unique_ptr<ViewCache> cache_;
+};
+
+// "step N not found; available steps: ..." if opts.step names no step.
+absl::Status CheckStep(const Model& model, int64_t step);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_VIEWS_VIEWS_H_
