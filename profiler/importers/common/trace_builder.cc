@@ -365,5 +365,29 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   return true;
 }
 
+void ExecMemory::Record(const std::string& allocator, int64_t bytes,
+                        int64_t micros, std::optional<int64_t> in_use) {
+  size_t slot = 0;
+  while (slot < live_.size() && live_[slot].first != allocator) ++slot;
+  tfcore::AllocatorMemoryUsed* used;
+  if (slot == live_.size()) {
+    live_.emplace_back(allocator, 0);
+    if (stat_ == nullptr) stat_ = builder_->Details(exec_);
+    used = stat_->add_memory();
+    used->set_allocator_name(allocator);
+  } else {
+    used = stat_->mutable_memory(static_cast<int>(slot));
+  }
+  int64_t& live = live_[slot].second;
+  live = SatAdd(live, bytes);
+  if (bytes > 0) used->set_total_bytes(SatAdd(used->total_bytes(), bytes));
+  used->set_peak_bytes(std::max(used->peak_bytes(), live));
+  used->set_live_bytes(std::max<int64_t>(live, 0));
+  tfcore::AllocationRecord* rec = used->add_allocation_records();
+  rec->set_alloc_micros(micros);
+  rec->set_alloc_bytes(bytes);
+  if (in_use.has_value()) used->set_allocator_bytes_in_use(*in_use);
+}
+
 }  // namespace trace_internal
 }  // namespace tfprof

@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "profiler/base/protos.h"
 #include "profiler/base/saturate.h"
@@ -80,6 +81,11 @@ class TraceBuilder {
   // (TF2 function graphs reuse names): the first type seen gets the name,
   // any other type gets "<name>(<op>)".
   int32_t TypedNode(absl::string_view name, absl::string_view op);
+  // The node "_unlinked/<name>" (op type `op`) that takes accelerator work
+  // whose launching op is not known.
+  int32_t UnlinkedNode(absl::string_view name, absl::string_view op) {
+    return Node(absl::StrCat("_unlinked/", name), op);
+  }
   const std::string& NodeName(int32_t node) const;
   // The node with this name (after the ':' replacement of Node()), if any.
   std::optional<int32_t> FindNode(absl::string_view name) const;
@@ -193,6 +199,25 @@ class TraceBuilder {
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;
   int64_t shift_ = 0;
+};
+
+// The memory of one execution: what was allocated and freed while it ran,
+// per allocator (live bytes, peak, total allocated, and one allocation
+// record each), written into the execution's details on first use.
+class ExecMemory {
+ public:
+  ExecMemory(TraceBuilder* builder, TraceBuilder::ExecRef exec)
+      : builder_(builder), exec_(exec) {}
+  // `bytes` allocated (> 0) or freed (< 0) on `allocator` at `micros`;
+  // `in_use`: the allocator's bytes in use then, where recorded.
+  void Record(const std::string& allocator, int64_t bytes, int64_t micros,
+              std::optional<int64_t> in_use);
+
+ private:
+  TraceBuilder* builder_;
+  TraceBuilder::ExecRef exec_;
+  tfcore::NodeExecStats* stat_ = nullptr;  // made for the first record
+  std::vector<std::pair<std::string, int64_t>> live_;  // allocator, bytes
 };
 
 }  // namespace trace_internal

@@ -20,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "profiler/importers/common/nesting.h"
+#include "profiler/importers/common/steps.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -292,402 +294,413 @@ std::string AllocatorName(int64_t device_type, int64_t device_id) {
   return absl::StrCat("device_type_", device_type, "_", device_id);
 }
 
-}  // namespace
+// One Kineto file's import: the events that matter are collected in one pass
+// over the JSON, then nested per thread, then turned into executions.
+class KinetoImport {
+ public:
+  KinetoImport(const std::string& file, int64_t file_index,
+               TraceBuilder* builder)
+      : file_(file), builder_(builder), steps_(file_index) {}
 
-absl::Status ImportKineto(JsonReader* reader, const std::string& file,
-                          int64_t file_index, TraceBuilder* builder) {
-  // --- Collect the events that matter, in one pass over the JSON.
-  StringTable strings;
-  std::vector<Event> events;
-  std::vector<CpuArgs> cpu_args;
-  std::vector<MemoryArgs> memory_args;
-  std::vector<GpuArgs> gpu_args;
-  absl::flat_hash_map<std::string, int32_t> threads;
+  absl::Status Run(JsonReader* reader) {
+    if (!reader->ForEachEvent(
+            [&](JsonReader::Value& ev) { return OnEvent(reader, ev); },
+            /*last_pass=*/true)) {
+      return JsonReadError(file_);
+    }
+    // The rest needs no JSON: free the file and the parser's index.
+    reader->Close();
+    FindSteps();
+    Nest();
+    AddCpuExecs();
+    AddGpuExecs();
+    AddNotes();
+    return absl::OkStatus();
+  }
+
+ private:
+  // --- Collecting (one call per trace event).
+  bool OnEvent(JsonReader* reader, JsonReader::Value& ev);
+  // The kind of an event from its phase and category; false (after counting
+  // why) when it is not mapped.
+  bool Classify(absl::string_view ph, absl::string_view category,
+                absl::string_view name, Event* e);
+  // Keeps what the later passes need of the event's args.
+  void KeepArgs(int32_t index, Event* e);
+
+  // --- Steps, nesting, executions.
+  void FindSteps();
+  void Nest();
+  void NestCpu(int32_t i);
+  void NestMemory(int32_t i);
+  void AddCpuExecs();
+  void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
+  void AddGpuExecs();
+  // The CPU event that launched GPU event `g`, or -1.
+  int32_t Launcher(const Event& g);
+  void AddNotes();
+
+  const std::string& file_;
+  TraceBuilder* builder_;
+  StringTable strings_;
+  std::vector<Event> events_;
+  std::vector<CpuArgs> cpu_args_;
+  std::vector<MemoryArgs> memory_args_;
+  std::vector<GpuArgs> gpu_args_;
+  absl::flat_hash_map<std::string, int32_t> threads_;
   // The launching runtime call of a correlation id, the op of an External
   // id (the first CPU event that has it).
-  absl::flat_hash_map<IdKey, int32_t> by_correlation;
-  absl::flat_hash_map<IdKey, int32_t> by_external_id;
-  EventFields f;
-  const bool read = reader->ForEachEvent(
-      [&](JsonReader::Value& ev) {
-        if (!ReadEvent(reader, ev, &f)) return false;
-        std::optional<absl::string_view> ph = f.ph.String();
-        if (!ph.has_value()) {
-          builder->Count(file, "events without a \"ph\" string, skipped");
-          return true;
-        }
-        const absl::string_view name = f.name.String().value_or("");
-        const absl::string_view category = f.cat.String().value_or("");
-        Event e;
-        if (*ph == "i" || *ph == "I") {
-          if (name != "[memory]") {
-            builder->Count(file,
-                           "instant events (other than [memory]) not "
-                           "mapped");
-            return true;
-          }
-          e.kind = Kind::kMemory;
-        } else if (*ph == "X") {
-          if (category == "Trace") return true;  // the profiling session's span
-          if (category == "python_function") {
-            e.kind = Kind::kPython;
-          } else if (IsGpuCategory(category)) {
-            e.kind = Kind::kGpu;
-          } else if (IsGpuSideNonWork(category)) {
-            builder->Count(file, absl::StrCat("\"", category,
-                                              "\" events not mapped (GPU-side "
-                                              "ranges, not work a node "
-                                              "launched)"));
-            return true;
-          } else {
-            e.kind = Kind::kCpu;
-            e.runtime = IsRuntimeCategory(category);
-          }
-        } else if (IsIgnoredPhase(*ph)) {
-          return true;
-        } else {
-          builder->Count(
-              file, absl::StrCat("events of phase \"", *ph, "\" not mapped"));
-          return true;
-        }
+  absl::flat_hash_map<IdKey, int32_t> by_correlation_;
+  absl::flat_hash_map<IdKey, int32_t> by_external_id_;
+  EventFields f_;
+  StepStarts steps_;
+  // The sweep's open CPU events and Python frames on the current thread.
+  std::vector<int32_t> cpu_stack_, py_stack_;
+  int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
+  int64_t unlinked_ = 0, by_external_ = 0;
+};
 
-        if (!f.ts.Micros(&e.start) ||
-            (e.kind != Kind::kMemory &&
-             (!f.dur.Micros(&e.duration) || e.duration < 0))) {
-          builder->Count(file, "events without a valid ts/dur, skipped");
-          return true;
-        }
-        e.name = Intern(&strings, name);
-        e.category = Intern(&strings, category);
-        const int32_t index = static_cast<int32_t>(events.size());
-        if (e.kind != Kind::kGpu) {
-          const std::string key = absl::StrCat(f.pid.IdText().value_or(""), "/",
-                                               f.tid.IdText().value_or(""));
-          auto [it, inserted] =
-              threads.emplace(key, static_cast<int32_t>(threads.size()));
-          e.thread = it->second;
-        }
-        // What the later passes need of the args (a field of any other type
-        // than an object has none).
-        switch (e.kind) {
-          case Kind::kCpu: {
-            const IdKey link =
-                MakeIdKey(e.runtime ? f.correlation : f.external_id, &strings);
-            if (link.present()) {
-              (e.runtime ? by_correlation : by_external_id)
-                  .emplace(link, index);
-            }
-            CpuArgs a;
-            std::optional<int64_t> flops = f.flops.Int();
-            if (flops.has_value() && *flops >= 0) a.flops = flops;
-            std::optional<absl::string_view> stack = f.call_stack.String();
-            if (stack.has_value()) a.call_stack = Intern(&strings, *stack);
-            if (a.flops.has_value() || a.call_stack >= 0) {
-              e.args = static_cast<int32_t>(cpu_args.size());
-              cpu_args.push_back(a);
-            }
-            break;
-          }
-          case Kind::kMemory: {
-            MemoryArgs a;
-            a.bytes = f.bytes.Int();
-            a.device_type = f.device_type.Int().value_or(0);
-            a.device_id = f.device_id.Int().value_or(0);
-            a.total_allocated = f.total_allocated.Int();
-            e.args = static_cast<int32_t>(memory_args.size());
-            memory_args.push_back(a);
-            break;
-          }
-          case Kind::kGpu: {
-            GpuArgs a;
-            a.correlation = MakeIdKey(f.correlation, &strings);
-            a.external_id = MakeIdKey(f.external_id, &strings);
-            if (!a.external_id.present()) {
-              a.external_id = MakeIdKey(f.external_id_lower, &strings);
-            }
-            a.device = f.device.Int().value_or(0);
-            std::string stream = f.stream.IdText().value_or("");
-            if (stream.empty()) {
-              std::string tid = f.tid.IdText().value_or("0");
-              absl::string_view t = tid;
-              absl::ConsumePrefix(&t, "stream ");
-              stream = std::string(absl::StripAsciiWhitespace(t));
-            }
-            a.stream = Intern(&strings, stream);
-            e.args = static_cast<int32_t>(gpu_args.size());
-            gpu_args.push_back(a);
-            break;
-          }
-          case Kind::kPython:
-            break;
-        }
-        events.push_back(e);
-        return true;
-      },
-      /*last_pass=*/true);
-  if (!read) return JsonReadError(file);
-  // The rest needs no JSON: free the file and the parser's index.
-  reader->Close();
-  const int32_t n = static_cast<int32_t>(events.size());
-
-  // --- Steps: ProfilerStep#N ranges delimit steps by their start times.
-  std::vector<std::pair<int64_t, int64_t>> step_starts;  // (start, step)
-  for (const Event& e : events) {
-    if (e.kind != Kind::kCpu) continue;
-    std::optional<int64_t> step = ProfilerStep(strings.Get(e.name));
-    if (step.has_value()) step_starts.emplace_back(e.start, *step);
+bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
+  if (!ReadEvent(reader, ev, &f_)) return false;
+  std::optional<absl::string_view> ph = f_.ph.String();
+  if (!ph.has_value()) {
+    builder_->Count(file_, "events without a \"ph\" string, skipped");
+    return true;
   }
-  std::sort(step_starts.begin(), step_starts.end());
-  int64_t before_first_step = 0;
-  auto step_at = [&](int64_t t) -> int64_t {
-    if (step_starts.empty()) return file_index;
-    auto it = std::upper_bound(
-        step_starts.begin(), step_starts.end(),
-        std::make_pair(t, std::numeric_limits<int64_t>::max()));
-    if (it == step_starts.begin()) {
-      ++before_first_step;
-      return step_starts.front().second;
+  const absl::string_view name = f_.name.String().value_or("");
+  const absl::string_view category = f_.cat.String().value_or("");
+  Event e;
+  if (!Classify(*ph, category, name, &e)) return true;
+  if (!f_.ts.Micros(&e.start) ||
+      (e.kind != Kind::kMemory &&
+       (!f_.dur.Micros(&e.duration) || e.duration < 0))) {
+    builder_->Count(file_, "events without a valid ts/dur, skipped");
+    return true;
+  }
+  e.name = Intern(&strings_, name);
+  e.category = Intern(&strings_, category);
+  const int32_t index = static_cast<int32_t>(events_.size());
+  if (e.kind != Kind::kGpu) {
+    const std::string key = absl::StrCat(f_.pid.IdText().value_or(""), "/",
+                                         f_.tid.IdText().value_or(""));
+    auto [it, inserted] =
+        threads_.emplace(key, static_cast<int32_t>(threads_.size()));
+    e.thread = it->second;
+  }
+  KeepArgs(index, &e);
+  events_.push_back(e);
+  return true;
+}
+
+bool KinetoImport::Classify(absl::string_view ph, absl::string_view category,
+                            absl::string_view name, Event* e) {
+  if (ph == "i" || ph == "I") {
+    if (name != "[memory]") {
+      builder_->Count(file_,
+                      "instant events (other than [memory]) not "
+                      "mapped");
+      return false;
     }
-    return std::prev(it)->second;
-  };
-
-  // --- Nesting on each thread: sort once by (thread, start, longer first),
-  // then sweep with a stack of open CPU events and one of Python frames.
-  std::vector<int32_t> order;
-  order.reserve(n);
-  for (int32_t i = 0; i < n; ++i) {
-    if (events[i].kind != Kind::kGpu) order.push_back(i);
+    e->kind = Kind::kMemory;
+  } else if (ph == "X") {
+    if (category == "Trace") return false;  // the profiling session's span
+    if (category == "python_function") {
+      e->kind = Kind::kPython;
+    } else if (IsGpuCategory(category)) {
+      e->kind = Kind::kGpu;
+    } else if (IsGpuSideNonWork(category)) {
+      builder_->Count(file_, absl::StrCat("\"", category,
+                                          "\" events not mapped (GPU-side "
+                                          "ranges, not work a node "
+                                          "launched)"));
+      return false;
+    } else {
+      e->kind = Kind::kCpu;
+      e->runtime = IsRuntimeCategory(category);
+    }
+  } else if (IsIgnoredPhase(ph)) {
+    return false;
+  } else {
+    builder_->Count(file_,
+                    absl::StrCat("events of phase \"", ph, "\" not mapped"));
+    return false;
   }
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const Event& x = events[a];
-    const Event& y = events[b];
-    if (x.thread != y.thread) return x.thread < y.thread;
-    if (x.start != y.start) return x.start < y.start;
-    if (x.duration != y.duration) return x.duration > y.duration;
-    if (x.kind != y.kind) return x.kind < y.kind;
-    return a < b;
-  });
-  std::vector<int32_t> cpu_stack, py_stack;
+  return true;
+}
+
+void KinetoImport::KeepArgs(int32_t index, Event* e) {
+  // (A field of any other type than an object has no args.)
+  switch (e->kind) {
+    case Kind::kCpu: {
+      const IdKey link =
+          MakeIdKey(e->runtime ? f_.correlation : f_.external_id, &strings_);
+      if (link.present()) {
+        (e->runtime ? by_correlation_ : by_external_id_).emplace(link, index);
+      }
+      CpuArgs a;
+      std::optional<int64_t> flops = f_.flops.Int();
+      if (flops.has_value() && *flops >= 0) a.flops = flops;
+      std::optional<absl::string_view> stack = f_.call_stack.String();
+      if (stack.has_value()) a.call_stack = Intern(&strings_, *stack);
+      if (a.flops.has_value() || a.call_stack >= 0) {
+        e->args = static_cast<int32_t>(cpu_args_.size());
+        cpu_args_.push_back(a);
+      }
+      break;
+    }
+    case Kind::kMemory: {
+      MemoryArgs a;
+      a.bytes = f_.bytes.Int();
+      a.device_type = f_.device_type.Int().value_or(0);
+      a.device_id = f_.device_id.Int().value_or(0);
+      a.total_allocated = f_.total_allocated.Int();
+      e->args = static_cast<int32_t>(memory_args_.size());
+      memory_args_.push_back(a);
+      break;
+    }
+    case Kind::kGpu: {
+      GpuArgs a;
+      a.correlation = MakeIdKey(f_.correlation, &strings_);
+      a.external_id = MakeIdKey(f_.external_id, &strings_);
+      if (!a.external_id.present()) {
+        a.external_id = MakeIdKey(f_.external_id_lower, &strings_);
+      }
+      a.device = f_.device.Int().value_or(0);
+      std::string stream = f_.stream.IdText().value_or("");
+      if (stream.empty()) {
+        std::string tid = f_.tid.IdText().value_or("0");
+        absl::string_view t = tid;
+        absl::ConsumePrefix(&t, "stream ");
+        stream = std::string(absl::StripAsciiWhitespace(t));
+      }
+      a.stream = Intern(&strings_, stream);
+      e->args = static_cast<int32_t>(gpu_args_.size());
+      gpu_args_.push_back(a);
+      break;
+    }
+    case Kind::kPython:
+      break;
+  }
+}
+
+// Steps: ProfilerStep#N ranges delimit steps by their start times.
+void KinetoImport::FindSteps() {
+  for (const Event& e : events_) {
+    if (e.kind != Kind::kCpu) continue;
+    std::optional<int64_t> step = ProfilerStep(strings_.Get(e.name));
+    if (step.has_value()) steps_.Add(e.start, *step);
+  }
+  steps_.Sort();
+}
+
+// Nesting on each thread: sort once by (thread, start, longer first), then
+// sweep with a stack of open CPU events and one of Python frames.
+void KinetoImport::Nest() {
+  std::vector<int32_t> order;
+  order.reserve(events_.size());
+  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
+    if (events_[i].kind != Kind::kGpu) order.push_back(i);
+  }
+  SortForNesting(
+      events_, [](const Event& e) { return e.thread; }, &order);
   int32_t current_thread = -1;
-  int64_t partial = 0, orphan_memory = 0, call_stacks = 0, too_deep = 0;
-  auto end_of = [&](int32_t i) {
-    return SatAdd(events[i].start, events[i].duration);
-  };
   for (int32_t i : order) {
-    Event& e = events[i];
+    const Event& e = events_[i];
     if (e.thread != current_thread) {
-      cpu_stack.clear();
-      py_stack.clear();
+      cpu_stack_.clear();
+      py_stack_.clear();
       current_thread = e.thread;
     }
-    while (!cpu_stack.empty() && end_of(cpu_stack.back()) <= e.start) {
-      cpu_stack.pop_back();
-    }
-    while (!py_stack.empty() && end_of(py_stack.back()) <= e.start) {
-      py_stack.pop_back();
-    }
+    PopEnded(events_, e.start, &cpu_stack_);
+    PopEnded(events_, e.start, &py_stack_);
     switch (e.kind) {
       case Kind::kPython:
-        py_stack.push_back(i);
+        py_stack_.push_back(i);
         break;
       case Kind::kMemory:
-        if (cpu_stack.empty()) {
-          ++orphan_memory;
-        } else {
-          Event& op = events[cpu_stack.back()];
-          if (op.last_memory < 0) {
-            op.first_memory = i;
-          } else {
-            events[op.last_memory].next_memory = i;
-          }
-          op.last_memory = i;
-        }
+        NestMemory(i);
         break;
-      case Kind::kCpu: {
-        e.exclusive = e.duration;
-        std::string path;
-        if (!cpu_stack.empty()) {
-          Event& parent = events[cpu_stack.back()];
-          e.parent = cpu_stack.back();
-          const int64_t parent_end = end_of(cpu_stack.back());
-          const int64_t inside =
-              std::min(end_of(i), parent_end) - e.start;  // >= 0
-          if (end_of(i) > parent_end) ++partial;
-          parent.exclusive -= inside;
-          if (parent.depth < kMaxPathDepth) {
-            e.anchor = e.parent;
-            e.depth = parent.depth + 1;
-          } else {
-            e.anchor = parent.anchor;
-            e.depth = parent.depth;
-            ++too_deep;
-          }
-        } else {
-          e.depth = 1;
-        }
-        const std::string& name = strings.Get(e.name);
-        if (e.anchor >= 0) {
-          path = absl::StrCat(builder->NodeName(events[e.anchor].node), "/",
-                              Component(name));
-        } else {
-          path = Component(name);
-        }
-        e.node = builder->Node(path, OpType(name));
-        e.step = step_at(e.start);
-        if (!py_stack.empty() && !builder->HasCode(e.node)) {
-          std::vector<Frame> frames;
-          const size_t first =
-              py_stack.size() > kMaxFrames ? py_stack.size() - kMaxFrames : 0;
-          for (size_t p = first; p < py_stack.size(); ++p) {
-            frames.push_back(ParseFrame(strings.Get(events[py_stack[p]].name)));
-          }
-          builder->SetCode(e.node, frames);
-        }
-        cpu_stack.push_back(i);
+      case Kind::kCpu:
+        NestCpu(i);
         break;
-      }
       case Kind::kGpu:
         break;
     }
   }
+}
 
-  // --- CPU executions, with their memory, call stacks and float ops.
-  for (int32_t i = 0; i < n; ++i) {
-    Event& e = events[i];
+// A [memory] event goes to the innermost open CPU event.
+void KinetoImport::NestMemory(int32_t i) {
+  if (cpu_stack_.empty()) {
+    ++orphan_memory_;
+    return;
+  }
+  Event& op = events_[cpu_stack_.back()];
+  if (op.last_memory < 0) {
+    op.first_memory = i;
+  } else {
+    events_[op.last_memory].next_memory = i;
+  }
+  op.last_memory = i;
+}
+
+// A CPU event: its parent's exclusive time shrinks; its node is the path of
+// its ancestors' names; the Python frames open around it are its call stack.
+void KinetoImport::NestCpu(int32_t i) {
+  Event& e = events_[i];
+  e.exclusive = e.duration;
+  if (!cpu_stack_.empty()) {
+    Event& parent = events_[cpu_stack_.back()];
+    e.parent = cpu_stack_.back();
+    const int64_t parent_end = EndOf(parent);
+    const int64_t inside = std::min(EndOf(e), parent_end) - e.start;  // >= 0
+    if (EndOf(e) > parent_end) ++partial_;
+    parent.exclusive -= inside;
+    if (parent.depth < kMaxPathDepth) {
+      e.anchor = e.parent;
+      e.depth = parent.depth + 1;
+    } else {
+      e.anchor = parent.anchor;
+      e.depth = parent.depth;
+      ++too_deep_;
+    }
+  } else {
+    e.depth = 1;
+  }
+  const std::string& name = strings_.Get(e.name);
+  const std::string path =
+      e.anchor >= 0 ? absl::StrCat(builder_->NodeName(events_[e.anchor].node),
+                                   "/", Component(name))
+                    : Component(name);
+  e.node = builder_->Node(path, OpType(name));
+  e.step = steps_.At(e.start);
+  if (!py_stack_.empty() && !builder_->HasCode(e.node)) {
+    builder_->SetCode(e.node,
+                      OpenFrames(events_, py_stack_, [&](const Event& py) {
+                        return ParseFrame(strings_.Get(py.name));
+                      }));
+  }
+  cpu_stack_.push_back(i);
+}
+
+// CPU executions, with their memory, call stacks and float ops.
+void KinetoImport::AddCpuExecs() {
+  for (const Event& e : events_) {
     if (e.kind != Kind::kCpu) continue;
     const TraceBuilder::ExecRef exec =
-        builder->AddExec(e.step, kHostCpuDevice, e.node, e.start,
-                         std::max<int64_t>(e.exclusive, 0));
-    tfcore::NodeExecStats* stat = nullptr;  // made for the first record
+        builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start,
+                          std::max<int64_t>(e.exclusive, 0));
     if (e.args >= 0) {
-      const CpuArgs& a = cpu_args[e.args];
-      if (a.flops.has_value()) builder->AddFloatOps(e.node, *a.flops);
-      if (!builder->HasCode(e.node) && a.call_stack >= 0) {
-        builder->SetCode(e.node, ParseCallStack(strings.Get(a.call_stack)));
-        ++call_stacks;
+      const CpuArgs& a = cpu_args_[e.args];
+      if (a.flops.has_value()) builder_->AddFloatOps(e.node, *a.flops);
+      if (!builder_->HasCode(e.node) && a.call_stack >= 0) {
+        builder_->SetCode(e.node, ParseCallStack(strings_.Get(a.call_stack)));
+        ++call_stacks_;
       }
     }
-
-    // Memory allocated and freed while the event ran (outside its nested
-    // events), per allocator.
-    std::vector<std::pair<std::string, int64_t>> running;  // allocator, bytes
-    for (int32_t m = e.first_memory; m >= 0; m = events[m].next_memory) {
-      const Event& mem = events[m];
-      const MemoryArgs& margs = memory_args[mem.args];
-      std::optional<int64_t> bytes = margs.bytes;
-      if (!bytes.has_value()) {
-        builder->Count(file, "[memory] events without integer Bytes, skipped");
-        continue;
-      }
-      const std::string allocator =
-          AllocatorName(margs.device_type, margs.device_id);
-      tfcore::AllocatorMemoryUsed* used = nullptr;
-      size_t slot = 0;
-      for (; slot < running.size(); ++slot) {
-        if (running[slot].first == allocator) break;
-      }
-      if (slot == running.size()) {
-        running.emplace_back(allocator, 0);
-        if (stat == nullptr) stat = builder->Details(exec);
-        used = stat->add_memory();
-        used->set_allocator_name(allocator);
-      } else {
-        used = stat->mutable_memory(static_cast<int>(slot));
-      }
-      int64_t& live = running[slot].second;
-      live = SatAdd(live, *bytes);
-      if (*bytes > 0)
-        used->set_total_bytes(SatAdd(used->total_bytes(), *bytes));
-      used->set_peak_bytes(std::max(used->peak_bytes(), live));
-      used->set_live_bytes(std::max<int64_t>(live, 0));
-      tfcore::AllocationRecord* rec = used->add_allocation_records();
-      rec->set_alloc_micros(mem.start);
-      rec->set_alloc_bytes(*bytes);
-      if (margs.total_allocated.has_value()) {
-        used->set_allocator_bytes_in_use(*margs.total_allocated);
-      }
-    }
+    AddMemory(e, exec);
   }
+}
 
-  // --- GPU activity: on ".../stream:all" for the CPU event that launched
-  // it, and on the real stream for the device list.
-  int64_t unlinked = 0, by_ext = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    const Event& g = events[i];
-    if (g.kind != Kind::kGpu) continue;
-    const GpuArgs& a = gpu_args[g.args];
-    int32_t launcher = -1;
-    auto it = a.correlation.present() ? by_correlation.find(a.correlation)
-                                      : by_correlation.end();
-    if (it != by_correlation.end()) {
-      // The innermost enclosing op of the runtime call; the call itself
-      // when it ran outside any op.
-      launcher = it->second;
-      while (events[launcher].runtime && events[launcher].parent >= 0) {
-        launcher = events[launcher].parent;
-      }
-    } else {
-      auto e = a.external_id.present() ? by_external_id.find(a.external_id)
-                                       : by_external_id.end();
-      if (e != by_external_id.end()) {
-        launcher = e->second;
-        ++by_ext;
-      }
+// Memory allocated and freed while the event ran (outside its nested
+// events), per allocator.
+void KinetoImport::AddMemory(const Event& e, TraceBuilder::ExecRef exec) {
+  ExecMemory memory(builder_, exec);
+  for (int32_t m = e.first_memory; m >= 0; m = events_[m].next_memory) {
+    const Event& mem = events_[m];
+    const MemoryArgs& a = memory_args_[mem.args];
+    if (!a.bytes.has_value()) {
+      builder_->Count(file_, "[memory] events without integer Bytes, skipped");
+      continue;
     }
+    memory.Record(AllocatorName(a.device_type, a.device_id), *a.bytes,
+                  mem.start, a.total_allocated);
+  }
+}
+
+int32_t KinetoImport::Launcher(const Event& g) {
+  const GpuArgs& a = gpu_args_[g.args];
+  auto it = a.correlation.present() ? by_correlation_.find(a.correlation)
+                                    : by_correlation_.end();
+  if (it != by_correlation_.end()) {
+    // The innermost enclosing op of the runtime call; the call itself when
+    // it ran outside any op.
+    int32_t launcher = it->second;
+    while (events_[launcher].runtime && events_[launcher].parent >= 0) {
+      launcher = events_[launcher].parent;
+    }
+    return launcher;
+  }
+  auto e = a.external_id.present() ? by_external_id_.find(a.external_id)
+                                   : by_external_id_.end();
+  if (e == by_external_id_.end()) return -1;
+  ++by_external_;
+  return e->second;
+}
+
+// GPU activity: on ".../stream:all" for the CPU event that launched it, and
+// on the real stream for the device list.
+void KinetoImport::AddGpuExecs() {
+  for (const Event& g : events_) {
+    if (g.kind != Kind::kGpu) continue;
+    const GpuArgs& a = gpu_args_[g.args];
+    const int32_t launcher = Launcher(g);
     int32_t node;
     int64_t step;
-    const std::string& category = strings.Get(g.category);
     if (launcher >= 0) {
-      node = events[launcher].node;
-      step = events[launcher].step;
+      node = events_[launcher].node;
+      step = events_[launcher].step;
     } else {
-      node = builder->Node(absl::StrCat("_unlinked/", Component(category)),
-                           category);
-      step = step_at(g.start);
-      ++unlinked;
+      const std::string& category = strings_.Get(g.category);
+      node = builder_->UnlinkedNode(Component(category), category);
+      step = steps_.At(g.start);
+      ++unlinked_;
     }
-    builder->AddExec(step, GpuStreamAllDevice(a.device), node, g.start,
-                     g.duration);
-    builder->AddExec(step, GpuStreamDevice(a.device, strings.Get(a.stream)),
-                     node, g.start, g.duration);
+    builder_->AddExec(step, GpuStreamAllDevice(a.device), node, g.start,
+                      g.duration);
+    builder_->AddExec(step, GpuStreamDevice(a.device, strings_.Get(a.stream)),
+                      node, g.start, g.duration);
   }
+}
 
-  if (!step_starts.empty()) {
-    builder->Note(file, absl::StrCat("steps from ProfilerStep ranges: ",
-                                     step_starts.size(),
-                                     "; each step runs from the start of its "
-                                     "ProfilerStep to the start of the next"));
+void KinetoImport::AddNotes() {
+  if (!steps_.empty()) {
+    builder_->Note(
+        file_, absl::StrCat("steps from ProfilerStep ranges: ", steps_.size(),
+                            "; each step runs from the start of "
+                            "its ProfilerStep to the start of the "
+                            "next"));
   }
-  if (before_first_step > 0) {
-    builder->Note(file,
-                  absl::StrCat(before_first_step,
-                               " events before the first ProfilerStep counted "
-                               "in step ",
-                               step_starts.front().second));
-  }
-  builder->Count(
-      file,
+  steps_.NoteBeforeFirst(file_, "ProfilerStep", builder_);
+  builder_->Count(
+      file_,
       "events overlap the end of the event enclosing them; nested there anyway",
-      partial);
-  builder->Count(file, "[memory] events outside any op, not mapped",
-                 orphan_memory);
-  builder->Count(file,
-                 "GPU events without a launching runtime call linked to their "
-                 "op by External id",
-                 by_ext);
-  builder->Count(
-      file, "GPU events linked to no CPU event: on nodes _unlinked/<category>",
-      unlinked);
-  if (too_deep > 0) {
-    builder->Note(file, absl::StrCat(too_deep, " events nested deeper than ",
-                                     kMaxPathDepth,
-                                     " levels: named as children of their "
-                                     "ancestor at that depth"));
+      partial_);
+  builder_->Count(file_, "[memory] events outside any op, not mapped",
+                  orphan_memory_);
+  builder_->Count(file_,
+                  "GPU events without a launching runtime call linked to "
+                  "their op by External id",
+                  by_external_);
+  builder_->Count(
+      file_, "GPU events linked to no CPU event: on nodes _unlinked/<category>",
+      unlinked_);
+  if (too_deep_ > 0) {
+    builder_->Note(file_, absl::StrCat(too_deep_, " events nested deeper than ",
+                                       kMaxPathDepth,
+                                       " levels: named as children of their "
+                                       "ancestor at that depth"));
   }
-  if (call_stacks > 0) {
-    builder->Note(file, "call stacks taken from \"Call stack\" args");
+  if (call_stacks_ > 0) {
+    builder_->Note(file_, "call stacks taken from \"Call stack\" args");
   }
-  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ImportKineto(JsonReader* reader, const std::string& file,
+                          int64_t file_index, TraceBuilder* builder) {
+  return KinetoImport(file, file_index, builder).Run(reader);
 }
 
 }  // namespace trace_internal

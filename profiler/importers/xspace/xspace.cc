@@ -18,12 +18,15 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "profiler/importers/common/nesting.h"
+#include "profiler/importers/common/steps.h"
 #include "proto/xplane.pb.h"
 
 namespace tfprof {
@@ -243,382 +246,431 @@ struct HostEvent {
   std::vector<int32_t> memory_events;
 };
 
-struct Steps {
-  std::vector<std::pair<int64_t, int64_t>> starts;  // (start, group), sorted
-  absl::flat_hash_map<int64_t, bool> groups;
-  int64_t file_index = 0;
-  int64_t before_first = 0;
-
-  int64_t Of(std::optional<int64_t> group, int64_t t) {
-    if (starts.empty()) return file_index;
-    if (group.has_value() && groups.contains(*group)) return *group;
-    auto it = std::upper_bound(
-        starts.begin(), starts.end(),
-        std::make_pair(t, std::numeric_limits<int64_t>::max()));
-    if (it == starts.begin()) {
-      ++before_first;
-      return starts.front().second;
-    }
-    return std::prev(it)->second;
+// A usable time: start and duration present and far from the int64 limits.
+bool TimeOf(const XLine& line, const XEvent& ev, int64_t* start,
+            int64_t* duration) {
+  std::optional<int64_t> s = StartMicros(line, ev);
+  std::optional<int64_t> d = DurationMicros(ev);
+  if (!s.has_value() || !d.has_value() || *s > INT64_MAX / 4 ||
+      *s < INT64_MIN / 4 || *d > INT64_MAX / 4) {
+    return false;
   }
+  *start = *s;
+  *duration = *d;
+  return true;
+}
+
+// One XSpace's import: planes classified, steps from the step groups, host
+// ops nested per line, then the GPU stream lines linked to their ops.
+class XSpaceImport {
+ public:
+  XSpaceImport(const std::string& file, int64_t file_index,
+               TraceBuilder* builder)
+      : file_(file), builder_(builder), steps_(file_index) {}
+
+  absl::Status Run(absl::string_view contents) {
+    absl::Status parsed = Parse(contents);
+    if (!parsed.ok()) return parsed;
+    ClassifyPlanes();
+    FindSteps();
+    for (const XPlane* plane : hosts_) ImportHostPlane(*plane);
+    for (const XPlane* plane : gpus_) ImportGpuPlane(*plane);
+    AddNotes();
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Parse(absl::string_view contents);
+  void ClassifyPlanes();
+  // Steps: the groups marked on the device planes' "Steps" lines.
+  void FindSteps();
+  // The step of an event: its step group where it has a known one, else the
+  // step that started last before it.
+  int64_t StepOf(std::optional<int64_t> group, int64_t t) {
+    if (group.has_value() && groups_.contains(*group)) return *group;
+    return steps_.At(t);
+  }
+
+  // --- Host ops: nested per line; memory and launches go to the innermost
+  // op; Python frames enclosing an op form its call stack.
+  void ImportHostPlane(const XPlane& plane);
+  void CollectHostEvent(const PlaneStats& stats, const XPlane& plane,
+                        const XLine& line, const XEvent& ev, bool python,
+                        std::vector<HostEvent>* events);
+  void NestHostEvents(const PlaneStats& stats, std::vector<HostEvent>* events);
+  // Memory and launch events belong to the innermost open op.
+  void NestOther(const PlaneStats& stats, int32_t i,
+                 std::vector<HostEvent>* events);
+  void NestOp(const PlaneStats& stats, int32_t i,
+              std::vector<HostEvent>* events);
+  void AddHostExecs(const PlaneStats& stats,
+                    const std::vector<HostEvent>& events);
+  void AddMemory(const PlaneStats& stats, const std::vector<HostEvent>& events,
+                 const HostEvent& h, TraceBuilder::ExecRef exec);
+
+  // --- GPU activity on the stream lines.
+  void ImportGpuPlane(const XPlane& plane);
+  void ImportStreamEvent(const PlaneStats& stats, const XPlane& plane,
+                         const XLine& line, const XEvent& ev,
+                         const std::string& stream_all,
+                         const std::string& stream_device);
+  // The node of a GPU event with no recorded launch: its annotation's op,
+  // else _unlinked/<kind>.
+  int32_t NodeWithoutLaunch(const PlaneStats& stats, const XEvent& ev,
+                            const XEventMetadata* md);
+  void AddNotes();
+
+  const std::string& file_;
+  TraceBuilder* builder_;
+  XSpace space_;
+  std::vector<const XPlane*> hosts_, gpus_;
+  absl::flat_hash_map<int64_t, const XLine*> python_lines_;
+  const XPlane* python_plane_ = nullptr;
+  std::unique_ptr<PlaneStats> py_stats_;
+  StepStarts steps_;
+  absl::flat_hash_set<int64_t> groups_;
+  // "<context>/<correlation>" of a launch -> (node, step) of its op.
+  absl::flat_hash_map<std::string, std::pair<int32_t, int64_t>> launches_;
+  // The sweep's open ops and Python frames on the current line.
+  std::vector<int32_t> op_stack_, py_stack_;
+  int64_t orphan_memory_ = 0, bad_events_ = 0;
+  int64_t by_correlation_ = 0, by_annotation_ = 0, unlinked_ = 0;
 };
 
-}  // namespace
-
-absl::Status ImportXSpace(absl::string_view contents, const std::string& file,
-                          int64_t file_index, TraceBuilder* builder) {
-  XSpace space;
+absl::Status XSpaceImport::Parse(absl::string_view contents) {
   bool known_planes = false;
   // ParseFromArray is ParseFromString without the copy (its size is an int).
   const bool parsed =
       contents.size() <= static_cast<size_t>(INT_MAX)
-          ? space.ParseFromArray(contents.data(),
-                                 static_cast<int>(contents.size()))
-          : space.ParseFromString(std::string(contents));
+          ? space_.ParseFromArray(contents.data(),
+                                  static_cast<int>(contents.size()))
+          : space_.ParseFromString(std::string(contents));
   if (parsed) {
-    for (const XPlane& plane : space.planes()) {
+    for (const XPlane& plane : space_.planes()) {
       known_planes |= absl::StartsWith(plane.name(), "/host:") ||
                       absl::StartsWith(plane.name(), "/device:");
     }
   }
   if (!known_planes) {
     return absl::InvalidArgumentError(
-        absl::StrCat(file, ": not a known trace format", kExpectedFormats));
+        absl::StrCat(file_, ": not a known trace format", kExpectedFormats));
   }
-  for (const std::string& e : space.errors()) {
-    builder->Note(file,
-                  absl::StrCat("profiler error recorded in the trace: ", e));
+  for (const std::string& e : space_.errors()) {
+    builder_->Note(file_,
+                   absl::StrCat("profiler error recorded in the trace: ", e));
   }
+  return absl::OkStatus();
+}
 
-  std::vector<const XPlane*> hosts, gpus;
-  absl::flat_hash_map<int64_t, const XLine*> python_lines;
-  const XPlane* python_plane = nullptr;
-  for (const XPlane& plane : space.planes()) {
+void XSpaceImport::ClassifyPlanes() {
+  for (const XPlane& plane : space_.planes()) {
     const std::string lower = absl::AsciiStrToLower(plane.name());
     if (lower == "/host:cpu") {
-      hosts.push_back(&plane);
+      hosts_.push_back(&plane);
     } else if (lower == "/host:python-tracer") {
-      python_plane = &plane;
+      python_plane_ = &plane;
       for (const XLine& line : plane.lines()) {
-        python_lines.emplace(line.id(), &line);
+        python_lines_.emplace(line.id(), &line);
       }
     } else if (absl::StartsWith(lower, "/device:gpu:")) {
-      gpus.push_back(&plane);
+      gpus_.push_back(&plane);
     } else {
       int64_t events = 0;
       for (const XLine& line : plane.lines()) events += line.events_size();
       if (events > 0) {
-        builder->Count(
-            file,
+        builder_->Count(
+            file_,
             absl::StrCat("events on plane \"", plane.name(), "\" not mapped"),
             events);
       }
     }
   }
-
-  // --- Steps: the groups marked on the device planes' "Steps" lines.
-  Steps steps;
-  steps.file_index = file_index;
-  {
-    absl::flat_hash_map<int64_t, int64_t> first_start;
-    for (const XPlane* plane : gpus) {
-      PlaneStats stats(*plane);
-      for (const XLine& line : plane->lines()) {
-        if (line.name() != "Steps") continue;
-        for (const XEvent& ev : line.events()) {
-          std::optional<int64_t> group =
-              stats.Int(ev, Metadata(*plane, ev), "group_id");
-          std::optional<int64_t> start = StartMicros(line, ev);
-          // Negative steps mean "average" to tfprof: not a step.
-          if (!group.has_value() || *group < 0 || !start.has_value()) continue;
-          auto [it, inserted] = first_start.emplace(*group, *start);
-          if (!inserted) it->second = std::min(it->second, *start);
-        }
-      }
-    }
-    for (const auto& [group, start] : first_start) {
-      steps.starts.emplace_back(start, group);
-      steps.groups.emplace(group, true);
-    }
-    std::sort(steps.starts.begin(), steps.starts.end());
+  if (python_plane_ != nullptr) {
+    py_stats_ = std::make_unique<PlaneStats>(*python_plane_);
   }
+}
 
-  // --- Host ops: nested per line; memory and launches go to the innermost
-  // op; Python frames enclosing an op form its call stack.
-  absl::flat_hash_map<std::string, std::pair<int32_t, int64_t>> launches;
-  int64_t orphan_memory = 0, bad_events = 0;
-  for (const XPlane* plane : hosts) {
+void XSpaceImport::FindSteps() {
+  absl::flat_hash_map<int64_t, int64_t> first_start;
+  for (const XPlane* plane : gpus_) {
     PlaneStats stats(*plane);
-    std::unique_ptr<PlaneStats> py_stats;
-    if (python_plane != nullptr) {
-      py_stats = std::make_unique<PlaneStats>(*python_plane);
-    }
     for (const XLine& line : plane->lines()) {
-      std::vector<HostEvent> events;
-      events.reserve(line.events_size());
-      auto add = [&](const XLine& l, const XEvent& ev, const XPlane& p,
-                     bool python) {
-        std::optional<int64_t> start = StartMicros(l, ev);
-        std::optional<int64_t> duration = DurationMicros(ev);
-        if (!start.has_value() || !duration.has_value() ||
-            *start > INT64_MAX / 4 || *start < INT64_MIN / 4 ||
-            *duration > INT64_MAX / 4) {
-          ++bad_events;
-          return;
-        }
-        HostEvent h;
-        h.start = *start;
-        h.duration = *duration;
-        h.event = &ev;
-        h.md = Metadata(p, ev);
-        const absl::string_view name =
-            h.md != nullptr ? absl::string_view(h.md->name()) : "";
-        if (python) {
-          if (!absl::StartsWith(name, "$")) return;
-          h.kind = HostKind::kPython;
-          h.name = name;
-        } else if (SplitTfOp(name, &h.name, &h.type)) {
-          h.kind = HostKind::kOp;
-        } else if (name == "MemoryAllocation" || name == "MemoryDeallocation") {
-          h.kind = HostKind::kOther;
-          h.memory = true;
-          h.deallocation = name == "MemoryDeallocation";
-        } else if (stats.Find(ev, h.md, "correlation_id") != nullptr) {
-          h.kind = HostKind::kOther;
-        } else {
-          return;  // other host activity: not an op
-        }
-        events.push_back(std::move(h));
-      };
-      for (const XEvent& ev : line.events()) add(line, ev, *plane, false);
-      auto py = python_lines.find(line.id());
-      if (py != python_lines.end()) {
-        for (const XEvent& ev : py->second->events()) {
-          add(*py->second, ev, *python_plane, true);
-        }
-      }
-      const int32_t n = static_cast<int32_t>(events.size());
-      std::vector<int32_t> order(n);
-      for (int32_t i = 0; i < n; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-        const HostEvent& x = events[a];
-        const HostEvent& y = events[b];
-        if (x.start != y.start) return x.start < y.start;
-        if (x.duration != y.duration) return x.duration > y.duration;
-        if (x.kind != y.kind) return x.kind < y.kind;
-        return a < b;
-      });
-      std::vector<int32_t> op_stack, py_stack;
-      auto end_of = [&](int32_t i) {
-        return SatAdd(events[i].start, events[i].duration);
-      };
-      for (int32_t i : order) {
-        HostEvent& h = events[i];
-        while (!op_stack.empty() && end_of(op_stack.back()) <= h.start) {
-          op_stack.pop_back();
-        }
-        while (!py_stack.empty() && end_of(py_stack.back()) <= h.start) {
-          py_stack.pop_back();
-        }
-        if (h.kind == HostKind::kPython) {
-          py_stack.push_back(i);
-          continue;
-        }
-        if (h.kind == HostKind::kOther) {
-          const int32_t owner = op_stack.empty() ? -1 : op_stack.back();
-          if (h.memory) {
-            if (owner < 0) {
-              ++orphan_memory;
-            } else {
-              events[owner].memory_events.push_back(i);
-            }
-          } else {
-            const std::string ctx =
-                stats.Text(*h.event, h.md, "context_id").value_or("");
-            const std::string corr =
-                stats.Text(*h.event, h.md, "correlation_id").value_or("");
-            if (owner >= 0) {
-              launches[absl::StrCat(ctx, "/", corr)] = {events[owner].node,
-                                                        events[owner].step};
-            }
-          }
-          continue;
-        }
-        // An op.
-        h.exclusive = h.duration;
-        if (!op_stack.empty()) {
-          HostEvent& parent = events[op_stack.back()];
-          parent.exclusive -=
-              std::min(end_of(i), end_of(op_stack.back())) - h.start;
-        }
-        h.node = builder->TypedNode(h.name, h.type);
-        h.step = steps.Of(stats.Int(*h.event, h.md, "group_id"), h.start);
-        if (!py_stack.empty() && !builder->HasCode(h.node)) {
-          std::vector<Frame> frames;
-          const size_t first =
-              py_stack.size() > kMaxFrames ? py_stack.size() - kMaxFrames : 0;
-          for (size_t p = first; p < py_stack.size(); ++p) {
-            frames.push_back(ParsePythonEvent(events[py_stack[p]].name));
-          }
-          builder->SetCode(h.node, frames);
-        }
-        op_stack.push_back(i);
-      }
-
-      for (HostEvent& h : events) {
-        if (h.kind != HostKind::kOp) continue;
-        const TraceBuilder::ExecRef exec =
-            builder->AddExec(h.step, kHostCpuDevice, h.node, h.start,
-                             std::max<int64_t>(h.exclusive, 0));
-        tfcore::NodeExecStats* stat = nullptr;  // made for the first record
-        std::vector<std::pair<std::string, int64_t>> running;
-        for (int32_t m : h.memory_events) {
-          const HostEvent& mem = events[m];
-          std::optional<int64_t> bytes =
-              stats.Int(*mem.event, mem.md, "allocation_bytes");
-          if (!bytes.has_value()) {
-            bytes = stats.Int(*mem.event, mem.md, "requested_bytes");
-          }
-          if (!bytes.has_value() || *bytes < 0) {
-            builder->Count(file,
-                           "memory events without allocation_bytes, "
-                           "skipped");
-            continue;
-          }
-          const int64_t delta = mem.deallocation ? -*bytes : *bytes;
-          const std::string allocator =
-              stats.Text(*mem.event, mem.md, "allocator_name")
-                  .value_or("unknown_allocator");
-          size_t slot = 0;
-          for (; slot < running.size(); ++slot) {
-            if (running[slot].first == allocator) break;
-          }
-          tfcore::AllocatorMemoryUsed* used;
-          if (slot == running.size()) {
-            running.emplace_back(allocator, 0);
-            if (stat == nullptr) stat = builder->Details(exec);
-            used = stat->add_memory();
-            used->set_allocator_name(allocator);
-          } else {
-            used = stat->mutable_memory(static_cast<int>(slot));
-          }
-          int64_t& live = running[slot].second;
-          live = SatAdd(live, delta);
-          if (delta > 0)
-            used->set_total_bytes(SatAdd(used->total_bytes(), delta));
-          used->set_peak_bytes(std::max(used->peak_bytes(), live));
-          used->set_live_bytes(std::max<int64_t>(live, 0));
-          tfcore::AllocationRecord* rec = used->add_allocation_records();
-          rec->set_alloc_micros(mem.start);
-          rec->set_alloc_bytes(delta);
-          std::optional<int64_t> in_use =
-              stats.Int(*mem.event, mem.md, "bytes_allocated");
-          if (in_use.has_value()) used->set_allocator_bytes_in_use(*in_use);
-        }
-      }
-    }
-  }
-
-  // --- GPU activity on the stream lines.
-  int64_t by_correlation = 0, by_annotation = 0, unlinked = 0;
-  for (const XPlane* plane : gpus) {
-    PlaneStats stats(*plane);
-    const int64_t gpu = GpuIndex(plane->name());
-    for (const XLine& line : plane->lines()) {
-      if (!absl::StartsWith(line.name(), "Stream #")) {
-        if (line.name() != "Steps" && line.events_size() > 0) {
-          builder->Count(file,
-                         absl::StrCat("events on derived line \"", line.name(),
-                                      "\" not mapped (summaries of the stream "
-                                      "lines)"),
-                         line.events_size());
-        }
-        continue;
-      }
-      const std::string stream = StreamId(line);
-      const std::string stream_all = GpuStreamAllDevice(gpu);
-      const std::string stream_device = GpuStreamDevice(gpu, stream);
+      if (line.name() != "Steps") continue;
       for (const XEvent& ev : line.events()) {
+        std::optional<int64_t> group =
+            stats.Int(ev, Metadata(*plane, ev), "group_id");
         std::optional<int64_t> start = StartMicros(line, ev);
-        std::optional<int64_t> duration = DurationMicros(ev);
-        if (!start.has_value() || !duration.has_value() ||
-            *start > INT64_MAX / 4 || *start < INT64_MIN / 4 ||
-            *duration > INT64_MAX / 4) {
-          ++bad_events;
-          continue;
-        }
-        const XEventMetadata* md = Metadata(*plane, ev);
-        const std::string ctx = stats.Text(ev, md, "context_id").value_or("");
-        const std::string corr =
-            stats.Text(ev, md, "correlation_id").value_or("");
-        int32_t node = -1;
-        int64_t step = 0;
-        auto launch = corr.empty()
-                          ? launches.end()
-                          : launches.find(absl::StrCat(ctx, "/", corr));
-        if (launch != launches.end()) {
-          node = launch->second.first;
-          step = launch->second.second;
-          ++by_correlation;
-        } else {
-          std::optional<std::string> annotation =
-              stats.Text(ev, md, "annotation");
-          const std::string op =
-              annotation.has_value() ? InnermostAnnotation(*annotation) : "";
-          absl::string_view name, type;
-          if (!op.empty()) {
-            if (SplitTfOp(op, &name, &type)) {
-              node = builder->TypedNode(name, type);
-            } else {
-              node = builder->TypedNode(op, op);
-            }
-            ++by_annotation;
-          } else {
-            const std::string kind =
-                md != nullptr && (absl::StartsWith(md->name(), "Memcpy") ||
-                                  absl::StartsWith(md->name(), "Memset"))
-                    ? md->name()
-                    : "kernel";
-            node = builder->Node(absl::StrCat("_unlinked/", kind), kind);
-            ++unlinked;
-          }
-          step = steps.Of(stats.Int(ev, md, "group_id"), *start);
-        }
-        builder->AddExec(step, stream_all, node, *start, *duration);
-        builder->AddExec(step, stream_device, node, *start, *duration);
+        // Negative steps mean "average" to tfprof: not a step.
+        if (!group.has_value() || *group < 0 || !start.has_value()) continue;
+        auto [it, inserted] = first_start.emplace(*group, *start);
+        if (!inserted) it->second = std::min(it->second, *start);
       }
     }
   }
+  for (const auto& [group, start] : first_start) {
+    steps_.Add(start, group);
+    groups_.insert(group);
+  }
+  steps_.Sort();
+}
 
-  if (!steps.starts.empty()) {
-    builder->Note(file, absl::StrCat("step groups on the Steps lines: ",
-                                     steps.starts.size(),
-                                     " (step = group id); events of no step "
-                                     "group go to the step that started last "
-                                     "before them"));
+void XSpaceImport::ImportHostPlane(const XPlane& plane) {
+  PlaneStats stats(plane);
+  for (const XLine& line : plane.lines()) {
+    std::vector<HostEvent> events;
+    events.reserve(line.events_size());
+    for (const XEvent& ev : line.events()) {
+      CollectHostEvent(stats, plane, line, ev, false, &events);
+    }
+    auto py = python_lines_.find(line.id());
+    if (py != python_lines_.end()) {
+      for (const XEvent& ev : py->second->events()) {
+        CollectHostEvent(*py_stats_, *python_plane_, *py->second, ev, true,
+                         &events);
+      }
+    }
+    NestHostEvents(stats, &events);
+    AddHostExecs(stats, events);
   }
-  if (steps.before_first > 0) {
-    builder->Note(file, absl::StrCat(steps.before_first,
-                                     " events before the first step counted "
-                                     "in step ",
-                                     steps.starts.front().second));
+}
+
+void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
+                                    const XPlane& plane, const XLine& line,
+                                    const XEvent& ev, bool python,
+                                    std::vector<HostEvent>* events) {
+  HostEvent h;
+  if (!TimeOf(line, ev, &h.start, &h.duration)) {
+    ++bad_events_;
+    return;
   }
-  builder->Count(file,
-                 "GPU events without a recorded launch linked to their op by "
-                 "its annotation",
-                 by_annotation);
-  builder->Count(file, "GPU events linked to no op: on nodes _unlinked/<kind>",
-                 unlinked);
-  builder->Count(file, "memory events outside any op, not mapped",
-                 orphan_memory);
-  builder->Count(file,
-                 "events without a usable time (aggregated, negative or out of "
-                 "range), skipped",
-                 bad_events);
-  builder->Count(
-      file, "GPU events linked to the op that launched them by correlation id",
-      by_correlation);
-  return absl::OkStatus();
+  h.event = &ev;
+  h.md = Metadata(plane, ev);
+  const absl::string_view name =
+      h.md != nullptr ? absl::string_view(h.md->name()) : "";
+  if (python) {
+    if (!absl::StartsWith(name, "$")) return;
+    h.kind = HostKind::kPython;
+    h.name = name;
+  } else if (SplitTfOp(name, &h.name, &h.type)) {
+    h.kind = HostKind::kOp;
+  } else if (name == "MemoryAllocation" || name == "MemoryDeallocation") {
+    h.kind = HostKind::kOther;
+    h.memory = true;
+    h.deallocation = name == "MemoryDeallocation";
+  } else if (stats.Find(ev, h.md, "correlation_id") != nullptr) {
+    h.kind = HostKind::kOther;
+  } else {
+    return;  // other host activity: not an op
+  }
+  events->push_back(std::move(h));
+}
+
+void XSpaceImport::NestHostEvents(const PlaneStats& stats,
+                                  std::vector<HostEvent>* events) {
+  const int32_t n = static_cast<int32_t>(events->size());
+  std::vector<int32_t> order(n);
+  for (int32_t i = 0; i < n; ++i) order[i] = i;
+  SortForNesting(
+      *events, [](const HostEvent&) { return 0; }, &order);
+  op_stack_.clear();
+  py_stack_.clear();
+  for (int32_t i : order) {
+    const HostEvent& h = (*events)[i];
+    PopEnded(*events, h.start, &op_stack_);
+    PopEnded(*events, h.start, &py_stack_);
+    switch (h.kind) {
+      case HostKind::kPython:
+        py_stack_.push_back(i);
+        break;
+      case HostKind::kOther:
+        NestOther(stats, i, events);
+        break;
+      case HostKind::kOp:
+        NestOp(stats, i, events);
+        break;
+    }
+  }
+}
+
+void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
+                             std::vector<HostEvent>* events) {
+  const HostEvent& h = (*events)[i];
+  const int32_t owner = op_stack_.empty() ? -1 : op_stack_.back();
+  if (h.memory) {
+    if (owner < 0) {
+      ++orphan_memory_;
+    } else {
+      (*events)[owner].memory_events.push_back(i);
+    }
+    return;
+  }
+  const std::string ctx = stats.Text(*h.event, h.md, "context_id").value_or("");
+  const std::string corr =
+      stats.Text(*h.event, h.md, "correlation_id").value_or("");
+  if (owner >= 0) {
+    launches_[absl::StrCat(ctx, "/", corr)] = {(*events)[owner].node,
+                                               (*events)[owner].step};
+  }
+}
+
+void XSpaceImport::NestOp(const PlaneStats& stats, int32_t i,
+                          std::vector<HostEvent>* events) {
+  HostEvent& h = (*events)[i];
+  h.exclusive = h.duration;
+  if (!op_stack_.empty()) {
+    HostEvent& parent = (*events)[op_stack_.back()];
+    parent.exclusive -= std::min(EndOf(h), EndOf(parent)) - h.start;
+  }
+  h.node = builder_->TypedNode(h.name, h.type);
+  h.step = StepOf(stats.Int(*h.event, h.md, "group_id"), h.start);
+  if (!py_stack_.empty() && !builder_->HasCode(h.node)) {
+    builder_->SetCode(h.node,
+                      OpenFrames(*events, py_stack_, [](const HostEvent& py) {
+                        return ParsePythonEvent(py.name);
+                      }));
+  }
+  op_stack_.push_back(i);
+}
+
+void XSpaceImport::AddHostExecs(const PlaneStats& stats,
+                                const std::vector<HostEvent>& events) {
+  for (const HostEvent& h : events) {
+    if (h.kind != HostKind::kOp) continue;
+    const TraceBuilder::ExecRef exec =
+        builder_->AddExec(h.step, kHostCpuDevice, h.node, h.start,
+                          std::max<int64_t>(h.exclusive, 0));
+    AddMemory(stats, events, h, exec);
+  }
+}
+
+void XSpaceImport::AddMemory(const PlaneStats& stats,
+                             const std::vector<HostEvent>& events,
+                             const HostEvent& h, TraceBuilder::ExecRef exec) {
+  ExecMemory memory(builder_, exec);
+  for (int32_t m : h.memory_events) {
+    const HostEvent& mem = events[m];
+    std::optional<int64_t> bytes =
+        stats.Int(*mem.event, mem.md, "allocation_bytes");
+    if (!bytes.has_value()) {
+      bytes = stats.Int(*mem.event, mem.md, "requested_bytes");
+    }
+    if (!bytes.has_value() || *bytes < 0) {
+      builder_->Count(file_,
+                      "memory events without allocation_bytes, "
+                      "skipped");
+      continue;
+    }
+    memory.Record(stats.Text(*mem.event, mem.md, "allocator_name")
+                      .value_or("unknown_allocator"),
+                  mem.deallocation ? -*bytes : *bytes, mem.start,
+                  stats.Int(*mem.event, mem.md, "bytes_allocated"));
+  }
+}
+
+void XSpaceImport::ImportGpuPlane(const XPlane& plane) {
+  PlaneStats stats(plane);
+  const int64_t gpu = GpuIndex(plane.name());
+  for (const XLine& line : plane.lines()) {
+    if (!absl::StartsWith(line.name(), "Stream #")) {
+      if (line.name() != "Steps" && line.events_size() > 0) {
+        builder_->Count(file_,
+                        absl::StrCat("events on derived line \"", line.name(),
+                                     "\" not mapped (summaries of the stream "
+                                     "lines)"),
+                        line.events_size());
+      }
+      continue;
+    }
+    const std::string stream_all = GpuStreamAllDevice(gpu);
+    const std::string stream_device = GpuStreamDevice(gpu, StreamId(line));
+    for (const XEvent& ev : line.events()) {
+      ImportStreamEvent(stats, plane, line, ev, stream_all, stream_device);
+    }
+  }
+}
+
+void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
+                                     const XPlane& plane, const XLine& line,
+                                     const XEvent& ev,
+                                     const std::string& stream_all,
+                                     const std::string& stream_device) {
+  int64_t start, duration;
+  if (!TimeOf(line, ev, &start, &duration)) {
+    ++bad_events_;
+    return;
+  }
+  const XEventMetadata* md = Metadata(plane, ev);
+  const std::string ctx = stats.Text(ev, md, "context_id").value_or("");
+  const std::string corr = stats.Text(ev, md, "correlation_id").value_or("");
+  int32_t node = -1;
+  int64_t step = 0;
+  auto launch = corr.empty() ? launches_.end()
+                             : launches_.find(absl::StrCat(ctx, "/", corr));
+  if (launch != launches_.end()) {
+    node = launch->second.first;
+    step = launch->second.second;
+    ++by_correlation_;
+  } else {
+    node = NodeWithoutLaunch(stats, ev, md);
+    step = StepOf(stats.Int(ev, md, "group_id"), start);
+  }
+  builder_->AddExec(step, stream_all, node, start, duration);
+  builder_->AddExec(step, stream_device, node, start, duration);
+}
+
+int32_t XSpaceImport::NodeWithoutLaunch(const PlaneStats& stats,
+                                        const XEvent& ev,
+                                        const XEventMetadata* md) {
+  std::optional<std::string> annotation = stats.Text(ev, md, "annotation");
+  const std::string op =
+      annotation.has_value() ? InnermostAnnotation(*annotation) : "";
+  if (!op.empty()) {
+    ++by_annotation_;
+    absl::string_view name, type;
+    if (SplitTfOp(op, &name, &type)) return builder_->TypedNode(name, type);
+    return builder_->TypedNode(op, op);
+  }
+  const std::string kind =
+      md != nullptr && (absl::StartsWith(md->name(), "Memcpy") ||
+                        absl::StartsWith(md->name(), "Memset"))
+          ? md->name()
+          : "kernel";
+  ++unlinked_;
+  return builder_->UnlinkedNode(kind, kind);
+}
+
+void XSpaceImport::AddNotes() {
+  if (!steps_.empty()) {
+    builder_->Note(
+        file_, absl::StrCat("step groups on the Steps lines: ", steps_.size(),
+                            " (step = group id); events of no step "
+                            "group go to the step that started "
+                            "last before them"));
+  }
+  steps_.NoteBeforeFirst(file_, "step", builder_);
+  builder_->Count(file_,
+                  "GPU events without a recorded launch linked to their op by "
+                  "its annotation",
+                  by_annotation_);
+  builder_->Count(file_,
+                  "GPU events linked to no op: on nodes _unlinked/<kind>",
+                  unlinked_);
+  builder_->Count(file_, "memory events outside any op, not mapped",
+                  orphan_memory_);
+  builder_->Count(file_,
+                  "events without a usable time (aggregated, negative or out "
+                  "of range), skipped",
+                  bad_events_);
+  builder_->Count(
+      file_, "GPU events linked to the op that launched them by correlation id",
+      by_correlation_);
+}
+
+}  // namespace
+
+absl::Status ImportXSpace(absl::string_view contents, const std::string& file,
+                          int64_t file_index, TraceBuilder* builder) {
+  return XSpaceImport(file, file_index, builder).Run(contents);
 }
 
 }  // namespace trace_internal
