@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -196,179 +198,222 @@ bool ParseAllocation(absl::string_view text,
   return true;
 }
 
-}  // namespace
+// One timeline's import (one step): executions go to the builder as events
+// are read; GPU lanes, notes and output tensors follow.
+class TfTimelineImport {
+ public:
+  TfTimelineImport(const JsonTraceScan& scan, const std::string& file,
+                   int64_t step, TraceBuilder* builder)
+      : processes_(scan.processes),
+        file_(file),
+        step_(step),
+        builder_(builder) {}
 
-absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
-                              const std::string& file, int64_t file_index,
-                              TraceBuilder* builder) {
-  const int64_t step = file_index;
-  // Processes: pid -> name (read by the scan).
-  const absl::flat_hash_map<std::string, std::string>& processes =
-      scan.processes;
+  absl::Status Run(JsonReader* reader) {
+    if (!reader->ForEachEvent(
+            [&](JsonReader::Value& ev) {
+              if (!ReadEvent(reader, ev, &fields_)) return false;
+              OnEvent(fields_);
+              return true;
+            },
+            /*last_pass=*/true)) {
+      return JsonReadError(file_);
+    }
+    // The rest needs no JSON.
+    reader->Close();
+    SumStreamLanes();
+    NoteDevices();
+    AddOutputs();
+    return absl::OkStatus();
+  }
 
-  std::vector<LaneEvent> lanes;
-  GpuTable lane_gpus;
-  absl::flat_hash_set<std::string> gpus_with_stream_all;
-  absl::flat_hash_set<std::string> gpu_devices;  // canonical GPU devices
-  absl::flat_hash_map<std::string, int64_t> no_time_devices;
+ private:
   struct Snapshot {
     std::string tensor;
     std::string description;
   };
-  std::vector<Snapshot> snapshots;
 
-  // One pass: executions go to the builder as they are read.
-  EventFields fields;
-  const bool read = reader->ForEachEvent(
-      [&](JsonReader::Value& event) {
-        if (!ReadEvent(reader, event, &fields)) return false;
-        const EventFields& ev = fields;
-        std::optional<absl::string_view> ph = ev.ph.String();
-        if (!ph.has_value()) {
-          builder->Count(file, "events without a \"ph\" string, skipped");
-          return true;
-        }
-        if (*ph == "O") {
-          std::optional<absl::string_view> name = ev.name.String();
-          std::optional<absl::string_view> desc =
-              ev.tensor_description.String();
-          if (name.has_value() && desc.has_value()) {
-            snapshots.push_back({std::string(*name), std::string(*desc)});
-          } else {
-            builder->Count(file,
-                           "object snapshots (ph O) without a tensor "
-                           "description, not mapped");
-          }
-          return true;
-        }
-        if (*ph == "N" || *ph == "D") {
-          builder->Count(file,
-                         "tensor lifetime events (ph N/D) not mapped "
-                         "(output sizes come from their O snapshots)");
-          return true;
-        }
-        if (*ph == "C") {
-          builder->Count(file,
-                         "allocator counter samples (ph C) not mapped "
-                         "(allocator-wide totals, not per node)");
-          return true;
-        }
-        if (IsIgnoredPhase(*ph)) return true;
-        if (*ph != "X") {
-          builder->Count(
-              file, absl::StrCat("events of phase \"", *ph, "\" not mapped"));
-          return true;
-        }
-
-        std::optional<std::string> pid = ev.pid.IdText();
-        auto proc = pid.has_value() ? processes.find(*pid) : processes.end();
-        if (proc == processes.end()) {
-          builder->Count(file,
-                         "op events in a process without a process_name, "
-                         "skipped");
-          return true;
-        }
-        std::string device = proc->second;
-        if (absl::EndsWith(device, " Compute")) {
-          device.resize(device.size() - 8);
-        } else {
-          builder->Count(file, absl::StrCat("op events in process \"", device,
-                                            "\" (not \"<device> Compute\"), "
-                                            "skipped"));
-          return true;
-        }
-
-        int64_t start = 0, duration = 0;
-        if (!ev.ts.Micros(&start) || !ev.dur.Micros(&duration) ||
-            duration < 0) {
-          builder->Count(file, "op events without a valid ts/dur, skipped");
-          return true;
-        }
-
-        absl::string_view node_name, op;
-        std::optional<absl::string_view> ev_name = ev.name.String();
-        std::optional<absl::string_view> args_name = ev.args_name.String();
-        std::optional<absl::string_view> args_op = ev.args_op.String();
-        bool has_node_name = args_name.has_value();
-        if (has_node_name) node_name = *args_name;
-        if (args_op.has_value()) op = *args_op;
-        if (!has_node_name && ev_name.has_value()) {
-          node_name = *ev_name;
-          has_node_name = true;
-        }
-        if (!args_op.has_value() && ev_name.has_value()) op = *ev_name;
-        if (!has_node_name) {
-          builder->Count(file, "op events without args.name or name, skipped");
-          return true;
-        }
-        // tfprof drops the runtime's bookkeeping entries the same way.
-        if (node_name == "_SOURCE" || node_name == "RecvTensor") {
-          builder->Count(file,
-                         absl::StrCat("\"", node_name,
-                                      "\" events dropped (runtime "
-                                      "bookkeeping; tfprof drops them too)"));
-          return true;
-        }
-
-        const int32_t node = builder->Node(node_name, op);
-        const bool canonical = IsCanonicalDevice(device);
-        if (canonical) {
-          // tfprof keeps one canonical device per node (the first it sees) and
-          // drops the node's executions on any other; do it here, visibly.
-          const std::string& first =
-              builder->ClaimCanonicalDevice(node, device);
-          if (!absl::EqualsIgnoreCase(first, device)) {
-            builder->Count(
-                file, absl::StrCat(
-                          "executions of \"", builder->NodeName(node), "\" on ",
-                          device, " dropped: the node ran on ", first,
-                          " first (tfprof keeps one canonical device per "
-                          "node)"));
-            return true;
-          }
-        }
-        builder->AddExec(step, device, node, start, duration);
-
-        std::string gpu;
-        bool memcpy = false;
-        if (canonical) {
-          if (ev.has_args) builder->SetInputs(node, Inputs(ev));
-          if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
-            gpu_devices.insert(device);
-          }
-        } else if (IsStreamAllDevice(device)) {
-          const std::string lower = absl::AsciiStrToLower(device);
-          gpus_with_stream_all.insert(absl::AsciiStrToLower(
-              device.substr(0, lower.find("/stream:all"))));
-        } else if (SplitGpuLane(device, &gpu, &memcpy)) {
-          lanes.push_back({lane_gpus.Id(gpu), node, start, duration, memcpy});
-        } else {
-          ++no_time_devices[device];
-        }
-        return true;
-      },
-      /*last_pass=*/true);
-  if (!read) return JsonReadError(file);
-  // The rest needs no JSON.
-  reader->Close();
-
+  void OnEvent(const EventFields& ev);
+  // Events of other phases than X: counted, snapshots kept. True if `ph`
+  // was one of them.
+  bool OnOtherPhase(absl::string_view ph, const EventFields& ev);
+  // The device of an op event ("<device> Compute" process), or nullopt.
+  std::optional<std::string> DeviceOf(const EventFields& ev);
+  // The node of an op event (args.name/args.op, else its name), or nullopt.
+  std::optional<int32_t> NodeOf(const EventFields& ev);
+  // Files the execution under the device's kind (canonical, stream:all,
+  // stream/memcpy lane, other).
+  void ClassifyDevice(const std::string& device, bool canonical, int32_t node,
+                      int64_t start, int64_t duration, const EventFields& ev);
   // Accelerator time of GPUs without a stream:all lane: the stream lanes,
   // plus memcpy-lane events that no stream lane has (TF records most copies
   // on both).
-  std::vector<bool> summed(lane_gpus.lower.size());
+  void SumStreamLanes();
+  void NoteDevices();
+  // Output tensors (show_memory timelines): "node" or "node:slot".
+  void AddOutputs();
+
+  const absl::flat_hash_map<std::string, std::string>& processes_;
+  const std::string& file_;
+  const int64_t step_;
+  TraceBuilder* builder_;
+  EventFields fields_;
+  std::vector<LaneEvent> lanes_;
+  GpuTable lane_gpus_;
+  absl::flat_hash_set<std::string> gpus_with_stream_all_;
+  absl::flat_hash_set<std::string> gpu_devices_;  // canonical GPU devices
+  absl::flat_hash_map<std::string, int64_t> no_time_devices_;
+  std::vector<Snapshot> snapshots_;
+};
+
+bool TfTimelineImport::OnOtherPhase(absl::string_view ph,
+                                    const EventFields& ev) {
+  if (ph == "O") {
+    std::optional<absl::string_view> name = ev.name.String();
+    std::optional<absl::string_view> desc = ev.tensor_description.String();
+    if (name.has_value() && desc.has_value()) {
+      snapshots_.push_back({std::string(*name), std::string(*desc)});
+    } else {
+      builder_->Count(file_,
+                      "object snapshots (ph O) without a tensor "
+                      "description, not mapped");
+    }
+  } else if (ph == "N" || ph == "D") {
+    builder_->Count(file_,
+                    "tensor lifetime events (ph N/D) not mapped "
+                    "(output sizes come from their O snapshots)");
+  } else if (ph == "C") {
+    builder_->Count(file_,
+                    "allocator counter samples (ph C) not mapped "
+                    "(allocator-wide totals, not per node)");
+  } else if (IsIgnoredPhase(ph)) {
+    // Nothing to do.
+  } else if (ph != "X") {
+    builder_->Count(file_,
+                    absl::StrCat("events of phase \"", ph, "\" not mapped"));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> TfTimelineImport::DeviceOf(const EventFields& ev) {
+  std::optional<std::string> pid = ev.pid.IdText();
+  auto proc = pid.has_value() ? processes_.find(*pid) : processes_.end();
+  if (proc == processes_.end()) {
+    builder_->Count(file_,
+                    "op events in a process without a process_name, "
+                    "skipped");
+    return std::nullopt;
+  }
+  std::string device = proc->second;
+  if (!absl::EndsWith(device, " Compute")) {
+    builder_->Count(file_, absl::StrCat("op events in process \"", device,
+                                        "\" (not \"<device> Compute\"), "
+                                        "skipped"));
+    return std::nullopt;
+  }
+  device.resize(device.size() - 8);
+  return device;
+}
+
+std::optional<int32_t> TfTimelineImport::NodeOf(const EventFields& ev) {
+  absl::string_view node_name, op;
+  std::optional<absl::string_view> ev_name = ev.name.String();
+  std::optional<absl::string_view> args_name = ev.args_name.String();
+  std::optional<absl::string_view> args_op = ev.args_op.String();
+  bool has_node_name = args_name.has_value();
+  if (has_node_name) node_name = *args_name;
+  if (args_op.has_value()) op = *args_op;
+  if (!has_node_name && ev_name.has_value()) {
+    node_name = *ev_name;
+    has_node_name = true;
+  }
+  if (!args_op.has_value() && ev_name.has_value()) op = *ev_name;
+  if (!has_node_name) {
+    builder_->Count(file_, "op events without args.name or name, skipped");
+    return std::nullopt;
+  }
+  // tfprof drops the runtime's bookkeeping entries the same way.
+  if (node_name == "_SOURCE" || node_name == "RecvTensor") {
+    builder_->Count(file_, absl::StrCat("\"", node_name,
+                                        "\" events dropped (runtime "
+                                        "bookkeeping; tfprof drops them too)"));
+    return std::nullopt;
+  }
+  return builder_->Node(node_name, op);
+}
+
+void TfTimelineImport::OnEvent(const EventFields& ev) {
+  std::optional<absl::string_view> ph = ev.ph.String();
+  if (!ph.has_value()) {
+    builder_->Count(file_, "events without a \"ph\" string, skipped");
+    return;
+  }
+  if (OnOtherPhase(*ph, ev)) return;
+  std::optional<std::string> device = DeviceOf(ev);
+  if (!device.has_value()) return;
+  int64_t start = 0, duration = 0;
+  if (!ev.ts.Micros(&start) || !ev.dur.Micros(&duration) || duration < 0) {
+    builder_->Count(file_, "op events without a valid ts/dur, skipped");
+    return;
+  }
+  std::optional<int32_t> node = NodeOf(ev);
+  if (!node.has_value()) return;
+  const bool canonical = IsCanonicalDevice(*device);
+  if (canonical) {
+    // tfprof keeps one canonical device per node (the first it sees) and
+    // drops the node's executions on any other; do it here, visibly.
+    const std::string& first = builder_->ClaimCanonicalDevice(*node, *device);
+    if (!absl::EqualsIgnoreCase(first, *device)) {
+      builder_->Count(
+          file_,
+          absl::StrCat("executions of \"", builder_->NodeName(*node), "\" on ",
+                       *device, " dropped: the node ran on ", first,
+                       " first (tfprof keeps one canonical device per node)"));
+      return;
+    }
+  }
+  builder_->AddExec(step_, *device, *node, start, duration);
+  ClassifyDevice(*device, canonical, *node, start, duration, ev);
+}
+
+void TfTimelineImport::ClassifyDevice(const std::string& device, bool canonical,
+                                      int32_t node, int64_t start,
+                                      int64_t duration, const EventFields& ev) {
+  std::string gpu;
+  bool memcpy = false;
+  if (canonical) {
+    if (ev.has_args) builder_->SetInputs(node, Inputs(ev));
+    if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
+      gpu_devices_.insert(device);
+    }
+  } else if (IsStreamAllDevice(device)) {
+    const std::string lower = absl::AsciiStrToLower(device);
+    gpus_with_stream_all_.insert(
+        absl::AsciiStrToLower(device.substr(0, lower.find("/stream:all"))));
+  } else if (SplitGpuLane(device, &gpu, &memcpy)) {
+    lanes_.push_back({lane_gpus_.Id(gpu), node, start, duration, memcpy});
+  } else {
+    ++no_time_devices_[device];
+  }
+}
+
+void TfTimelineImport::SumStreamLanes() {
+  std::vector<bool> summed(lane_gpus_.lower.size());
   for (size_t k = 0; k < summed.size(); ++k) {
-    summed[k] = !gpus_with_stream_all.contains(lane_gpus.lower[k]);
+    summed[k] = !gpus_with_stream_all_.contains(lane_gpus_.lower[k]);
   }
   absl::flat_hash_map<LaneKey, int64_t> on_streams;
-  for (const LaneEvent& e : lanes) {
-    const int32_t key = lane_gpus.keys[e.gpu];
+  for (const LaneEvent& e : lanes_) {
+    const int32_t key = lane_gpus_.keys[e.gpu];
     if (!e.memcpy && summed[key]) {
       ++on_streams[LaneKey{key, e.node, e.start, e.duration}];
     }
   }
-  absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> synthesized;
-  for (const LaneEvent& e : lanes) {
-    const int32_t key = lane_gpus.keys[e.gpu];
+  std::map<std::string, std::pair<int64_t, int64_t>> synthesized;  // sorted
+  for (const LaneEvent& e : lanes_) {
+    const int32_t key = lane_gpus_.keys[e.gpu];
     if (!summed[key]) continue;
     if (e.memcpy) {
       auto it = on_streams.find(LaneKey{key, e.node, e.start, e.duration});
@@ -377,43 +422,42 @@ absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
         continue;
       }
     }
-    const std::string& gpu = lane_gpus.names[e.gpu];
-    builder->AddExec(step, gpu + "/stream:all", e.node, e.start, e.duration);
+    const std::string& gpu = lane_gpus_.names[e.gpu];
+    builder_->AddExec(step_, gpu + "/stream:all", e.node, e.start, e.duration);
     auto& [n, micros] = synthesized[gpu];
     ++n;
     micros = SatAdd(micros, e.duration);
   }
-  std::vector<std::string> gpus;
-  for (const auto& [gpu, unused] : synthesized) gpus.push_back(gpu);
-  std::sort(gpus.begin(), gpus.end());
-  for (const std::string& gpu : gpus) {
-    builder->Note(
-        file, absl::StrCat("no ", gpu,
-                           "/stream:all lane: its accelerator "
-                           "time is summed from its stream lanes (",
-                           synthesized[gpu].first, " events, ",
-                           synthesized[gpu].second,
-                           "us; copies on both a stream and the memcpy lane "
-                           "counted once)"));
+  for (const auto& [gpu, sums] : synthesized) {
+    builder_->Note(
+        file_, absl::StrCat("no ", gpu,
+                            "/stream:all lane: its accelerator "
+                            "time is summed from its stream lanes (",
+                            sums.first, " events, ", sums.second,
+                            "us; copies on both a stream and the memcpy lane "
+                            "counted once)"));
   }
-  if (!gpu_devices.empty() && lanes.empty() && gpus_with_stream_all.empty()) {
-    builder->Note(file,
-                  "ops ran on a GPU but the timeline has no stream "
-                  "lanes: it holds no accelerator time");
-  }
-  std::vector<std::string> others;
-  for (const auto& [device, n] : no_time_devices) others.push_back(device);
-  std::sort(others.begin(), others.end());
-  for (const std::string& device : others) {
-    builder->Note(file, absl::StrCat(no_time_devices[device],
-                                     " events on device \"", device,
-                                     "\": listed as the nodes' devices, but "
-                                     "tfprof counts no time there (neither a "
-                                     "canonical nor a stream:all device)"));
-  }
+}
 
-  // Output tensors (show_memory timelines): "node" or "node:slot".
-  for (const Snapshot& s : snapshots) {
+void TfTimelineImport::NoteDevices() {
+  if (!gpu_devices_.empty() && lanes_.empty() &&
+      gpus_with_stream_all_.empty()) {
+    builder_->Note(file_,
+                   "ops ran on a GPU but the timeline has no stream "
+                   "lanes: it holds no accelerator time");
+  }
+  const std::map<std::string, int64_t> others(no_time_devices_.begin(),
+                                              no_time_devices_.end());
+  for (const auto& [device, n] : others) {
+    builder_->Note(file_, absl::StrCat(n, " events on device \"", device,
+                                       "\": listed as the nodes' devices, but "
+                                       "tfprof counts no time there (neither "
+                                       "a canonical nor a stream:all device)"));
+  }
+}
+
+void TfTimelineImport::AddOutputs() {
+  for (const Snapshot& s : snapshots_) {
     std::string name = s.tensor;
     int32_t slot = 0;
     const size_t colon = name.rfind(':');
@@ -423,23 +467,30 @@ absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
     } else {
       slot = 0;
     }
-    std::optional<int32_t> node = builder->FindNode(name);
+    std::optional<int32_t> node = builder_->FindNode(name);
     const TraceBuilder::ExecRef exec =
-        node.has_value() ? builder->FirstCanonicalExec(step, *node)
+        node.has_value() ? builder_->FirstCanonicalExec(step_, *node)
                          : TraceBuilder::ExecRef();
     tfcore::AllocationDescription alloc;
     if (!exec || !ParseAllocation(s.description, &alloc)) {
-      builder->Count(file,
-                     "tensor snapshots without a node execution or an "
-                     "allocation description, not mapped");
+      builder_->Count(file_,
+                      "tensor snapshots without a node execution or an "
+                      "allocation description, not mapped");
       continue;
     }
-    tfcore::NodeOutput* out = builder->Details(exec)->add_output();
+    tfcore::NodeOutput* out = builder_->Details(exec)->add_output();
     out->set_slot(slot);
     *out->mutable_tensor_description()->mutable_allocation_description() =
         alloc;
   }
-  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ImportTfTimeline(JsonReader* reader, const JsonTraceScan& scan,
+                              const std::string& file, int64_t file_index,
+                              TraceBuilder* builder) {
+  return TfTimelineImport(scan, file, file_index, builder).Run(reader);
 }
 
 }  // namespace trace_internal
