@@ -109,17 +109,9 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     return kExitUsage;
   }
   // Inputs that cannot go together are a usage error, found before loading.
-  if (!in.trace_path.empty() &&
-      (!in.profile_path.empty() || !in.graph_path.empty() ||
-       !in.run_meta_path.empty())) {
-    *io.err << "tfprof: --trace_path is set: do not also set --profile_path, "
-               "--graph_path or --run_meta_path\n";
-    return kExitUsage;
-  }
-  if (!in.profile_path.empty() &&
-      (!in.graph_path.empty() || !in.run_meta_path.empty())) {
-    *io.err << "tfprof: --profile_path is set: do not also set --graph_path "
-               "or --run_meta_path\n";
+  absl::Status combination = CheckInputCombination(in);
+  if (!combination.ok()) {
+    *io.err << "tfprof: " << combination.message() << "\n";
     return kExitUsage;
   }
   absl::Status valid = ValidateOptions(flags->options);

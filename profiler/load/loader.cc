@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -162,19 +163,7 @@ absl::Status ReadProtoFile(const std::string& path, bool text_first,
   return fmt.status();
 }
 
-absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
-    const InputPaths& paths, const LoadProgress& progress) {
-  auto tell = [&progress](const std::string& file) {
-    if (progress) progress(file);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  auto out = std::make_unique<LoadedProfile>();
-  if (!paths.profile_path.empty() &&
-      (!paths.graph_path.empty() || !paths.run_meta_path.empty())) {
-    return absl::InvalidArgumentError(
-        "--profile_path is set: do not also set --graph_path or "
-        "--run_meta_path");
-  }
+absl::Status CheckInputCombination(const InputPaths& paths) {
   if (!paths.trace_path.empty() &&
       (!paths.profile_path.empty() || !paths.graph_path.empty() ||
        !paths.run_meta_path.empty())) {
@@ -182,148 +171,178 @@ absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
         "--trace_path is set: do not also set --profile_path, --graph_path or "
         "--run_meta_path");
   }
+  if (!paths.profile_path.empty() &&
+      (!paths.graph_path.empty() || !paths.run_meta_path.empty())) {
+    return absl::InvalidArgumentError(
+        "--profile_path is set: do not also set --graph_path or "
+        "--run_meta_path");
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Reads and parses a whole input file (counted in out->bytes_read).
+template <typename Message>
+absl::Status ReadInput(const std::string& path, bool text_first, Message* msg,
+                       LoadedProfile* out) {
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return contents.status();
+  out->bytes_read += static_cast<int64_t>(contents->size());
+  return ParseProto(path, *contents, text_first, msg).status();
+}
+
+// Traces, converted and handed to the model one piece at a time, each freed
+// once the model has it (the steps' RunMetadata are built one by one).
+absl::Status LoadTraces(const std::string& trace_path,
+                        const std::optional<tfpb::OpLogProto>& op_log,
+                        LoadedProfile* out) {
+  const std::vector<std::string> files =
+      absl::StrSplit(trace_path, ',', absl::SkipEmpty());
+  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
+  if (!trace.ok()) return trace.status();
+  for (const std::string& f : files) {
+    struct stat st;
+    if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
+  }
+  out->model.AddGraph(trace->TakeGraph());
+  out->model.AddOpLog(trace->TakeOpLog());
+  if (op_log.has_value()) out->model.AddOpLog(*op_log);
+  if (out->checkpoint != nullptr) {
+    out->model.AddCheckpointVariables(out->checkpoint->names());
+  }
+  int64_t step = 0;
+  tfcore::RunMetadata run_meta;
+  while (trace->NextStep(&step, &run_meta)) {
+    absl::Status s = out->model.AddRunMeta(step, run_meta);
+    if (!s.ok()) return s;
+  }
+  out->notes.push_back(
+      absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
+                      TraceFormatName(trace->format()), out->model.size(),
+                      out->model.steps().size()));
+  for (const std::string& n : trace->notes()) {
+    out->notes.push_back("note: " + n);
+  }
+  return absl::OkStatus();
+}
+
+// A ProfileProto: binary ones streamed, text ones parsed whole and decoded
+// the same way.
+absl::Status LoadProfileProto(const std::string& path, LoadedProfile* out) {
+  absl::StatusOr<ProfileFileResult> streamed = ReadProfileProtoFile(path);
+  if (streamed.ok()) {
+    out->bytes_read += streamed->bytes_read;
+    out->model = std::move(streamed->model);
+    return absl::OkStatus();
+  }
+  if (streamed.status().code() == absl::StatusCode::kNotFound) {
+    return streamed.status();
+  }
+  if (streamed.status().code() != absl::StatusCode::kFailedPrecondition) {
+    return WithTraceHint(path, streamed.status());
+  }
+  tfpb::ProfileProto profile;
+  absl::Status parsed = ReadInput(path, false, &profile, out);
+  if (!parsed.ok()) return WithTraceHint(path, parsed);
+  absl::StatusOr<Model> model = ModelFromProfileProto(profile);
+  if (!model.ok()) return model.status();
+  out->model = std::move(*model);
+  return absl::OkStatus();
+}
+
+// RunMetadata files, the n-th one step n.
+absl::Status LoadRunMetas(const std::string& run_meta_path,
+                          const LoadProgress& tell, LoadedProfile* out) {
+  std::vector<std::string> files =
+      absl::StrSplit(run_meta_path, ',', absl::SkipEmpty());
+  std::set<std::string> seen;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!seen.insert(files[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(files[i],
+                       ": listed twice in --run_meta_path (each file is one "
+                       "step)"));
+    }
+    tell(files[i]);
+    tfcore::RunMetadata run_meta;
+    absl::Status parsed = ReadInput(files[i], false, &run_meta, out);
+    if (!parsed.ok()) return parsed;
+    absl::Status s = out->model.AddRunMeta(static_cast<int64_t>(i), run_meta);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(files[i], ": ", s.message()));
+    }
+    out->run_meta_files[static_cast<int64_t>(i)] = files[i];
+    out->notes.push_back(
+        absl::StrFormat("run graph coverage: %.2f", out->model.run_coverage()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadProfile(
+    const InputPaths& paths, const LoadProgress& progress) {
+  const LoadProgress tell = [&progress](const std::string& file) {
+    if (progress) progress(file);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status valid = CheckInputCombination(paths);
+  if (!valid.ok()) return valid;
   if (paths.profile_path.empty() && paths.graph_path.empty() &&
       paths.run_meta_path.empty() && paths.trace_path.empty()) {
     return absl::InvalidArgumentError(
         "no input: give --profile_path, --graph_path and/or --run_meta_path, "
         "or --trace_path");
   }
-
+  auto out = std::make_unique<LoadedProfile>();
   if (!paths.checkpoint_path.empty()) {
     absl::StatusOr<Checkpoint> ckpt = Checkpoint::Open(paths.checkpoint_path);
     if (!ckpt.ok()) return ckpt.status();
     out->checkpoint = std::make_unique<Checkpoint>(std::move(*ckpt));
   }
-
-  tfpb::OpLogProto op_log;
-  bool has_op_log = false;
+  std::optional<tfpb::OpLogProto> op_log;
   if (!paths.op_log_path.empty()) {
     tell(paths.op_log_path);
-    absl::StatusOr<std::string> contents = ReadFileToString(paths.op_log_path);
-    if (!contents.ok()) return contents.status();
-    out->bytes_read += static_cast<int64_t>(contents->size());
-    absl::StatusOr<ProtoFormat> fmt =
-        ParseProto(paths.op_log_path, *contents, false, &op_log);
-    if (!fmt.ok()) return fmt.status();
-    has_op_log = true;
+    op_log.emplace();
+    absl::Status s = ReadInput(paths.op_log_path, false, &*op_log, out.get());
+    if (!s.ok()) return s;
   }
-
   if (!paths.trace_path.empty()) {
-    const std::vector<std::string> files =
-        absl::StrSplit(paths.trace_path, ',', absl::SkipEmpty());
     tell(paths.trace_path);
-    absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
-    if (!trace.ok()) return trace.status();
-    for (const std::string& f : files) {
-      struct stat st;
-      if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
-    }
-    // One piece at a time, each freed once the model has it: the steps'
-    // RunMetadata are built one by one.
-    out->model.AddGraph(trace->TakeGraph());
-    out->model.AddOpLog(trace->TakeOpLog());
-    if (has_op_log) out->model.AddOpLog(op_log);
-    if (out->checkpoint != nullptr) {
-      out->model.AddCheckpointVariables(out->checkpoint->names());
-    }
-    int64_t step = 0;
-    tfcore::RunMetadata run_meta;
-    while (trace->NextStep(&step, &run_meta)) {
-      absl::Status s = out->model.AddRunMeta(step, run_meta);
-      if (!s.ok()) return s;
-    }
-    out->notes.push_back(
-        absl::StrFormat("%s: %s trace, %d nodes, %d steps", paths.trace_path,
-                        TraceFormatName(trace->format()), out->model.size(),
-                        out->model.steps().size()));
-    for (const std::string& n : trace->notes()) {
-      out->notes.push_back("note: " + n);
-    }
-    out->seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    absl::Status s = LoadTraces(paths.trace_path, op_log, out.get());
+    if (!s.ok()) return s;
+    out->seconds = SecondsSince(start);
     return out;
   }
-
   if (!paths.profile_path.empty()) {
     tell(paths.profile_path);
-    absl::StatusOr<ProfileFileResult> streamed =
-        ReadProfileProtoFile(paths.profile_path);
-    if (streamed.ok()) {
-      out->bytes_read += streamed->bytes_read;
-      out->model = std::move(streamed->model);
-    } else if (streamed.status().code() ==
-               absl::StatusCode::kFailedPrecondition) {
-      // Protobuf text format: parsed whole, then decoded the same way.
-      absl::StatusOr<std::string> contents =
-          ReadFileToString(paths.profile_path);
-      if (!contents.ok()) return contents.status();
-      out->bytes_read += static_cast<int64_t>(contents->size());
-      tfpb::ProfileProto profile;
-      absl::StatusOr<ProtoFormat> fmt =
-          ParseProto(paths.profile_path, *contents, false, &profile);
-      if (!fmt.ok()) return WithTraceHint(paths.profile_path, fmt.status());
-      absl::StatusOr<Model> model = ModelFromProfileProto(profile);
-      if (!model.ok()) return model.status();
-      out->model = std::move(*model);
-    } else if (streamed.status().code() == absl::StatusCode::kNotFound) {
-      return streamed.status();
-    } else {
-      return WithTraceHint(paths.profile_path, streamed.status());
-    }
-    if (has_op_log) out->model.AddOpLog(op_log);
-  } else {
-    if (!paths.graph_path.empty()) {
-      tell(paths.graph_path);
-      absl::StatusOr<std::string> contents = ReadFileToString(paths.graph_path);
-      if (!contents.ok()) return contents.status();
-      out->bytes_read += static_cast<int64_t>(contents->size());
-      tfcore::GraphDef graph;
-      absl::StatusOr<ProtoFormat> fmt =
-          ParseProto(paths.graph_path, *contents, true, &graph);
-      if (!fmt.ok()) return fmt.status();
-      out->model.AddGraph(graph);
-    }
-    // Same order as tfprof: op log and checkpoint apply to the graph's nodes,
-    // then the steps are added.
-    if (has_op_log) out->model.AddOpLog(op_log);
+    absl::Status s = LoadProfileProto(paths.profile_path, out.get());
+    if (!s.ok()) return s;
+  } else if (!paths.graph_path.empty()) {
+    tell(paths.graph_path);
+    tfcore::GraphDef graph;
+    absl::Status s = ReadInput(paths.graph_path, true, &graph, out.get());
+    if (!s.ok()) return s;
+    out->model.AddGraph(graph);
   }
+  // Same order as tfprof: op log and checkpoint apply to the graph's nodes,
+  // then the steps are added.
+  if (op_log.has_value()) out->model.AddOpLog(*op_log);
   if (out->checkpoint != nullptr) {
     out->model.AddCheckpointVariables(out->checkpoint->names());
   }
-
   if (!paths.run_meta_path.empty()) {
-    std::vector<std::string> files =
-        absl::StrSplit(paths.run_meta_path, ',', absl::SkipEmpty());
-    std::set<std::string> seen;
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (!seen.insert(files[i]).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(files[i],
-                         ": listed twice in --run_meta_path (each file is one "
-                         "step)"));
-      }
-      tell(files[i]);
-      absl::StatusOr<std::string> contents = ReadFileToString(files[i]);
-      if (!contents.ok()) return contents.status();
-      out->bytes_read += static_cast<int64_t>(contents->size());
-      tfcore::RunMetadata run_meta;
-      absl::StatusOr<ProtoFormat> fmt =
-          ParseProto(files[i], *contents, false, &run_meta);
-      if (!fmt.ok()) return fmt.status();
-      absl::Status s = out->model.AddRunMeta(static_cast<int64_t>(i), run_meta);
-      if (!s.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(files[i], ": ", s.message()));
-      }
-      out->run_meta_files[static_cast<int64_t>(i)] = files[i];
-      out->notes.push_back(absl::StrFormat("run graph coverage: %.2f",
-                                           out->model.run_coverage()));
-    }
+    absl::Status s = LoadRunMetas(paths.run_meta_path, tell, out.get());
+    if (!s.ok()) return s;
   }
-  out->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  out->seconds = SecondsSince(start);
   return out;
 }
 

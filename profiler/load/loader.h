@@ -54,6 +54,11 @@ struct LoadedProfile {
   double seconds = 0;
 };
 
+// Inputs that cannot go together: --trace_path with the others,
+// --profile_path with --graph_path or --run_meta_path. (LoadProfile checks
+// it too; the command line checks it before anything is loaded.)
+absl::Status CheckInputCombination(const InputPaths& paths);
+
 // Loads everything named in `paths`. Either profile_path or the
 // graph/run_meta/op_log group may be given, not both.
 // Told the name of each file as loading starts on it (e.g. to show
