@@ -901,6 +901,177 @@ std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
   return InputShapes(*tree.model, *member.node);
 }
 
+namespace {
+
+// The view's structure, built on first use and again when the model changed.
+Structure* CachedStructure(ViewCache* cache, const Model& model,
+                           ViewKind view) {
+  Structure* st = nullptr;
+  void (*build)(const Model&, Structure*) = nullptr;
+  switch (view) {
+    case ViewKind::kScope:
+      st = &cache->scope;
+      build = BuildScope;
+      break;
+    case ViewKind::kGraph:
+      st = &cache->graph;
+      build = BuildGraph;
+      break;
+    case ViewKind::kOp:
+      st = &cache->op;
+      build = BuildOp;
+      break;
+    case ViewKind::kCode:
+      st = &cache->code;
+      build = BuildCode;
+      break;
+  }
+  if (!st->built || st->generation != model.generation()) {
+    build(model, st);
+    st->built = true;
+    st->generation = model.generation();
+  }
+  return st;
+}
+
+// Scope and code views: a tree of name scopes, or of call-stack frames
+// (whose nodes may have several ops: "multi").
+absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
+                                         const Checkpoint* checkpoint,
+                                         bool multi, QueryState* qs,
+                                         ResultTree out) {
+  QueryState& q = *qs;
+  const std::vector<VNode>& nodes = st.nodes;
+  const int root = st.root;
+  const Options& opts = out.options;
+  if (multi && opts.account_displayed_op_only) {
+    out.notes.push_back(
+        "note: the code view ignores -account_displayed_op_only");
+  }
+  if (multi && st.unmatched_gradients > 0) {
+    out.notes.push_back(absl::StrCat(
+        st.unmatched_gradients,
+        " gradient op names have no forward op with a call stack; they are "
+        "not shown"));
+  }
+  std::vector<int> roots =
+      AccountTree(nodes, nodes[root].children, c, multi, &q);
+  for (int n : roots) q.total[root].Add(q.total[n]);
+  if (!c.start.match_all()) roots = SearchRoots(roots, c, nodes, q, nullptr);
+  q.show[root] = roots;
+  if (multi) {
+    PrintCode(nodes, {root}, c, 1, &q);
+  } else {
+    PrintTree(nodes, {root}, c, 1, nullptr, &q);
+  }
+  // The root's own stats are zero and it is never accounted.
+  q.account[root] = 0;
+  Exporter e(checkpoint, nodes, q, opts, &out);
+  e.ReserveTree(root);
+  if (multi) {
+    e.ExportMulti(root, true);
+  } else {
+    e.ExportSingle(root);
+  }
+  if (q.Cancelled()) return absl::CancelledError("query interrupted");
+  return out;
+}
+
+// Graph view: the dataflow from the graph's outputs to their inputs, each
+// node accounted once.
+absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
+                                          const Compiled& c,
+                                          const Checkpoint* checkpoint,
+                                          QueryState* qs, ResultTree out) {
+  QueryState& q = *qs;
+  const std::vector<VNode>& nodes = st.nodes;
+  const int root = st.root;
+  std::vector<char> visited(nodes.size(), 0);
+  std::vector<int> roots =
+      AccountGraph(nodes, nodes[root].children, c, &visited, &q);
+  for (int n : roots) q.total[root].Add(q.total[n]);
+  if (!c.start.match_all()) {
+    std::fill(visited.begin(), visited.end(), 0);
+    roots = SearchRoots(roots, c, nodes, q, &visited);
+  }
+  std::fill(visited.begin(), visited.end(), 0);
+  q.show[root] = roots;
+  q.account[root] = 0;
+  PrintTree(nodes, {root}, c, 1, &visited, &q);
+  if (q.Cancelled()) return absl::CancelledError("query interrupted");
+  Exporter e(checkpoint, nodes, q, out.options, &out);
+  e.ReserveTree(root);
+  e.ExportSingle(root);
+  return out;
+}
+
+// Cumulative totals of the op view's rows (`rows` in display order): each
+// row's total covers itself and every row below it; the root's, all rows.
+void CumulativeTotals(const std::vector<int>& rows, int root, QueryState* q,
+                      bool from_self) {
+  int prev = -1;
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    if (from_self) q->total[*it] = SelfTotals(q->SelfOf(*it));
+    if (prev >= 0) q->total[*it].Add(q->total[prev]);
+    prev = *it;
+  }
+  q->total[root] = Totals();
+  if (prev >= 0) q->total[root].Add(q->total[prev]);
+}
+
+// Op view: a flat list of op types.
+ResultTree QueryOpView(const Structure& st, const Compiled& c,
+                       const Checkpoint* checkpoint, QueryState* qs,
+                       ResultTree out) {
+  QueryState& q = *qs;
+  const std::vector<VNode>& nodes = st.nodes;
+  const int root = st.root;
+  const Options& opts = out.options;
+  std::vector<int> ops = nodes[root].children;
+  for (int n : ops) {
+    q.account[n] = AccountMulti(nodes[n], c, q, &q.picked[n], &q.self[n]);
+    q.total[n] = SelfTotals(q.self[n]);
+  }
+  SortNodes(opts, nodes, q, true, &ops);
+  std::vector<int> accounted;
+  for (int n : ops) {
+    if (q.account[n]) accounted.push_back(n);
+  }
+  CumulativeTotals(accounted, root, &q, /*from_self=*/false);
+
+  size_t start = 0;
+  if (!(c.start.empty() || c.start.match_all())) {
+    start = accounted.size();
+    for (size_t i = 0; i < accounted.size(); ++i) {
+      if (c.start.Any(nodes[accounted[i]].name)) {
+        start = i;
+        break;
+      }
+    }
+  }
+  std::vector<int> shown;
+  int64_t depth = 0;
+  for (size_t i = start; i < accounted.size(); ++i, ++depth) {
+    const int n = accounted[i];
+    if (c.trim.Any(nodes[n].name) || depth > opts.max_depth) break;
+    if (ShouldShowMulti(nodes[n], n, q, c, depth, true)) shown.push_back(n);
+  }
+  if (opts.account_displayed_op_only) {
+    CumulativeTotals(shown, root, &q, /*from_self=*/true);
+  }
+  q.account[root] = 0;
+  Exporter e(checkpoint, nodes, q, opts, &out);
+  out.nodes.reserve(shown.size() + 1);
+  e.ExportMulti(root, false);
+  for (int n : shown) {
+    const size_t child = e.ExportMulti(n, false);
+    out.nodes[0].children.push_back(child);
+  }
+  return out;
+}
+
+}  // namespace
+
 Views::Views(const Model* model, const Checkpoint* checkpoint)
     : model_(model),
       checkpoint_(checkpoint),
@@ -925,164 +1096,27 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
         "the code view needs Python call stacks: load an op log with code "
         "traces (--op_log_path) or a ProfileProto that has them");
   }
-
-  Structure* st = nullptr;
-  switch (view) {
-    case ViewKind::kScope:
-      st = &cache_->scope;
-      break;
-    case ViewKind::kGraph:
-      st = &cache_->graph;
-      break;
-    case ViewKind::kOp:
-      st = &cache_->op;
-      break;
-    case ViewKind::kCode:
-      st = &cache_->code;
-      break;
-  }
-  if (!st->built || st->generation != model_->generation()) {
-    switch (view) {
-      case ViewKind::kScope:
-        BuildScope(*model_, st);
-        break;
-      case ViewKind::kGraph:
-        BuildGraph(*model_, st);
-        break;
-      case ViewKind::kOp:
-        BuildOp(*model_, st);
-        break;
-      case ViewKind::kCode:
-        BuildCode(*model_, st);
-        break;
-    }
-    st->built = true;
-    st->generation = model_->generation();
-  }
-
+  const Structure& st = *CachedStructure(cache_.get(), *model_, view);
   const Compiled c(opts);
-  const std::vector<VNode>& nodes = st->nodes;
-  const int root = st->root;
   QueryState& q = cache_->query;
-  q.Reset(nodes, view == ViewKind::kOp || view == ViewKind::kCode);
+  q.Reset(st.nodes, view == ViewKind::kOp || view == ViewKind::kCode);
   q.cancel = cancel_;
   q.stats = &cache_->StatsFor(*model_, opts.step);
   ResultTree out;
   out.view = view;
   out.model = model_;
   out.options = opts;
-
-  if (view == ViewKind::kScope || view == ViewKind::kCode) {
-    const bool multi = view == ViewKind::kCode;
-    if (multi && opts.account_displayed_op_only) {
-      out.notes.push_back(
-          "note: the code view ignores -account_displayed_op_only");
-    }
-    if (multi && st->unmatched_gradients > 0) {
-      out.notes.push_back(absl::StrCat(
-          st->unmatched_gradients,
-          " gradient op names have no forward op with a call stack; they are "
-          "not shown"));
-    }
-    std::vector<int> roots =
-        AccountTree(nodes, nodes[root].children, c, multi, &q);
-    for (int n : roots) q.total[root].Add(q.total[n]);
-    if (!c.start.match_all()) roots = SearchRoots(roots, c, nodes, q, nullptr);
-    q.show[root] = roots;
-    if (multi) {
-      PrintCode(nodes, {root}, c, 1, &q);
-    } else {
-      PrintTree(nodes, {root}, c, 1, nullptr, &q);
-    }
-    // The root's own stats are zero and it is never accounted.
-    q.account[root] = 0;
-    Exporter e(checkpoint_, nodes, q, opts, &out);
-    e.ReserveTree(root);
-    if (multi) {
-      e.ExportMulti(root, true);
-    } else {
-      e.ExportSingle(root);
-    }
-    if (q.Cancelled()) return absl::CancelledError("query interrupted");
-    return out;
+  switch (view) {
+    case ViewKind::kScope:
+    case ViewKind::kCode:
+      return QueryTreeView(st, c, checkpoint_, view == ViewKind::kCode, &q,
+                           std::move(out));
+    case ViewKind::kGraph:
+      return QueryGraphView(st, c, checkpoint_, &q, std::move(out));
+    case ViewKind::kOp:
+      break;
   }
-
-  if (view == ViewKind::kGraph) {
-    std::vector<char> visited(nodes.size(), 0);
-    std::vector<int> roots =
-        AccountGraph(nodes, nodes[root].children, c, &visited, &q);
-    for (int n : roots) q.total[root].Add(q.total[n]);
-    if (!c.start.match_all()) {
-      std::fill(visited.begin(), visited.end(), 0);
-      roots = SearchRoots(roots, c, nodes, q, &visited);
-    }
-    std::fill(visited.begin(), visited.end(), 0);
-    q.show[root] = roots;
-    q.account[root] = 0;
-    PrintTree(nodes, {root}, c, 1, &visited, &q);
-    if (q.Cancelled()) return absl::CancelledError("query interrupted");
-    Exporter e(checkpoint_, nodes, q, opts, &out);
-    e.ReserveTree(root);
-    e.ExportSingle(root);
-    return out;
-  }
-
-  // Op view: a flat list; totals are cumulative sums from the end of the
-  // sorted list, so each row's total covers itself and every row below it.
-  std::vector<int> ops = nodes[root].children;
-  for (int n : ops) {
-    q.account[n] = AccountMulti(nodes[n], c, q, &q.picked[n], &q.self[n]);
-    q.total[n] = SelfTotals(q.self[n]);
-  }
-  SortNodes(opts, nodes, q, true, &ops);
-  std::vector<int> accounted;
-  int prev = -1;
-  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-    if (!q.account[*it]) continue;
-    if (prev >= 0) q.total[*it].Add(q.total[prev]);
-    accounted.push_back(*it);
-    prev = *it;
-  }
-  std::reverse(accounted.begin(), accounted.end());
-  q.total[root] = Totals();
-  if (prev >= 0) q.total[root].Add(q.total[prev]);
-
-  size_t start = 0;
-  if (!(c.start.empty() || c.start.match_all())) {
-    start = accounted.size();
-    for (size_t i = 0; i < accounted.size(); ++i) {
-      if (c.start.Any(nodes[accounted[i]].name)) {
-        start = i;
-        break;
-      }
-    }
-  }
-  std::vector<int> shown;
-  int64_t depth = 0;
-  for (size_t i = start; i < accounted.size(); ++i, ++depth) {
-    const int n = accounted[i];
-    if (c.trim.Any(nodes[n].name) || depth > opts.max_depth) break;
-    if (ShouldShowMulti(nodes[n], n, q, c, depth, true)) shown.push_back(n);
-  }
-  if (opts.account_displayed_op_only) {
-    prev = -1;
-    for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
-      q.total[*it] = SelfTotals(q.SelfOf(*it));
-      if (prev >= 0) q.total[*it].Add(q.total[prev]);
-      prev = *it;
-    }
-    q.total[root] = Totals();
-    if (prev >= 0) q.total[root].Add(q.total[prev]);
-  }
-  q.account[root] = 0;
-  Exporter e(checkpoint_, nodes, q, opts, &out);
-  out.nodes.reserve(shown.size() + 1);
-  e.ExportMulti(root, false);
-  for (int n : shown) {
-    const size_t child = e.ExportMulti(n, false);
-    out.nodes[0].children.push_back(child);
-  }
-  return out;
+  return QueryOpView(st, c, checkpoint_, &q, std::move(out));
 }
 
 }  // namespace tfprof
