@@ -255,7 +255,6 @@ class ProfileDecoder {
     Pending p;
     p.key = key;
     p.node = std::make_unique<GraphNode>();
-    GraphNode* node = p.node.get();
     wire::Reader r(value);
     while (r.Next(&f, &w)) {
       if (f <= pf::kInputShapes && f != pf::kShape && f != pf::kOutputs &&
@@ -263,90 +262,117 @@ class ProfileDecoder {
                                                    : wire::kBytes)) {
         f = 0;  // an unexpected wire type: skipped as unknown
       }
-      switch (f) {
-        case pf::kName:
-          node->name = std::string(r.Bytes());
-          break;
-        case pf::kOp:
-          node->op = std::string(r.Bytes());
-          break;
-        case pf::kCanonicalDevice:
-          node->set_canonical_device(model_.strings_.Intern(r.Bytes()));
-          break;
-        case pf::kHostDevice:
-          node->set_host_device(model_.strings_.Intern(r.Bytes()));
-          break;
-        case pf::kFloatOps:
-          node->float_ops = r.Int64();
-          break;
-        case pf::kId:
-          node->id = r.Int64();
-          break;
-        case pf::kShape:
-          r.RepeatedInt64(w, [node](int64_t d) { node->shape.push_back(d); });
-          break;
-        case pf::kOpTypes:
-          model_.AddOpType(node, r.Bytes());
-          break;
-        case pf::kTrace:
-          // Repeated occurrences of a message field merge, which for the
-          // wire format is concatenation.
-          node->code.append(r.Bytes());
-          break;
-        case pf::kAttrs: {
-          std::string_view a = r.Bytes();
-          wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
-          wire::PutVarint(&node->attrs, a.size());
-          node->attrs.append(a);
-          break;
-        }
-        case pf::kInputs:
-        case pf::kSrcOutputIndex: {
-          Entry en;
-          if (!ReadEntry(&r, false, &en)) return false;
-          if (f == pf::kInputs) {
-            p.inputs.emplace_back(static_cast<int32_t>(en.key),
-                                  static_cast<int64_t>(en.value_varint));
-          } else {
-            p.slots.emplace_back(static_cast<int64_t>(en.key),
-                                 static_cast<int32_t>(en.value_varint));
-          }
-          break;
-        }
-        case pf::kOutputShapes:
-        case pf::kInputShapes: {
-          Entry en;
-          if (!ReadEntry(&r, true, &en)) return false;
-          std::vector<int64_t> dims;
-          if (!ReadTuple(en.value, &dims)) return false;
-          (f == pf::kOutputShapes ? node->output_shapes
-                                  : node->stored_input_shapes)
-              .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
-          break;
-        }
-        case pf::kExecs: {
-          Entry en;
-          if (!ReadEntry(&r, true, &en)) return false;
-          StepExec exec;
-          exec.step = static_cast<int64_t>(en.key);
-          if (!Exec(en.value, &exec)) return false;
-          execs_scratch_.push_back(exec);
-          break;
-        }
-        default:
-          r.Skip(w);
-      }
-      if (!r.ok()) return false;
+      if (!NodeField(f, w, &r, &p) || !r.ok()) return false;
     }
     if (!r.ok()) return false;
+    GraphNode* node = p.node.get();
     // A trace without frames counts as none.
     if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
+    SetExecs(node);
+    auto [it, added] = by_key_.try_emplace(key, pending_.size());
+    if (added) {
+      pending_.push_back(std::move(p));
+    } else {
+      pending_[it->second] = std::move(p);  // a repeated key: the last wins
+    }
+    return true;
+  }
+
+  // One field `f` (wire type `w`) of a ProfileNode, read from `r` into the
+  // pending node; false if it is corrupt.
+  bool NodeField(uint32_t f, int w, wire::Reader* r, Pending* p) {
+    GraphNode* node = p->node.get();
+    switch (f) {
+      case pf::kName:
+        node->name = std::string(r->Bytes());
+        break;
+      case pf::kOp:
+        node->op = std::string(r->Bytes());
+        break;
+      case pf::kCanonicalDevice:
+        node->set_canonical_device(model_.strings_.Intern(r->Bytes()));
+        break;
+      case pf::kHostDevice:
+        node->set_host_device(model_.strings_.Intern(r->Bytes()));
+        break;
+      case pf::kFloatOps:
+        node->float_ops = r->Int64();
+        break;
+      case pf::kId:
+        node->id = r->Int64();
+        break;
+      case pf::kShape:
+        r->RepeatedInt64(w, [node](int64_t d) { node->shape.push_back(d); });
+        break;
+      case pf::kOpTypes:
+        model_.AddOpType(node, r->Bytes());
+        break;
+      case pf::kTrace:
+        // Repeated occurrences of a message field merge, which for the wire
+        // format is concatenation.
+        node->code.append(r->Bytes());
+        break;
+      case pf::kAttrs: {
+        std::string_view a = r->Bytes();
+        wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
+        wire::PutVarint(&node->attrs, a.size());
+        node->attrs.append(a);
+        break;
+      }
+      case pf::kInputs:
+      case pf::kSrcOutputIndex:
+        return IndexEntry(f, r, p);
+      case pf::kOutputShapes:
+      case pf::kInputShapes:
+        return ShapeEntry(f, r, node);
+      case pf::kExecs: {
+        Entry en;
+        if (!ReadEntry(r, true, &en)) return false;
+        StepExec exec;
+        exec.step = static_cast<int64_t>(en.key);
+        if (!Exec(en.value, &exec)) return false;
+        execs_scratch_.push_back(exec);
+        break;
+      }
+      default:
+        r->Skip(w);
+    }
+    return true;
+  }
+
+  // An entry of the inputs or src_output_index maps.
+  bool IndexEntry(uint32_t f, wire::Reader* r, Pending* p) {
+    Entry en;
+    if (!ReadEntry(r, false, &en)) return false;
+    if (f == pf::kInputs) {
+      p->inputs.emplace_back(static_cast<int32_t>(en.key),
+                             static_cast<int64_t>(en.value_varint));
+    } else {
+      p->slots.emplace_back(static_cast<int64_t>(en.key),
+                            static_cast<int32_t>(en.value_varint));
+    }
+    return true;
+  }
+
+  // An entry of the output_shapes or input_shapes maps.
+  bool ShapeEntry(uint32_t f, wire::Reader* r, GraphNode* node) {
+    Entry en;
+    if (!ReadEntry(r, true, &en)) return false;
+    std::vector<int64_t> dims;
+    if (!ReadTuple(en.value, &dims)) return false;
+    (f == pf::kOutputShapes ? node->output_shapes : node->stored_input_shapes)
+        .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
+    return true;
+  }
+
+  // The node's executions by step (of repeated steps the last one read
+  // stays), exactly sized.
+  void SetExecs(GraphNode* node) {
     std::vector<StepExec>& execs = execs_scratch_;
     if (execs.size() > 1) {
       std::stable_sort(
           execs.begin(), execs.end(),
           [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
-      // Of repeated steps the last one read stays.
       size_t out = 0;
       for (size_t i = 0; i < execs.size(); ++i) {
         if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
@@ -356,15 +382,7 @@ class ProfileDecoder {
       }
       execs.resize(out);
     }
-    node->execs.assign(execs.begin(), execs.end());  // exactly sized
-
-    auto [it, added] = by_key_.try_emplace(key, pending_.size());
-    if (added) {
-      pending_.push_back(std::move(p));
-    } else {
-      pending_[it->second] = std::move(p);  // a repeated key: the last wins
-    }
-    return true;
+    node->execs.assign(execs.begin(), execs.end());
   }
 
   static bool HasFrames(std::string_view code) {
