@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -71,55 +72,12 @@ namespace {
 Shell* g_left_to_exit = nullptr;
 }  // namespace
 
-int RunApp(const std::vector<std::string>& args, const AppIo& io) {
-  absl::StatusOr<Flags> flags = ParseFlags(args);
-  if (!flags.ok()) {
-    *io.err << "tfprof: " << flags.status().message() << "\n";
-    return kExitUsage;
-  }
-  if (flags->help) {
-    *io.out << FlagsUsage();
-    return kExitOk;
-  }
-  if (!flags->command.empty() && flags->command[0] == "help") {
-    // Help needs no profile: `tfprof help`, `tfprof help check`.
-    absl::StatusOr<std::string> text =
-        Help(std::vector<std::string>(flags->command.begin() + 1,
-                                      flags->command.end()),
-             flags->options);
-    if (!text.ok()) {
-      *io.err << "tfprof: " << text.status().message() << "\n";
-      return kExitUsage;
-    }
-    *io.out << *text;
-    return kExitOk;
-  }
-  const InputPaths& in = flags->inputs;
-  const bool no_input = in.profile_path.empty() && in.graph_path.empty() &&
-                        in.run_meta_path.empty() && in.trace_path.empty();
-  if (no_input && flags->command.empty() && flags->script.empty()) {
-    *io.out << kShortUsage;
-    return kExitOk;
-  }
-  if (!flags->command.empty() && FindCommand(flags->command[0]) == nullptr) {
-    const std::string hint = SuggestCommand(flags->command[0]);
-    *io.err << "tfprof: unknown command '" << flags->command[0] << "'"
-            << (hint.empty() ? "" : " (did you mean '" + hint + "'?)")
-            << "; commands: " << CommandNames() << "\n";
-    return kExitUsage;
-  }
-  // Inputs that cannot go together are a usage error, found before loading.
-  absl::Status combination = CheckInputCombination(in);
-  if (!combination.ok()) {
-    *io.err << "tfprof: " << combination.message() << "\n";
-    return kExitUsage;
-  }
-  absl::Status valid = ValidateOptions(flags->options);
-  if (!valid.ok()) {
-    *io.err << "tfprof: " << valid.message() << "\n";
-    return kExitUsage;
-  }
-  // On a terminal, a load that takes more than a second shows progress.
+namespace {
+
+// Loads the inputs; on a terminal, a load that takes more than a second
+// shows progress on one line, erased when the load is done.
+absl::StatusOr<std::unique_ptr<LoadedProfile>> LoadWithProgress(
+    const InputPaths& in, const AppIo& io) {
   std::mutex mu;
   std::condition_variable done_cv;
   bool done = false;
@@ -156,6 +114,88 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     // Erase the progress line so that what follows starts on a clean line.
     if (shown) *io.err << "\r\033[K" << std::flush;
   }
+  return loaded;
+}
+
+// Answers `--help` and `help [TOPIC]`, which need no profile; nullopt for
+// anything else.
+std::optional<int> AnswerHelp(const Flags& flags, const AppIo& io) {
+  if (flags.help) {
+    *io.out << FlagsUsage();
+    return kExitOk;
+  }
+  if (flags.command.empty() || flags.command[0] != "help") return std::nullopt;
+  absl::StatusOr<std::string> text = Help(
+      std::vector<std::string>(flags.command.begin() + 1, flags.command.end()),
+      flags.options);
+  if (!text.ok()) {
+    *io.err << "tfprof: " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  *io.out << *text;
+  return kExitOk;
+}
+
+// Runs what the flags ask of a loaded profile: one command, a script, or the
+// summary and then the shell (or standard input's commands).
+int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
+  if (!flags.command.empty()) {
+    absl::Status s = shell.RunCommand(flags.command);
+    if (!s.ok()) *io.err << "tfprof: " << s.message() << "\n";
+    return ExitCodeFor(s);
+  }
+  if (!flags.script.empty()) {
+    std::ifstream script(flags.script);
+    if (!script) {
+      *io.err << "tfprof: " << flags.script << ": cannot open script\n";
+      return kExitUsage;
+    }
+    return RunScript(shell, script, flags.script, flags.keep_going);
+  }
+  *io.out << RenderSummary(Summarize(shell.profile().model), &shell.profile());
+  if (io.interactive) {
+    *io.out << "Type 'help' for commands, Ctrl-D to leave.\n";
+    return RunInteractive(shell);
+  }
+  return RunScript(shell, *io.in, "<stdin>", flags.keep_going);
+}
+
+}  // namespace
+
+int RunApp(const std::vector<std::string>& args, const AppIo& io) {
+  absl::StatusOr<Flags> flags = ParseFlags(args);
+  if (!flags.ok()) {
+    *io.err << "tfprof: " << flags.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (std::optional<int> helped = AnswerHelp(*flags, io)) return *helped;
+  const InputPaths& in = flags->inputs;
+  const bool no_input = in.profile_path.empty() && in.graph_path.empty() &&
+                        in.run_meta_path.empty() && in.trace_path.empty();
+  if (no_input && flags->command.empty() && flags->script.empty()) {
+    *io.out << kShortUsage;
+    return kExitOk;
+  }
+  if (!flags->command.empty() && FindCommand(flags->command[0]) == nullptr) {
+    const std::string hint = SuggestCommand(flags->command[0]);
+    *io.err << "tfprof: unknown command '" << flags->command[0] << "'"
+            << (hint.empty() ? "" : " (did you mean '" + hint + "'?)")
+            << "; commands: " << CommandNames() << "\n";
+    return kExitUsage;
+  }
+  // Inputs that cannot go together are a usage error, found before loading.
+  absl::Status combination = CheckInputCombination(in);
+  if (!combination.ok()) {
+    *io.err << "tfprof: " << combination.message() << "\n";
+    return kExitUsage;
+  }
+  absl::Status valid = ValidateOptions(flags->options);
+  if (!valid.ok()) {
+    *io.err << "tfprof: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded =
+      LoadWithProgress(in, io);
   if (!loaded.ok()) {
     *io.err << "tfprof: " << loaded.status().message() << "\n";
     return no_input ? kExitUsage : kExitError;
@@ -172,25 +212,7 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
       if (on) g_left_to_exit = shell->release();
     }
   } leave_to_exit{&owned_shell, io.exiting};
-  if (!flags->command.empty()) {
-    absl::Status s = shell.RunCommand(flags->command);
-    if (!s.ok()) *io.err << "tfprof: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  }
-  if (!flags->script.empty()) {
-    std::ifstream script(flags->script);
-    if (!script) {
-      *io.err << "tfprof: " << flags->script << ": cannot open script\n";
-      return kExitUsage;
-    }
-    return RunScript(shell, script, flags->script, flags->keep_going);
-  }
-  *io.out << RenderSummary(Summarize(shell.profile().model), &shell.profile());
-  if (io.interactive) {
-    *io.out << "Type 'help' for commands, Ctrl-D to leave.\n";
-    return RunInteractive(shell);
-  }
-  return RunScript(shell, *io.in, "<stdin>", flags->keep_going);
+  return RunLoaded(shell, *flags, io);
 }
 
 }  // namespace cli
