@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -21,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
+#include "profiler/base/gzip.h"
 #include "profiler/importers/common/json_reader.h"
 #include "profiler/importers/common/trace_builder.h"
 #include "profiler/importers/kineto/kineto.h"
@@ -40,11 +40,6 @@ using trace_internal::TraceBuilder;
 
 constexpr size_t kMaxDecompressedBytes = size_t{1} << 31;  // 2 GiB
 
-bool IsGzip(absl::string_view data) {
-  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
-         static_cast<unsigned char>(data[1]) == 0x8b;
-}
-
 absl::Status OutOfMemory(const std::string& name) {
   return absl::ResourceExhaustedError(
       absl::StrCat(name, ": out of memory reading the trace"));
@@ -54,63 +49,20 @@ absl::Status OutOfMemory(const std::string& name) {
 // memory.
 absl::StatusOr<PaddedBytes> Decompress(const std::string& name,
                                        absl::string_view data) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-    return absl::InternalError(absl::StrCat(name, ": zlib init failed"));
-  }
   PaddedBytes out;
-  constexpr size_t kChunk = 1 << 16;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(
-      std::min<size_t>(data.size(), std::numeric_limits<uInt>::max()));
-  size_t consumed_total = 0;
-  for (;;) {
-    char* buf = out.Reserve(kChunk);
-    if (buf == nullptr) {
-      inflateEnd(&zs);
-      return OutOfMemory(name);
-    }
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = kChunk;
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    out.Commit(kChunk - zs.avail_out);
-    if (out.size() > kMaxDecompressedBytes) {
-      inflateEnd(&zs);
-      return absl::ResourceExhaustedError(absl::StrCat(
-          name, ": gzip data decompresses to more than 2 GiB; not loaded"));
-    }
-    if (rc == Z_STREAM_END) {
-      consumed_total = data.size() - zs.avail_in;
-      // Another gzip member may follow.
-      if (zs.avail_in > 0 && IsGzip(data.substr(consumed_total, 2))) {
-        if (inflateReset(&zs) != Z_OK) break;
-        continue;
-      }
-      break;
-    }
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
-      inflateEnd(&zs);
-      return absl::DataLossError(
-          absl::StrCat(name, ": truncated gzip data (after ", out.size(),
-                       " decompressed bytes)"));
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      inflateEnd(&zs);
-      return absl::DataLossError(absl::StrCat(name, ": corrupt gzip data (",
-                                              zs.msg ? zs.msg : "inflate error",
-                                              ")"));
-    }
-  }
-  inflateEnd(&zs);
+  absl::Status s =
+      GunzipInto(data, name, kMaxDecompressedBytes,
+                 GunzipSink{[&out](size_t n) { return out.Reserve(n); },
+                            [&out](size_t n) { out.Commit(n); }});
+  if (!s.ok()) return s;
   out.Seal();
   return out;
 }
 
 // Gzip data decompressed (and checked not to be gzip again); anything else
 // as it is.
-absl::StatusOr<PaddedBytes> Gunzip(const std::string& name,
-                                   absl::string_view data) {
+absl::StatusOr<PaddedBytes> GunzipTrace(const std::string& name,
+                                        absl::string_view data) {
   absl::StatusOr<PaddedBytes> d = Decompress(name, data);
   if (!d.ok()) return d.status();
   if (IsGzip(d->view())) {
@@ -122,7 +74,7 @@ absl::StatusOr<PaddedBytes> Gunzip(const std::string& name,
 
 absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
                                          absl::string_view contents) {
-  if (IsGzip(contents)) return Gunzip(name, contents);
+  if (IsGzip(contents)) return GunzipTrace(name, contents);
   PaddedBytes bytes;
   char* p = bytes.Reserve(contents.size());
   if (p == nullptr) return OutOfMemory(name);
@@ -164,7 +116,7 @@ absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
 absl::StatusOr<PaddedBytes> FromFile(const std::string& path) {
   absl::StatusOr<PaddedBytes> raw = ReadTraceFile(path);
   if (!raw.ok()) return raw.status();
-  if (IsGzip(raw->view())) return Gunzip(path, raw->view());
+  if (IsGzip(raw->view())) return GunzipTrace(path, raw->view());
   return raw;
 }
 
@@ -283,7 +235,7 @@ const std::string& JsonKernelName() {
 absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
                                               const std::string& contents) {
   if (IsGzip(contents)) {
-    absl::StatusOr<PaddedBytes> data = Gunzip(name, contents);
+    absl::StatusOr<PaddedBytes> data = GunzipTrace(name, contents);
     if (!data.ok()) return data.status();
     return DetectTraceFormat(name, std::string(data->view()));
   }

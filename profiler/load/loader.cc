@@ -65,17 +65,6 @@ absl::Status WithTraceHint(const std::string& path, absl::Status error) {
                    " trace, not a ProfileProto: load it with --trace_path"));
 }
 
-// True if the bytes look like protobuf text format rather than binary.
-bool LooksLikeText(const std::string& contents) {
-  size_t n = std::min<size_t>(contents.size(), 4096);
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char c = static_cast<unsigned char>(contents[i]);
-    if (c == '\n' || c == '\r' || c == '\t') continue;
-    if (c < 0x20 || c == 0x7f) return false;
-  }
-  return true;
-}
-
 absl::Status ParseText(const std::string& path, const std::string& contents,
                        google::protobuf::Message* msg) {
   google::protobuf::TextFormat::Parser parser;
@@ -137,7 +126,7 @@ absl::StatusOr<ProtoFormat> ParseProto(const std::string& path,
   ScopedSilentProtobufLog silence;
   // A file that is clearly binary is never parsed as text (and the other way
   // round), so that the error message speaks of the right format.
-  const bool text = LooksLikeText(contents);
+  const bool text = LooksLikeProtoText(contents);
   if (text_first || text) {
     absl::Status ts = ParseText(path, contents, msg);
     if (ts.ok()) return ProtoFormat::kText;

@@ -653,17 +653,18 @@ class BlockReader {
 namespace {
 
 // True if the bytes look like protobuf text format rather than binary.
-bool LooksLikeTextFormat(const uint8_t* p, size_t n) {
-  n = std::min<size_t>(n, 4096);
+
+}  // namespace
+
+bool LooksLikeProtoText(std::string_view bytes) {
+  const size_t n = std::min<size_t>(bytes.size(), 4096);
   for (size_t i = 0; i < n; ++i) {
-    const unsigned char c = p[i];
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
     if (c == '\n' || c == '\r' || c == '\t') continue;
     if (c < 0x20 || c == 0x7f) return false;
   }
   return true;
 }
-
-}  // namespace
 
 absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     const std::string& path, const std::function<void(int64_t)>& progress,
@@ -698,7 +699,8 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": empty file, not a ProfileProto"));
   }
-  if (LooksLikeTextFormat(in.data(), in.available())) {
+  if (LooksLikeProtoText(std::string_view(
+          reinterpret_cast<const char*>(in.data()), in.available()))) {
     return absl::FailedPreconditionError("text format");
   }
   ProfileDecoder decoder;

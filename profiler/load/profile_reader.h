@@ -15,6 +15,10 @@
 
 namespace tfprof {
 
+// Whether the bytes look like protobuf text format (nothing but printable
+// characters and whitespace in the first 4 KiB) rather than binary.
+bool LooksLikeProtoText(std::string_view bytes);
+
 // A model from a ProfileProto message (Model::ToProfileProto's inverse).
 absl::StatusOr<Model> ModelFromProfileProto(const tfpb::ProfileProto& profile);
 

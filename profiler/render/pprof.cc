@@ -1,7 +1,5 @@
 #include "profiler/render/pprof.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -252,34 +250,6 @@ class ScopeBuilder {
   std::vector<uint64_t> stack_;
 };
 
-absl::StatusOr<std::string> Zlib(const std::string& in, bool compress) {
-  z_stream zs{};
-  int rc = compress ? deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
-                                   15 + 16, 8, Z_DEFAULT_STRATEGY)
-                    : inflateInit2(&zs, 15 + 32);
-  if (rc != Z_OK) return absl::InternalError("zlib init failed");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char buf[1 << 16];
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof(buf);
-    rc = compress ? deflate(&zs, Z_FINISH) : inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      compress ? deflateEnd(&zs) : inflateEnd(&zs);
-      return absl::DataLossError("corrupt gzip data");
-    }
-    out.append(buf, sizeof(buf) - zs.avail_out);
-    if (!compress && rc == Z_BUF_ERROR && zs.avail_in == 0) {
-      inflateEnd(&zs);
-      return absl::DataLossError("truncated gzip data");
-    }
-  } while (rc != Z_STREAM_END);
-  compress ? deflateEnd(&zs) : inflateEnd(&zs);
-  return out;
-}
-
 }  // namespace
 
 bool PprofSupports(const std::string& s) {
@@ -315,14 +285,6 @@ absl::StatusOr<perftools::profiles::Profile> BuildPprof(
   Builder b(select);
   if (!result.nodes.empty()) b.Walk(result, 0, nullptr);
   return b.Finish();
-}
-
-absl::StatusOr<std::string> Gzip(const std::string& data) {
-  return Zlib(data, true);
-}
-
-absl::StatusOr<std::string> Gunzip(const std::string& data) {
-  return Zlib(data, false);
 }
 
 }  // namespace tfprof

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "profiler/base/gzip.h"
 #include "profiler/base/protos.h"
 #include "profiler/views/result.h"
 #include "proto/profile.pb.h"
@@ -20,9 +21,7 @@ bool PprofSupports(const std::string& select);
 absl::StatusOr<perftools::profiles::Profile> BuildPprof(
     const ResultTree& result);
 
-// gzip-compresses bytes (pprof files are gzipped protos).
-absl::StatusOr<std::string> Gzip(const std::string& data);
-absl::StatusOr<std::string> Gunzip(const std::string& data);
+// (pprof files are gzipped protos: Gzip and Gunzip are in base/gzip.h.)
 
 }  // namespace tfprof
 
