@@ -16,6 +16,18 @@ TEST_CASE("Option table lists tfprof's 21 options in order") {
   CHECK(SelectValues()[4] == "tensor_value");
 }
 
+TEST_CASE("The option table's defaults are the Options defaults") {
+  // Defaults are written twice (the struct's initializers and the table's
+  // text for help and flags); this ties them together.
+  Options from_table;
+  for (const OptionSpec& spec : OptionTable()) {
+    if (spec.default_text.empty()) continue;
+    INFO(spec.name << " = " << spec.default_text);
+    REQUIRE(SetOption(spec.name, spec.default_text, &from_table).ok());
+  }
+  CHECK(OptionsToString(from_table) == OptionsToString(Options()));
+}
+
 TEST_CASE("Shell options parse and apply") {
   Options o;
   std::vector<std::string> toks = {"-max_depth",
