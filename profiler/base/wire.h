@@ -163,13 +163,21 @@ class Reader {
   bool ok_ = true;
 };
 
-// Writers for the compact encodings the model keeps in memory.
+// Writers for the compact encodings the model keeps in memory (and the
+// checkpoint reader's small synthetic table blocks).
 inline void PutVarint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>(v | 0x80));
     v >>= 7;
   }
   out->push_back(static_cast<char>(v));
+}
+// Little-endian fixed-width integers, as Fixed32() and Fixed64() read them.
+inline void PutFixed32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i, v >>= 8) out->push_back(static_cast<char>(v));
+}
+inline void PutFixed64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v));
 }
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

@@ -5,9 +5,11 @@
 //                            name whose value is a BundleEntryProto;
 //   P.data-0000K-of-0000N    the data shards; a tensor's bytes are
 //                            [offset, offset + size) of its shard.
-// The protos are decoded by hand (no generated code, no TensorFlow). Every
-// length read from a file is checked against the file's size, and every
-// failure is an absl::Status with a one-line message naming the file.
+// The index table is read with libleveldb (blocks, their checksums, the
+// entries); the protos are decoded with profiler/base/wire.h (no generated
+// code, no TensorFlow). Every length read from a file is checked against the
+// file's size, and every failure is an absl::Status with a one-line message
+// naming the file.
 #ifndef TFPROF_PROFILER_LOAD_CHECKPOINT_H_
 #define TFPROF_PROFILER_LOAD_CHECKPOINT_H_
 
@@ -16,7 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+// Crc32c() and MaskCrc(), with which the data shards are checked.
+#include "profiler/base/crc32c.h"
 
 namespace tfprof {
 
@@ -68,6 +74,18 @@ class Checkpoint {
     bool sliced = false;
   };
 
+  // Open()'s steps: the index's entries, each tensor's entry, the shards.
+  absl::Status ReadIndex(const std::string& index_path, std::string contents);
+  // Decodes a BundleEntryProto; returns what is wrong, or "".
+  static std::string ParseEntry(absl::string_view key, absl::string_view value,
+                                int num_shards, Entry* e);
+  absl::Status CheckShards(const std::string& path) const;
+  // Read()'s first step: the tensor's bytes, checked against its shard's
+  // size and its shape.
+  absl::StatusOr<std::string> ReadTensorBytes(const Entry& e,
+                                              const std::string& shard,
+                                              const std::string& tensor) const;
+
   // The entry for `name`, or null.
   const Entry* Find(const std::string& name) const;
   std::string ShardPath(int shard_id) const;
@@ -78,16 +96,6 @@ class Checkpoint {
   std::vector<std::string> names_;  // sorted
   std::vector<Entry> entries_;      // parallel to names_
 };
-
-// CRC-32C (Castagnoli polynomial, reflected 0x82F63B78) of data[0, n),
-// continuing from `crc` (the CRC of the bytes before).
-uint32_t Crc32cExtend(uint32_t crc, const char* data, size_t n);
-inline uint32_t Crc32c(const char* data, size_t n) {
-  return Crc32cExtend(0, data, n);
-}
-// The masked form that LevelDB tables and TensorFlow bundles store.
-uint32_t MaskCrc(uint32_t crc);
-uint32_t UnmaskCrc(uint32_t masked);
 
 }  // namespace tfprof
 
