@@ -20,7 +20,7 @@
 # profile, a truncated file and gzipped garbage must all be caught.
 #
 # Usage: pprof_consumer_test.sh TFPROF_BINARY
-# Corpus: $TFPROF_CORPUS, else <repo>/../shared/corpus. Needs go (fails
+# Inputs: the bundled real profiles in testdata/corpus. Needs go (fails
 # without it: scripts/setup_consumers.sh installs golang-go), node and curl.
 set -euo pipefail
 
@@ -34,8 +34,9 @@ bin=$(realpath "$1")
 [[ -x "$bin" ]] || die "tfprof binary $1 is not executable"
 here=$(dirname "$(realpath "$0")")
 repo=$(realpath "$here/../..")
-corpus=${TFPROF_CORPUS:-$repo/../shared/corpus}
-[[ -d "$corpus" ]] || die "corpus not found at $corpus (set TFPROF_CORPUS)"
+# The real inputs bundled with the sources.
+corpus=$repo/testdata/corpus
+[[ -d "$corpus" ]] || die "bundled inputs not found at $corpus"
 command -v go >/dev/null || die "go is not installed (apt-get install golang-go, or scripts/setup_consumers.sh)"
 command -v node >/dev/null || die "node is not installed"
 command -v curl >/dev/null || die "curl is not installed"

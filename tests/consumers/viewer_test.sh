@@ -15,7 +15,8 @@
 #      pprof files (it imports pprof), with the expected heaviest frame.
 #
 # Usage: viewer_test.sh TFPROF_BINARY
-# Corpus: $TFPROF_CORPUS, else <repo>/../shared/corpus. Needs node, Debian's
+# Inputs: testdata/corpus, and $TFPROF_CORPUS (else <repo>/../shared/corpus)
+# for the files not bundled. Needs node, Debian's
 # chromium and `npm ci` in tests/consumers (scripts/setup_consumers.sh does
 # both). Set TFPROF_VIEWER_SCREENSHOTS=DIR to keep a PNG of each trace.
 set -euo pipefail
@@ -30,8 +31,11 @@ bin=$(realpath "$1")
 [[ -x "$bin" ]] || die "tfprof binary $1 is not executable"
 here=$(dirname "$(realpath "$0")")
 repo=$(realpath "$here/../..")
-corpus=${TFPROF_CORPUS:-$repo/../shared/corpus}
-[[ -d "$corpus" ]] || die "corpus not found at $corpus (set TFPROF_CORPUS)"
+# The real inputs bundled with the sources; a few more from the wider corpus
+# when it is there.
+corpus=$repo/testdata/corpus
+[[ -d "$corpus" ]] || die "bundled inputs not found at $corpus"
+wider=$(realpath -m "${TFPROF_CORPUS:-$repo/../shared/corpus}")
 command -v node >/dev/null || die "node is not installed"
 [[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || die "${CHROMIUM:-/usr/bin/chromium} not found (apt-get install chromium, or scripts/setup_consumers.sh)"
 [[ -d "$here/node_modules/playwright-core" && -d "$here/node_modules/speedscope" ]] ||
@@ -123,7 +127,8 @@ P0=--profile_path="$corpus/shiyudian-resnet-tf-dist/profile_0"
 P100=--profile_path="$corpus/shiyudian-resnet-tf-dist/profile_100"
 DS=--run_meta_path="$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt"
 FD=--run_meta_path="$corpus/yaroslavvb-stuff/feed_dict.pbtxt"
-TB=--run_meta_path="$corpus/tensorboard/run_metadata_run_step99_tag_train.pbtxt"
+tb_file="$wider/tensorboard/run_metadata_run_step99_tag_train.pbtxt"
+TB=--run_meta_path="$tb_file"
 TD=(--graph_path="$corpus/tf-testdata/current/graph.pbtxt"
   --run_meta_path="$corpus/tf-testdata/current/run_meta"
   --op_log_path="$corpus/tf-testdata/current/tfprof_log")
@@ -153,7 +158,11 @@ gen graph_p0_0 -- "$P0" graph -step 0 -max_depth 1000 -output "timeline:outfile=
 gen graph_ds_0 -- "$DS" graph -step 0 -max_depth 1000 -output "timeline:outfile=$out/graph_ds"
 gen graph_td_0 -- "${TD[@]}" graph -step 0 -max_depth 1000 -output "timeline:outfile=$out/graph_td"
 gen graph_fd_0 -- "$FD" graph -step 0 -max_depth 1000 -output "timeline:outfile=$out/graph_fd"
-gen graph_tb_0 -- "$TB" graph -step 0 -max_depth 1000 -output "timeline:outfile=$out/graph_tb"
+if [[ -f "$tb_file" ]]; then
+  gen graph_tb_0 -- "$TB" graph -step 0 -max_depth 1000 -output "timeline:outfile=$out/graph_tb"
+else
+  echo "skipped: corpus not found at $wider (tensorboard/run_metadata_run_step99_tag_train.pbtxt)"
+fi
 # -step -1 writes one file per step of profile_100.
 steps=(0 11 35 43 46 48 55 56 66 70 77 90)
 gen "${steps[@]/#/graph_p100all_}" -- "$P100" graph -step -1 -max_depth 1000 -output "timeline:outfile=$out/graph_p100all"
@@ -171,7 +180,9 @@ gen hook_ds_gpu.json -- "$DS" timeline -step 0 -op_time gpu -show_dataflow false
 gen hook_ds_all.json -- "$DS" timeline -step 0 -op_time all -outfile "$out/hook_ds_all.json"
 gen hook_td_memory.json -- "${TD[@]}" timeline -step 0 -show_memory true -outfile "$out/hook_td_memory.json"
 gen hook_fd.json -- "$FD" timeline -step 0 -show_memory true -outfile "$out/hook_fd.json"
-gen hook_tb.json -- "$TB" timeline -step 0 -outfile "$out/hook_tb.json"
+if [[ -f "$tb_file" ]]; then
+  gen hook_tb.json -- "$TB" timeline -step 0 -outfile "$out/hook_tb.json"
+fi
 
 # Graph-view memory counters "Top Allocations" carry strings ("0.00128 MB
 # from DW", "N/A"), as TensorFlow's tfprof timeline did: a Trace Event Format
@@ -218,12 +229,21 @@ done
 # flows (our ProfilerHook file of the same RunMetadata has none either), the
 # others do.
 tf_traces=("$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json"
-  "$corpus/yaroslavvb-stuff/timeline.feed.json"
-  "$corpus/shiyudian-resnet-tf-dist/timeline-1300001.json"
   "$corpus"/tf1-timelines/*.json)
+for rel in yaroslavvb-stuff/timeline.feed.json \
+  shiyudian-resnet-tf-dist/timeline-1300001.json \
+  tf1-timelines/ANNA_timeline_01.json tf1-timelines/conv_relation_timeline.ctf.json \
+  tf1-timelines/mnist-xla_timeline.ctf.json; do
+  if [[ -f "$wider/$rel" ]]; then
+    tf_traces+=("$wider/$rel")
+  else
+    echo "skipped: corpus not found at $wider ($rel)"
+  fi
+done
 for f in "${tf_traces[@]}"; do
   if res=$("${check[@]}" "$f"); then
-    pass "TensorFlow's own ${res#trace_check: ok "$corpus"/}"
+    res=${res#trace_check: ok "$corpus"/}
+    pass "TensorFlow's own ${res#trace_check: ok "$wider"/}"
   else
     fail "trace_check rejects TensorFlow's own $(basename "$f"):"
     indent 10 <<<"$res"
