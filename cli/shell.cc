@@ -15,12 +15,8 @@
 #include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/emit.h"
-#include "profiler/render/pprof.h"
-#include "profiler/render/render_proto.h"
-#include "profiler/render/render_text.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
-#include "profiler/render/view_timeline.h"
 
 namespace tfprof {
 namespace cli {
@@ -319,10 +315,19 @@ const CommandSpec* FindCommand(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+const std::vector<std::string>& CommandNameList() {
+  static const std::vector<std::string>* const names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const CommandSpec& c : Commands()) v->push_back(c.name);
+    return v;
+  }();
+  return *names;
+}
+}  // namespace
+
 std::string SuggestCommand(const std::string& name) {
-  std::vector<std::string> names;
-  for (const CommandSpec& c : Commands()) names.push_back(c.name);
-  return ClosestWord(name, names, 2);
+  return ClosestWord(name, CommandNameList(), 2);
 }
 
 std::string HelpText(const Options& current) {
@@ -385,11 +390,7 @@ absl::StatusOr<std::string> Help(const std::vector<std::string>& topic,
       "\n");
 }
 
-std::string CommandNames() {
-  std::vector<std::string> names;
-  for (const CommandSpec& c : Commands()) names.push_back(c.name);
-  return absl::StrJoin(names, ", ");
-}
+std::string CommandNames() { return absl::StrJoin(CommandNameList(), ", "); }
 
 absl::StatusOr<std::vector<std::string>> Tokenize(const std::string& line) {
   std::vector<std::string> words;

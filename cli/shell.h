@@ -11,7 +11,6 @@
 
 #include "absl/status/status.h"
 #include "profiler/load/loader.h"
-#include "profiler/render/view_timeline.h"
 #include "profiler/views/options.h"
 #include "profiler/views/views.h"
 

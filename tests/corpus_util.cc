@@ -1,7 +1,5 @@
 #include "tests/corpus_util.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "tests/test_util.h"
@@ -22,9 +20,8 @@ InputPaths TfTestData(const std::string& version) {
 
 namespace {
 
-bool Readable(const std::string& path) {
-  return path.empty() || ::access(path.c_str(), R_OK) == 0;
-}
+// An input path that is unset, or names a readable file.
+bool Usable(const std::string& path) { return path.empty() || Readable(path); }
 
 // The cases whose files are there (all bundled ones; the wider corpus's when
 // it is present). Prints one "skipped" line naming the missing cases.
@@ -33,9 +30,9 @@ std::vector<CorpusCase> Available(const std::vector<CorpusCase>& cases) {
   std::string missing;
   for (const CorpusCase& c : cases) {
     const InputPaths& p = c.paths;
-    if (Readable(p.profile_path) && Readable(p.graph_path) &&
-        Readable(p.run_meta_path) && Readable(p.op_log_path) &&
-        Readable(p.trace_path)) {
+    if (Usable(p.profile_path) && Usable(p.graph_path) &&
+        Usable(p.run_meta_path) && Usable(p.op_log_path) &&
+        Usable(p.trace_path)) {
       out.push_back(c);
     } else {
       missing += (missing.empty() ? "" : ", ") + c.name;

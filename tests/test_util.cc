@@ -35,11 +35,9 @@ std::string CorpusDir() {
   return SourceDir() + "/../shared/corpus";
 }
 
-namespace {
 bool Readable(const std::string& path) {
   return ::access(path.c_str(), R_OK) == 0;
 }
-}  // namespace
 
 std::string CorpusFile(const std::string& rel) {
   const std::string bundled = BundledCorpusDir() + "/" + rel;

@@ -29,6 +29,8 @@ std::string BundledCorpusDir();
 // The wider corpus: $TFPROF_CORPUS, else ../shared/corpus beside the
 // repository. A fresh clone has none.
 std::string CorpusDir();
+// Whether `path` names a file this process can read.
+bool Readable(const std::string& path);
 // A corpus file by its path relative to the corpus root: the bundled copy when
 // testdata/corpus has it, else the wider corpus's (which may not exist).
 std::string CorpusFile(const std::string& rel);

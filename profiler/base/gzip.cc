@@ -64,7 +64,7 @@ absl::Status GunzipInto(absl::string_view data, const std::string& name,
     char* buf = sink.reserve(kChunk);
     if (buf == nullptr) {
       status = absl::ResourceExhaustedError(
-          absl::StrCat(Prefix(name), "out of memory reading the trace"));
+          absl::StrCat(Prefix(name), "out of memory decompressing gzip data"));
       break;
     }
     zs.next_out = reinterpret_cast<Bytef*>(buf);
@@ -73,9 +73,9 @@ absl::Status GunzipInto(absl::string_view data, const std::string& name,
     sink.commit(kChunk - zs.avail_out);
     total += kChunk - zs.avail_out;
     if (total > max_bytes) {
-      status = absl::ResourceExhaustedError(absl::StrCat(
-          Prefix(name),
-          "gzip data decompresses to more than 2 GiB; not loaded"));
+      status = absl::ResourceExhaustedError(
+          absl::StrCat(Prefix(name), "gzip data decompresses to more than ",
+                       max_bytes >> 20, " MiB; not loaded"));
       break;
     }
     if (rc == Z_STREAM_END) {

@@ -1,22 +1,14 @@
-// Reading trace files, detecting their format, and the shared builder that
-// turns nodes and executions into GraphDef / RunMetadata / OpLogProto.
+// Reading trace files (gzip undone), detecting their format, and handing
+// each to its format's importer (kineto/, tf_timeline/, xspace/).
 #include "profiler/importers/trace_import.h"
-
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string_view>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
@@ -27,7 +19,6 @@
 #include "profiler/importers/tf_timeline/tf_timeline.h"
 #include "profiler/importers/xspace/xspace.h"
 #include "proto/xplane.pb.h"
-#include "re2/re2.h"
 
 namespace tfprof {
 
@@ -45,10 +36,10 @@ absl::Status OutOfMemory(const std::string& name) {
       absl::StrCat(name, ": out of memory reading the trace"));
 }
 
-// Decompresses gzip data (several members allowed) straight into padded
-// memory.
-absl::StatusOr<PaddedBytes> Decompress(const std::string& name,
-                                       absl::string_view data) {
+// Gzip data (several members allowed) decompressed straight into padded
+// memory, and checked not to be gzip again.
+absl::StatusOr<PaddedBytes> GunzipTrace(const std::string& name,
+                                        absl::string_view data) {
   PaddedBytes out;
   absl::Status s =
       GunzipInto(data, name, kMaxDecompressedBytes,
@@ -56,20 +47,11 @@ absl::StatusOr<PaddedBytes> Decompress(const std::string& name,
                             [&out](size_t n) { out.Commit(n); }});
   if (!s.ok()) return s;
   out.Seal();
-  return out;
-}
-
-// Gzip data decompressed (and checked not to be gzip again); anything else
-// as it is.
-absl::StatusOr<PaddedBytes> GunzipTrace(const std::string& name,
-                                        absl::string_view data) {
-  absl::StatusOr<PaddedBytes> d = Decompress(name, data);
-  if (!d.ok()) return d.status();
-  if (IsGzip(d->view())) {
+  if (IsGzip(out.view())) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": gzip inside gzip; not a trace"));
   }
-  return d;
+  return out;
 }
 
 absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
@@ -227,6 +209,11 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
 }
 
 }  // namespace
+
+bool MayBeTrace(const std::string& name, absl::string_view head) {
+  return IsGzip(head) || LooksLikeJson(head) ||
+         absl::EndsWith(name, ".xplane.pb");
+}
 
 const std::string& JsonKernelName() {
   return simdjson::get_active_implementation()->name();

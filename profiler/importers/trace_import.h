@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "profiler/base/protos.h"
 #include "profiler/importers/common/trace_format.h"
 
@@ -87,6 +88,10 @@ absl::StatusOr<ImportedTrace> ImportTraceContents(
 // parser): the fastest one this CPU supports, chosen at run time by simdjson
 // ("icelake", "haswell", "westmere" or "fallback").
 const std::string& JsonKernelName();
+
+// Whether a file may be a trace, from its name and first bytes: gzip or JSON
+// data, or an ".xplane.pb" name. Cheap; DetectTraceFormat decides.
+bool MayBeTrace(const std::string& name, absl::string_view head);
 
 // The format of one trace (gzip is decompressed first); the error says which
 // formats are expected.

@@ -53,9 +53,22 @@ class ScopedSilentProtobufLog {
   google::protobuf::LogHandler* previous_;
 };
 
+// The first bytes of a file (fewer if it is shorter; empty on an error).
+std::string ReadHead(const std::string& path, size_t n) {
+  size_t size = 0;
+  absl::StatusOr<std::FILE*> f = OpenInputFile(path, &size);
+  if (!f.ok()) return "";
+  std::string head(n, '\0');
+  head.resize(std::fread(head.data(), 1, n, *f));
+  std::fclose(*f);
+  return head;
+}
+
 // A ProfileProto load failed: when the file is a trace tfprof can import,
-// the error says so and names --trace_path.
+// the error says so and names --trace_path. (A file that cannot be a trace
+// is not read again.)
 absl::Status WithTraceHint(const std::string& path, absl::Status error) {
+  if (!MayBeTrace(path, ReadHead(path, 4096))) return error;
   absl::StatusOr<std::string> contents = ReadFileToString(path);
   if (!contents.ok()) return error;
   absl::StatusOr<TraceFormat> format = DetectTraceFormat(path, *contents);
