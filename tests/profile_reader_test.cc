@@ -14,7 +14,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "profiler/load/loader.h"
 #include "tests/test_util.h"
-#include "tools/profile_gen.h"
+#include "tools/synthetic_profile.h"
 
 namespace tfprof {
 namespace {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "google/protobuf/text_format.h"
+#include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/render_text.h"
 #include "tests/test_util.h"

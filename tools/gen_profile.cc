@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "tools/profile_gen.h"
+#include "tools/synthetic_profile.h"
 
 namespace {
 

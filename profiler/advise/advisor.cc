@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "profiler/base/device.h"
 #include "profiler/base/units.h"
 #include "profiler/render/render_proto.h"
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "profiler/advise/advisor.h"
+#include "profiler/base/device.h"
 #include "profiler/base/units.h"
 
 namespace tfprof {
@@ -98,7 +99,9 @@ class HostDeviceCopyChecker : public Checker {
         model.DetailInto(e, &d);
         for (const auto* list : {&d.other_execs, &d.accelerator_execs}) {
           for (const DeviceTimes& dt : *list) {
-            if (!copy_node && !ContainsNoCase(dt.device, "memcpy")) continue;
+            if (!copy_node && KindOfDevice(dt.device) != DeviceKind::kMemcpy) {
+              continue;
+            }
             for (const TimeInterval& t : dt.times) {
               copies.push_back(Copy{node.get(), std::string(dt.device), e.step,
                                     t.start_micros, t.duration_micros});
@@ -328,12 +331,9 @@ class CpuFallbackChecker : public Checker {
 
 // ---------------------------------------------------------------------------
 
-// The accelerator a stream device belongs to: the device name up to
-// "/stream" ("/device:gpu:0/stream:all" -> "/device:gpu:0").
+// The accelerator a stream lane belongs to, lower-cased.
 std::string AcceleratorOf(std::string_view device) {
-  const std::string dev = absl::AsciiStrToLower(std::string(device));
-  const size_t at = dev.find("/stream");
-  return at == std::string::npos ? dev : dev.substr(0, at);
+  return absl::AsciiStrToLower(std::string(LaneOwner(device)));
 }
 
 bool IsInputOp(const GraphNode& g) {
@@ -370,10 +370,7 @@ KernelTimes CollectKernelTimes(const Model& model) {
         v.insert(v.end(), dt.times.begin(), dt.times.end());
       }
       for (const DeviceTimes& dt : d.other_execs) {
-        if (!ContainsNoCase(dt.device, "/stream") ||
-            ContainsNoCase(dt.device, "memcpy")) {
-          continue;
-        }
+        if (KindOfDevice(dt.device) != DeviceKind::kStream) continue;
         auto& v = streams[{e.step, AcceleratorOf(dt.device)}];
         v.insert(v.end(), dt.times.begin(), dt.times.end());
       }

@@ -46,7 +46,7 @@ absl::StatusOr<PaddedBytes> GunzipTrace(const std::string& name,
                  GunzipSink{[&out](size_t n) { return out.Reserve(n); },
                             [&out](size_t n) { out.Commit(n); }});
   if (!s.ok()) return s;
-  out.Seal();
+  out.ZeroPadding();
   if (IsGzip(out.view())) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": gzip inside gzip; not a trace"));
@@ -62,7 +62,7 @@ absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
   if (p == nullptr) return OutOfMemory(name);
   if (!contents.empty()) std::memcpy(p, contents.data(), contents.size());
   bytes.Commit(contents.size());
-  bytes.Seal();
+  bytes.ZeroPadding();
   return bytes;
 }
 
@@ -91,7 +91,7 @@ absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
   if (failed) {
     return absl::DataLossError(absl::StrCat(path, ": read error"));
   }
-  bytes.Seal();
+  bytes.ZeroPadding();
   return bytes;
 }
 
@@ -281,7 +281,7 @@ absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
         names.size() == 1 ? names[0] : "the trace files",
         ": no executions found (no timed events that map to nodes)"));
   }
-  builder->Seal(*format);
+  builder->Finish(*format);
   return builder;
 }
 

@@ -550,7 +550,7 @@ class ProfileDecoder {
       if (!r.ok()) return false;
     }
     if (!r.ok()) return false;
-    model_.Seal(d, exec);
+    model_.StoreExec(d, exec);
     return true;
   }
 

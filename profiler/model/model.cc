@@ -8,9 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "profiler/base/device.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/wire.h"
-#include "re2/re2.h"
 
 namespace tfprof {
 namespace {
@@ -51,28 +51,6 @@ void ApplyTensorFlowSlots(std::vector<NodeInput>* inputs) {
 }
 
 }  // namespace
-
-bool CountAsAcceleratorTime(const std::string& device) {
-  return device.find("stream:all") != std::string::npos;
-}
-
-bool CountAsCpuTime(const std::string& device) {
-  static const RE2* const kCanonical =
-      new RE2(".*/(device:gpu|gpu|device:cpu|cpu):\\d+");
-  return RE2::FullMatch(device, *kCanonical);
-}
-
-bool IsCanonicalDevice(const std::string& device) {
-  return CountAsCpuTime(device);
-}
-
-bool IsPlacedOnAccelerator(const std::string& device) {
-  return device.find("gpu") != std::string::npos;
-}
-
-bool IsPlacedOnCpu(const std::string& device) {
-  return device.find("cpu") != std::string::npos;
-}
 
 std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape) {
   std::vector<int64_t> dims;
@@ -312,7 +290,7 @@ void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
 
 }  // namespace
 
-void Model::Seal(const ExecDetail& d, StepExec* exec) {
+void Model::StoreExec(const ExecDetail& d, StepExec* exec) {
   exec->accelerator_micros = SumTimes(d.accelerator_execs);
   exec->cpu_micros = SumTimes(d.cpu_execs);
   exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
@@ -569,10 +547,7 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
       if (node->canonical_device() != dev) return;
     } else {
       node->set_canonical_device(strings_.Intern(dev));
-      std::string host = dev;
-      static const RE2* const kGpu = new RE2("gpu:\\d+");
-      RE2::GlobalReplace(&host, *kGpu, "cpu:0");
-      node->set_host_device(strings_.Intern(host));
+      node->set_host_device(strings_.Intern(HostDeviceOf(dev)));
       AddOpType(node, node->canonical_device());
     }
   }
@@ -595,9 +570,11 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
     d.latest_end_micros = std::max(d.latest_end_micros,
                                    SatAdd(stat.all_start_micros(), duration));
     const TimeInterval interval{stat.all_start_micros(), duration};
-    if (CountAsAcceleratorTime(dev)) {
+    // Accelerator time counts on the stream:all lane only, CPU time on
+    // canonical devices.
+    if (IsStreamAllDevice(dev)) {
       FindOrAddDevice(&d.accelerator_execs, idev).times.push_back(interval);
-    } else if (CountAsCpuTime(dev)) {
+    } else if (IsCanonicalDevice(dev)) {
       FindOrAddDevice(&d.cpu_execs, idev).times.push_back(interval);
       ++exec.run_count;  // while loops run a node many times per step
     } else {
@@ -677,7 +654,7 @@ absl::Status Model::AddRunMeta(int64_t step,
     const std::string dev = absl::AsciiStrToLower(dev_stat.device());
     if (IsPlacedOnAccelerator(dev)) {
       has_gpu_scheduling = true;
-      if (CountAsAcceleratorTime(dev)) has_gpu_stream = true;
+      if (IsStreamAllDevice(dev)) has_gpu_stream = true;
     }
     for (const auto& stat : dev_stat.node_stats()) {
       std::string_view name = stat.node_name();
@@ -700,7 +677,7 @@ absl::Status Model::AddRunMeta(int64_t step,
     }
   }
   for (auto& [key, detail] : pending.details) {
-    Seal(detail, &MutableExec(key.first, key.second));
+    StoreExec(detail, &MutableExec(key.first, key.second));
   }
   if (has_gpu_scheduling && !has_gpu_stream) miss_accelerator_stream_ = true;
   return absl::OkStatus();

@@ -31,15 +31,6 @@ inline constexpr char kGraphParentType[] = "_TFGraphParent";
 // Op type given to nodes that have a variable in the checkpoint.
 inline constexpr char kCheckpointVariableType[] = "_checkpoint_variables";
 
-// Device classification (device strings are lower-cased first).
-// Accelerator time is only counted on the ".../stream:all" pseudo device.
-bool CountAsAcceleratorTime(const std::string& device);
-// CPU time is counted on canonical devices: ".../(device:)?(cpu|gpu):N".
-bool CountAsCpuTime(const std::string& device);
-bool IsCanonicalDevice(const std::string& device);
-bool IsPlacedOnAccelerator(const std::string& device);
-bool IsPlacedOnCpu(const std::string& device);
-
 // A TensorShapeProto as a vector of dims; a scalar with known rank is {1}, an
 // unknown rank is {}.
 std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape);
@@ -335,7 +326,7 @@ class Model {
     node->op_types.insert(strings_.Intern(type));
   }
   // Encodes `detail` into the arena and stores it and its sums in `exec`.
-  void Seal(const ExecDetail& detail, StepExec* exec);
+  void StoreExec(const ExecDetail& detail, StepExec* exec);
   const uint8_t* Store(const std::string& bytes);
   void AddStepStat(GraphNode* node, int64_t step, const std::string& device,
                    const tfcore::NodeExecStats& stat, PendingExec* pending);
@@ -352,7 +343,7 @@ class Model {
   };
   std::vector<ArenaChunk> arena_;
   size_t arena_used_ = 0;
-  std::string seal_buffer_, seal_framed_;  // scratch for Seal
+  std::string seal_buffer_, seal_framed_;  // scratch for StoreExec
   std::set<int64_t> steps_;
   std::map<int64_t, std::string> id_to_string_;
   std::set<int64_t> covered_nodes_;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
 #include "profiler/render/pprof.h"
+#include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/render_text.h"
 #include "profiler/render/view_timeline.h"

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
+#include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
 #include "re2/re2.h"
 
@@ -44,11 +45,6 @@ std::pair<std::string, std::string> ParseKernelLabel(const std::string& label,
   std::vector<std::string> fields = absl::StrSplit(node_name, ':');
   fields.push_back("unknown");
   return {fields[0], fields[1]};
-}
-
-bool IsGpuTrace(const std::string& device) {
-  return device.find("/stream:") != std::string::npos ||
-         device.find("/memcpy") != std::string::npos;
 }
 
 struct Tensor {
@@ -89,7 +85,7 @@ class Builder {
     if (opts_.op_time != "gpu" && opts_.op_time != "all") return;
     std::map<std::string, std::pair<int64_t, int64_t>> gpu;  // name -> span
     for (const auto& dev : stats_.dev_stats()) {
-      if (dev.device().find("/stream:all") == std::string::npos) continue;
+      if (!IsStreamAllDevice(dev.device())) continue;
       for (const auto& k : dev.node_stats()) {
         const std::string name =
             ParseKernelLabel(k.timeline_label(), k.node_name()).first;
@@ -105,7 +101,7 @@ class Builder {
       }
     }
     for (auto& dev : *stats_.mutable_dev_stats()) {
-      if (dev.device().find("/stream:all") != std::string::npos ||
+      if (IsStreamAllDevice(dev.device()) ||
           dev.device().find("/job") == std::string::npos) {
         continue;
       }
@@ -213,7 +209,10 @@ class Builder {
     int64_t flow_id = 0;
     for (const auto& dev : stats_.dev_stats()) {
       const int64_t pid = device_pids_[dev.device()];
-      const bool gpu_trace = IsGpuTrace(dev.device());
+      const DeviceKind kind = KindOfDevice(dev.device());
+      const bool gpu_trace = kind == DeviceKind::kStreamAll ||
+                             kind == DeviceKind::kStream ||
+                             kind == DeviceKind::kMemcpy;
       const std::vector<int64_t>& tids = lanes_[&dev];
       for (int i = 0; i < dev.node_stats_size(); ++i) {
         const auto& ns = dev.node_stats(i);

@@ -1,3 +1,4 @@
+#include "profiler/base/device.h"
 #include "profiler/render/view_timeline.h"
 
 #include <map>

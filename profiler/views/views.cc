@@ -678,7 +678,7 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
 
 // Scope and graph views. Returns the shown nodes among `list` (hidden nodes
 // hand up their shown descendants).
-std::vector<int> PrintTree(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
                            const std::vector<int>& list, const Compiled& c,
                            int64_t depth, std::vector<char>* visited,
                            QueryState* st) {
@@ -692,7 +692,7 @@ std::vector<int> PrintTree(const std::vector<VNode>& nodes,
     const bool show = ShouldShowSingle(nodes[n], n, *st, c, depth);
     std::vector<int> shown_children;
     if (!c.trim.Any(nodes[n].name) && depth <= c.opts.max_depth) {
-      shown_children = PrintTree(nodes, st->show[n], c, depth + 1, visited, st);
+      shown_children = SelectShownTree(nodes, st->show[n], c, depth + 1, visited, st);
     }
     if (show) {
       if (c.opts.account_displayed_op_only) {
@@ -712,7 +712,7 @@ std::vector<int> PrintTree(const std::vector<VNode>& nodes,
 }
 
 // Code view: trimmed or too-deep nodes are dropped with their subtree.
-std::vector<int> PrintCode(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
                            const std::vector<int>& list, const Compiled& c,
                            int64_t depth, QueryState* st) {
   std::vector<int> shown;
@@ -725,7 +725,7 @@ std::vector<int> PrintCode(const std::vector<VNode>& nodes,
     }
     const bool show = ShouldShowMulti(nodes[n], n, *st, c, depth, false);
     std::vector<int> shown_children =
-        PrintCode(nodes, st->show[n], c, depth + 1, st);
+        SelectShownCode(nodes, st->show[n], c, depth + 1, st);
     if (show) {
       SortNodes(c.opts, nodes, *st, true, &shown_children);
       st->show[n] = std::move(shown_children);
@@ -960,9 +960,9 @@ absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
   if (!c.start.match_all()) roots = SearchRoots(roots, c, nodes, q, nullptr);
   q.show[root] = roots;
   if (multi) {
-    PrintCode(nodes, {root}, c, 1, &q);
+    SelectShownCode(nodes, {root}, c, 1, &q);
   } else {
-    PrintTree(nodes, {root}, c, 1, nullptr, &q);
+    SelectShownTree(nodes, {root}, c, 1, nullptr, &q);
   }
   // The root's own stats are zero and it is never accounted.
   q.account[root] = 0;
@@ -997,7 +997,7 @@ absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
   std::fill(visited.begin(), visited.end(), 0);
   q.show[root] = roots;
   q.account[root] = 0;
-  PrintTree(nodes, {root}, c, 1, &visited, &q);
+  SelectShownTree(nodes, {root}, c, 1, &visited, &q);
   if (q.Cancelled()) return absl::CancelledError("query interrupted");
   Exporter e(checkpoint, nodes, q, out.options, &out);
   e.ReserveTree(root);

@@ -64,7 +64,7 @@ char* PaddedBytes::Reserve(size_t extra) {
   return data_ + size_;
 }
 
-void PaddedBytes::Seal() {
+void PaddedBytes::ZeroPadding() {
   if (Reserve(0) != nullptr) {
     std::memset(data_ + size_, 0, simdjson::SIMDJSON_PADDING);
   }

@@ -52,7 +52,7 @@ class PaddedBytes {
   // Counts `n` bytes written at Reserve()'s pointer.
   void Commit(size_t n) { size_ += n; }
   // Zeroes the padding after the bytes; call when done writing.
-  void Seal();
+  void ZeroPadding();
   // Releases the memory.
   void Clear();
   // Gives the whole pages before `offset` back to the system; they read as

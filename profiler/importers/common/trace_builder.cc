@@ -12,7 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "re2/re2.h"
+#include "profiler/base/device.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -30,17 +30,6 @@ std::string GpuStreamAllDevice(int64_t gpu) {
 
 std::string GpuStreamDevice(int64_t gpu, absl::string_view stream) {
   return absl::StrCat(kGpuDevicePrefix, gpu, "/stream:", stream);
-}
-
-bool IsCanonicalDevice(absl::string_view device) {
-  static const RE2* const kCanonical =
-      new RE2(".*/(device:gpu|gpu|device:cpu|cpu):\\d+");
-  const std::string lower = absl::AsciiStrToLower(device);
-  return RE2::FullMatch(lower, *kCanonical);
-}
-
-bool IsStreamAllDevice(absl::string_view device) {
-  return absl::StrContains(absl::AsciiStrToLower(device), "stream:all");
 }
 
 std::optional<int64_t> RoundToInt64(double x) {
@@ -81,9 +70,10 @@ int32_t TraceBuilder::Device(const std::string& device) {
   const size_t known = devices_.size();
   const int32_t id = static_cast<int32_t>(devices_.Id(device));
   if (devices_.size() == known) return id;
-  device_class_.push_back(IsCanonicalDevice(device)   ? 1
-                          : IsStreamAllDevice(device) ? 2
-                                                      : 0);
+  const DeviceKind kind = KindOfDevice(device);
+  device_class_.push_back(kind == DeviceKind::kPlacement   ? 1
+                          : kind == DeviceKind::kStreamAll ? 2
+                                                           : 0);
   return id;
 }
 
@@ -213,7 +203,7 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
   }
 }
 
-void TraceBuilder::Seal(TraceFormat format) {
+void TraceBuilder::Finish(TraceFormat format) {
   format_ = format;
   // The lookups are done with.
   by_name_ = {};

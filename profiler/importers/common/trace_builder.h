@@ -40,13 +40,6 @@ std::string GpuStreamAllDevice(int64_t gpu);
 // ".../device:gpu:N/stream:S": the real stream (device list only).
 std::string GpuStreamDevice(int64_t gpu, absl::string_view stream);
 
-// TensorFlow's device classes (on the lower-cased device string), as tfprof
-// counts time: canonical devices ".../(device:)?(cpu|gpu):N" get CPU time,
-// ".../stream:all" devices get accelerator time, others only show up in
-// device lists.
-bool IsCanonicalDevice(absl::string_view device);
-bool IsStreamAllDevice(absl::string_view device);
-
 // Rounds x to the nearest integer (halves away from zero); nullopt when x is
 // not finite or out of range for microsecond arithmetic (|x| >= 2^62).
 std::optional<int64_t> RoundToInt64(double x);
@@ -121,7 +114,7 @@ class TraceBuilder {
 
   // A note printed once: "<file>: <text>".
   void Note(const std::string& file, const std::string& text);
-  // Counts an occurrence of something not mapped; Seal() writes one note
+  // Counts an occurrence of something not mapped; Finish() writes one note
   // per (file, what) with a count above 0: "<file>: <count> <what>".
   void Count(const std::string& file, const std::string& what, int64_t n = 1);
 
@@ -130,7 +123,7 @@ class TraceBuilder {
   // Ends the import: the notes are complete, and timestamps are shifted
   // (as the steps are built) when needed so that every start is > 0
   // (tfprof ignores executions starting at 0). Then, once each:
-  void Seal(TraceFormat format);
+  void Finish(TraceFormat format);
   TraceFormat format() const { return format_; }
   const std::vector<std::string>& notes() const { return notes_; }
   // One NodeDef per node (frees the nodes' inputs).

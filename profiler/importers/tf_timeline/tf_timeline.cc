@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "profiler/base/device.h"
 #include "re2/re2.h"
 
 namespace tfprof {
@@ -73,24 +74,6 @@ struct LaneKey {
     return H::combine(std::move(h), k.gpu, k.node, k.start, k.duration);
   }
 };
-
-// "<gpu>/stream:N" or "<gpu>/memcpy" -> <gpu>; else false.
-bool SplitGpuLane(const std::string& device, std::string* gpu, bool* memcpy) {
-  const std::string lower = absl::AsciiStrToLower(device);
-  size_t pos = lower.rfind("/stream:");
-  if (pos != std::string::npos &&
-      lower.find("stream:all") == std::string::npos) {
-    *gpu = device.substr(0, pos);
-    *memcpy = false;
-    return true;
-  }
-  if (absl::EndsWith(lower, "/memcpy")) {
-    *gpu = device.substr(0, device.size() - 7);
-    *memcpy = true;
-    return true;
-  }
-  return false;
-}
 
 // What the importer reads of one event (first occurrences of each key, as
 // the DOM parser's at_key() finds them).
@@ -381,21 +364,24 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
 void TfTimelineImport::ClassifyDevice(const std::string& device, bool canonical,
                                       int32_t node, int64_t start,
                                       int64_t duration, const EventFields& ev) {
-  std::string gpu;
-  bool memcpy = false;
   if (canonical) {
     if (ev.has_args) builder_->SetInputs(node, Inputs(ev));
-    if (absl::StrContains(absl::AsciiStrToLower(device), "gpu")) {
-      gpu_devices_.insert(device);
-    }
-  } else if (IsStreamAllDevice(device)) {
-    const std::string lower = absl::AsciiStrToLower(device);
-    gpus_with_stream_all_.insert(
-        absl::AsciiStrToLower(device.substr(0, lower.find("/stream:all"))));
-  } else if (SplitGpuLane(device, &gpu, &memcpy)) {
-    lanes_.push_back({lane_gpus_.Id(gpu), node, start, duration, memcpy});
-  } else {
-    ++no_time_devices_[device];
+    if (IsPlacedOnAccelerator(device)) gpu_devices_.insert(device);
+    return;
+  }
+  switch (KindOfDevice(device)) {
+    case DeviceKind::kStreamAll:
+      gpus_with_stream_all_.insert(
+          absl::AsciiStrToLower(std::string(LaneOwner(device))));
+      break;
+    case DeviceKind::kStream:
+    case DeviceKind::kMemcpy:
+      lanes_.push_back({lane_gpus_.Id(std::string(LaneOwner(device))), node,
+                        start, duration,
+                        KindOfDevice(device) == DeviceKind::kMemcpy});
+      break;
+    default:
+      ++no_time_devices_[device];
   }
 }
 

@@ -3,8 +3,8 @@
 // CPU and GPU streams, memory records and Python call stacks. The output is
 // produced in pieces (one node at a time), so files beyond protobuf's 2 GiB
 // message limit can be written.
-#ifndef TFPROF_TOOLS_PROFILE_GEN_H_
-#define TFPROF_TOOLS_PROFILE_GEN_H_
+#ifndef TFPROF_TOOLS_SYNTHETIC_PROFILE_H_
+#define TFPROF_TOOLS_SYNTHETIC_PROFILE_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,4 +26,4 @@ void GenerateProfile(const GenOptions& options,
 
 }  // namespace tfprof
 
-#endif  // TFPROF_TOOLS_PROFILE_GEN_H_
+#endif  // TFPROF_TOOLS_SYNTHETIC_PROFILE_H_

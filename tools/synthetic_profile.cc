@@ -1,4 +1,4 @@
-#include "tools/profile_gen.h"
+#include "tools/synthetic_profile.h"
 
 #include <random>
 

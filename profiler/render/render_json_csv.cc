@@ -1,0 +1,208 @@
+#include "profiler/render/render_json_csv.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "profiler/base/json_writer.h"
+
+namespace tfprof {
+namespace {
+
+struct SelectedStat {
+  const char* name;
+  int64_t self, total;
+};
+
+// The numeric attributes -select asks for, in output order ("micros" brings
+// its accelerator and CPU parts).
+std::vector<SelectedStat> SelectedStats(const ResultNode& n, const Options& o) {
+  std::vector<SelectedStat> v;
+  const bool micros = o.Selected("micros");
+  if (micros) v.push_back({"micros", n.self.exec_micros, n.total.exec_micros});
+  if (micros || o.Selected("accelerator_micros")) {
+    v.push_back({"accelerator_micros", n.self.accelerator_exec_micros,
+                 n.total.accelerator_exec_micros});
+  }
+  if (micros || o.Selected("cpu_micros")) {
+    v.push_back(
+        {"cpu_micros", n.self.cpu_exec_micros, n.total.cpu_exec_micros});
+  }
+  if (o.Selected("bytes")) {
+    v.push_back({"bytes", n.self.requested_bytes, n.total.requested_bytes});
+  }
+  if (o.Selected("peak_bytes")) {
+    v.push_back({"peak_bytes", n.self.peak_bytes, n.total.peak_bytes});
+  }
+  if (o.Selected("residual_bytes")) {
+    v.push_back(
+        {"residual_bytes", n.self.residual_bytes, n.total.residual_bytes});
+  }
+  if (o.Selected("output_bytes")) {
+    v.push_back({"output_bytes", n.self.output_bytes, n.total.output_bytes});
+  }
+  if (o.Selected("params")) {
+    v.push_back({"params", n.self.parameters, n.total.parameters});
+  }
+  if (o.Selected("float_ops")) {
+    v.push_back({"float_ops", n.self.float_ops, n.total.float_ops});
+  }
+  return v;
+}
+
+// An op-view row's runs: the sum over the graph nodes of its type.
+int64_t OpRuns(const ResultNode& n) {
+  int64_t runs = 0;
+  for (const MemberNode& m : n.members) runs += m.stats.run_count;
+  return runs;
+}
+
+std::string JsonList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ",";
+    out += JsonQuote(v[i]);
+  }
+  return out + "]";
+}
+
+std::string JsonDims(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+// Occurrence, devices, op types and input shapes, as selected.
+void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
+  const Options& o = r.options;
+  if (o.Selected("occurrence")) {
+    if (r.view == ViewKind::kOp) {
+      absl::StrAppend(out, ", \"occurrence\": {\"run\": ", OpRuns(n),
+                      ", \"defined\": ", n.members.size(), "}");
+    } else if (r.view != ViewKind::kCode) {
+      absl::StrAppend(out, ", \"occurrence\": {\"run\": ", n.self.run_count,
+                      ", \"total_run\": ", n.total.run_count,
+                      ", \"total_defined\": ", n.total.definition_count, "}");
+    }
+  }
+  if (o.Selected("device")) {
+    absl::StrAppend(out, ", \"devices\": ", JsonList(NodeDevices(r, n)));
+  }
+  if (o.Selected("op_types")) {
+    absl::StrAppend(out, ", \"op_types\": ", JsonList(NodeOpTypes(r, n)));
+  }
+  if (o.Selected("input_shapes") && r.view != ViewKind::kCode &&
+      r.view != ViewKind::kOp) {
+    absl::StrAppend(out, ", \"input_shapes\": {");
+    bool first = true;
+    for (const auto& [idx, dims] : NodeInputShapes(r, n)) {
+      absl::StrAppend(out, first ? "" : ", ", "\"", idx,
+                      "\": ", JsonDims(dims));
+      first = false;
+    }
+    absl::StrAppend(out, "}");
+  }
+}
+
+void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
+  const ResultNode& n = r.nodes[id];
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  absl::StrAppend(out, pad, "{\"name\": ", JsonQuote(n.name),
+                  ", \"accounted\": ", n.account ? "true" : "false");
+  for (const SelectedStat& s : SelectedStats(n, r.options)) {
+    absl::StrAppend(out, ", \"", s.name, "\": {\"self\": ", s.self,
+                    ", \"total\": ", s.total, "}");
+    const std::vector<int64_t>& shape = NodeShape(n);
+    if (std::string_view(s.name) == "params" && !shape.empty()) {
+      absl::StrAppend(out, ", \"shape\": ", JsonDims(shape));
+    }
+  }
+  JsonNodeFacts(r, n, out);
+  if (n.children.empty()) {
+    absl::StrAppend(out, ", \"children\": []}");
+    return;
+  }
+  absl::StrAppend(out, ", \"children\": [\n");
+  for (size_t i = 0; i < n.children.size(); ++i) {
+    JsonNode(r, n.children[i], indent + 2, out);
+    absl::StrAppend(out, i + 1 < n.children.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(out, pad, "]}");
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
+  const ResultNode& n = r.nodes[id];
+  const Options& o = r.options;
+  absl::StrAppend(out, CsvField(n.name), ",", depth, ",",
+                  n.account ? "true" : "false");
+  for (const SelectedStat& s : SelectedStats(n, o)) {
+    absl::StrAppend(out, ",", s.self, ",", s.total);
+  }
+  if (o.Selected("occurrence")) {
+    if (r.view == ViewKind::kOp) {
+      absl::StrAppend(out, ",", OpRuns(n), ",", n.members.size());
+    } else {
+      absl::StrAppend(out, ",", n.self.run_count, ",",
+                      n.total.definition_count);
+    }
+  }
+  if (o.Selected("device")) {
+    absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeDevices(r, n), "|")));
+  }
+  if (o.Selected("op_types")) {
+    absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeOpTypes(r, n), "|")));
+  }
+  out->append("\n");
+}
+
+void CsvTree(const ResultTree& r, size_t id, int depth, std::string* out) {
+  CsvRow(r, id, depth, out);
+  for (size_t c : r.nodes[id].children) CsvTree(r, c, depth + 1, out);
+}
+
+}  // namespace
+
+std::string RenderJson(const ResultTree& result) {
+  std::string out =
+      absl::StrCat("{\"view\": \"", ViewName(result.view),
+                   "\", \"step\": ", result.options.step, ", \"select\": ");
+  std::vector<std::string> sel(result.options.select.begin(),
+                               result.options.select.end());
+  absl::StrAppend(&out, JsonList(sel),
+                  ", \"units\": {\"micros\": "
+                  "\"microseconds\", \"bytes\": \"bytes\"}"
+                  ",\n\"root\":\n");
+  if (!result.nodes.empty()) JsonNode(result, 0, 0, &out);
+  absl::StrAppend(&out, "\n}\n");
+  return out;
+}
+
+std::string RenderCsv(const ResultTree& result) {
+  std::string out = "name,depth,accounted";
+  const Options& o = result.options;
+  for (const SelectedStat& s : SelectedStats(ResultNode(), o)) {
+    absl::StrAppend(&out, ",", s.name, ",total_", s.name);
+  }
+  if (o.Selected("occurrence")) out += ",run_count,defined_count";
+  if (o.Selected("device")) out += ",devices";
+  if (o.Selected("op_types")) out += ",op_types";
+  out += "\n";
+  if (result.nodes.empty()) return out;
+  if (result.view == ViewKind::kOp) {
+    for (size_t c : result.nodes[0].children) CsvRow(result, c, 1, &out);
+  } else {
+    CsvTree(result, 0, 0, &out);
+  }
+  return out;
+}
+
+}  // namespace tfprof

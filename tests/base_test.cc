@@ -1,0 +1,236 @@
+// Unit tests of the base utilities that the rest only reach end to end:
+// device names, the protobuf wire reader and the JSON writer.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "profiler/base/device.h"
+#include "profiler/base/json_writer.h"
+#include "profiler/base/wire.h"
+#include "re2/re2.h"
+#include "tests/json_parse.h"
+
+namespace tfprof {
+namespace {
+
+TEST_CASE("Devices are classified like tfprof") {
+  // tfprof's rules: accelerator time on ".../stream:all", CPU time on
+  // canonical placements ".../(device:)?(cpu|gpu):N".
+  CHECK(IsStreamAllDevice("/device:gpu:0/stream:all"));
+  CHECK_FALSE(IsStreamAllDevice("/device:gpu:0/stream:7"));
+  CHECK(IsCanonicalDevice("/job:localhost/replica:0/task:0/device:gpu:0"));
+  CHECK(IsCanonicalDevice("/job:worker/replica:0/task:0/cpu:0"));
+  CHECK(IsCanonicalDevice("/gpu:0"));
+  CHECK_FALSE(IsCanonicalDevice("/device:gpu:0/memcpy"));
+  CHECK_FALSE(IsCanonicalDevice("/host:cpu"));
+  CHECK_FALSE(IsCanonicalDevice("/device:gpu:0/stream:all"));
+  // Case does not matter (RunMetadata writes "GPU", the model lower-cases).
+  CHECK(IsCanonicalDevice("/job:localhost/replica:0/task:0/device:GPU:0"));
+  CHECK(IsStreamAllDevice("/device:GPU:0/stream:all"));
+}
+
+TEST_CASE("Canonical devices are tfprof's regular expression") {
+  // The rule as TensorFlow states it, matched on the lower-cased name.
+  const RE2 canonical(".*/(device:gpu|gpu|device:cpu|cpu):\\d+");
+  const std::vector<std::string> names = {
+      "/job:localhost/replica:0/task:0/device:CPU:0",
+      "/job:localhost/replica:0/task:0/device:GPU:12",
+      "/device:gpu:0/stream:all",
+      "/device:gpu:0/stream:14",
+      "/device:gpu:0/memcpy",
+      "/host:CPU",
+      "/cpu:",
+      "cpu:0",
+      "/cpu:0x",
+      "/xcpu:0",
+      "/device:tpu:0",
+      "/device:cpu:0/cpu:1",
+      "/job:w/task:0/gpu:3",
+      "",
+      ":0",
+      "/:0",
+      "/device:gpu:",
+      "/job:localhost/replica:0/task:0/device:XLA_GPU:0",
+  };
+  for (const std::string& name : names) {
+    INFO(name);
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(c));
+    CHECK(IsCanonicalDevice(name) == RE2::FullMatch(lower, canonical));
+  }
+}
+
+TEST_CASE("GPU lanes and their owners") {
+  CHECK(KindOfDevice("/device:gpu:0/stream:all") == DeviceKind::kStreamAll);
+  CHECK(KindOfDevice("/device:GPU:0/stream:7") == DeviceKind::kStream);
+  CHECK(KindOfDevice("/device:gpu:0/memcpy") == DeviceKind::kMemcpy);
+  CHECK(KindOfDevice("/job:a/device:gpu:1") == DeviceKind::kPlacement);
+  CHECK(KindOfDevice("python3 (tid 7)") == DeviceKind::kOther);
+  CHECK(LaneOwner("/device:GPU:0/stream:7") == "/device:GPU:0");
+  CHECK(LaneOwner("/device:gpu:0/stream:all") == "/device:gpu:0");
+  CHECK(LaneOwner("/device:gpu:1/memcpy") == "/device:gpu:1");
+  CHECK(LaneOwner("/device:gpu:1") == "/device:gpu:1");
+  CHECK(IsPlacedOnAccelerator("/device:GPU:0"));
+  CHECK_FALSE(IsPlacedOnAccelerator("/device:cpu:0"));
+  CHECK(IsPlacedOnCpu("/device:CPU:0"));
+  CHECK(HostDeviceOf("/job:w/replica:0/task:0/device:gpu:12") ==
+        "/job:w/replica:0/task:0/device:cpu:0");
+  CHECK(HostDeviceOf("/job:w/device:cpu:3") == "/job:w/device:cpu:3");
+  CHECK(HostDeviceOf("/gpu:") == "/gpu:");
+}
+
+// Wire bytes written by hand, as the protobuf encoding defines them.
+std::string Varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+  return out;
+}
+std::string Tag(uint32_t field, int wire_type) {
+  return Varint((uint64_t{field} << 3) | static_cast<uint32_t>(wire_type));
+}
+
+TEST_CASE("The wire reader decodes every wire type") {
+  std::string msg = Tag(1, wire::kVarint) + Varint(300);
+  msg += Tag(2, wire::kBytes) + Varint(5) + "hello";
+  msg += Tag(3, wire::kFixed64) +
+         std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+  msg += Tag(4, wire::kFixed32) + std::string("\x78\x56\x34\x12", 4);
+  msg += Tag(5, wire::kVarint) + Varint(static_cast<uint64_t>(-2));
+  std::string packed = Varint(1) + Varint(150) + Varint(3);
+  msg += Tag(6, wire::kBytes) + Varint(packed.size()) + packed;
+  msg += Tag(6, wire::kVarint) + Varint(7);  // unpacked element
+  msg += Tag(7, wire::kStartGroup) + Tag(1, wire::kVarint) + Varint(9) +
+         Tag(7, wire::kEndGroup);
+  msg += Tag(8, wire::kVarint) + Varint(1);
+
+  wire::Reader r(msg);
+  uint32_t field = 0;
+  int wt = 0;
+  std::vector<int64_t> repeated;
+  while (r.Next(&field, &wt)) {
+    switch (field) {
+      case 1:
+        CHECK(r.Int64() == 300);
+        break;
+      case 2:
+        CHECK(r.Bytes() == "hello");
+        break;
+      case 3:
+        CHECK(r.Fixed64() == 0x0807060504030201ull);
+        break;
+      case 4:
+        CHECK(r.Fixed32() == 0x12345678u);
+        break;
+      case 5:
+        CHECK(r.Int64() == -2);
+        break;
+      case 6:
+        r.RepeatedInt64(wt, [&](int64_t v) { repeated.push_back(v); });
+        break;
+      case 8:
+        CHECK(r.Bool());
+        break;
+      default:
+        CHECK(field == 7);
+        r.Skip(wt);
+    }
+  }
+  CHECK(r.ok());
+  CHECK(field == 8);
+  CHECK(repeated == std::vector<int64_t>{1, 150, 3, 7});
+}
+
+TEST_CASE("The wire reader stops on malformed input, never past the end") {
+  SECTION("a length beyond the end") {
+    const std::string msg = Tag(2, wire::kBytes) + Varint(50) + "short";
+    wire::Reader r(msg);
+    uint32_t field = 0;
+    int wt = 0;
+    REQUIRE(r.Next(&field, &wt));
+    CHECK(r.Bytes().empty());
+    CHECK_FALSE(r.ok());
+    CHECK(r.done());
+  }
+  SECTION("a truncated varint") {
+    wire::Reader r(std::string("\x08\xff\xff", 3));
+    uint32_t field = 0;
+    int wt = 0;
+    REQUIRE(r.Next(&field, &wt));
+    r.Int64();
+    CHECK_FALSE(r.ok());
+  }
+  SECTION("a varint of more than ten bytes") {
+    wire::Reader r(Tag(1, 0) + std::string(11, '\xff') + "\x01");
+    uint32_t field = 0;
+    int wt = 0;
+    REQUIRE(r.Next(&field, &wt));
+    r.Int64();
+    CHECK_FALSE(r.ok());
+  }
+  SECTION("field number zero and wire types 6 and 7") {
+    uint32_t field = 0;
+    int wt = 0;
+    wire::Reader zero(Varint(0) + Varint(1));
+    CHECK_FALSE(zero.Next(&field, &wt));
+    CHECK_FALSE(zero.ok());
+    wire::Reader r(Tag(1, 6) + "x");
+    REQUIRE(r.Next(&field, &wt));
+    r.Skip(wt);
+    CHECK_FALSE(r.ok());
+  }
+  SECTION("a truncated fixed64 and an unclosed group") {
+    wire::Reader r(Tag(1, wire::kFixed64) + "1234");
+    uint32_t field = 0;
+    int wt = 0;
+    REQUIRE(r.Next(&field, &wt));
+    CHECK(r.Fixed64() == 0);
+    CHECK_FALSE(r.ok());
+    wire::Reader g(Tag(1, wire::kStartGroup) + Tag(2, wire::kVarint) + "\x01");
+    REQUIRE(g.Next(&field, &wt));
+    g.Skip(wt);
+    CHECK_FALSE(g.ok());
+  }
+}
+
+TEST_CASE("The JSON writer writes what a strict parser reads back") {
+  Json doc = Json::Object();
+  doc["name"] = std::string("quote\" back\\ nl\n tab\t ctl\x01 utf8 \xc3\xa9");
+  doc["int"] = int64_t{-9007199254740993};
+  doc["double"] = 0.25;
+  doc["yes"] = true;
+  doc["none"] = Json();
+  Json list = Json::Array();
+  list.Append(1);
+  list.Append(Json::Object());
+  list.Append(Json::Array());
+  doc["list"] = std::move(list);
+
+  for (const std::string& text : {doc.Write(), doc.WritePretty()}) {
+    testing::JsonValue v;
+    std::string error;
+    REQUIRE(testing::ParseJson(text, &v, &error));
+    CHECK(v.at("name").string ==
+          "quote\" back\\ nl\n tab\t ctl\x01 utf8 \xc3\xa9");
+    CHECK(v.at("double").number == 0.25);
+    CHECK(v.at("yes").boolean);
+    CHECK(v.at("none").kind == testing::JsonValue::kNull);
+    REQUIRE(v.at("list").array.size() == 3);
+    CHECK(v.at("list").array[0].number == 1);
+    CHECK(v.at("list").array[1].kind == testing::JsonValue::kObject);
+  }
+  // Integers are written exactly (no double rounding).
+  CHECK(doc.Write().find("-9007199254740993") != std::string::npos);
+  // Write() sorts keys, WritePretty() keeps insertion order.
+  const std::string compact = doc.Write();
+  CHECK(compact.find("\"double\"") < compact.find("\"name\""));
+  const std::string pretty = doc.WritePretty();
+  CHECK(pretty.find("\"name\"") < pretty.find("\"double\""));
+  CHECK(JsonQuote("a\"b") == "\"a\\\"b\"");
+}
+
+}  // namespace
+}  // namespace tfprof

@@ -1,0 +1,95 @@
+// Unit tests of the pieces the trace importers share: the step lookup and
+// the per-thread nesting sweep.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "profiler/importers/common/nesting.h"
+#include "profiler/importers/common/steps.h"
+
+namespace tfprof {
+namespace trace_internal {
+namespace {
+
+TEST_CASE("An event belongs to the step that started last before it") {
+  StepStarts steps(/*file_index=*/4);
+  steps.Add(300, 12);
+  steps.Add(100, 10);
+  steps.Add(200, 11);
+  steps.Sort();
+  REQUIRE(steps.size() == 3);
+  CHECK(steps.first_step() == 10);
+  CHECK(steps.At(100) == 10);
+  CHECK(steps.At(199) == 10);
+  CHECK(steps.At(200) == 11);
+  CHECK(steps.At(1000000) == 12);
+  CHECK(steps.before_first() == 0);
+  // Before the first marker: counted in the first step, and counted.
+  CHECK(steps.At(50) == 10);
+  CHECK(steps.At(99) == 10);
+  CHECK(steps.before_first() == 2);
+}
+
+TEST_CASE("Without step markers every event is in the file's step") {
+  StepStarts steps(/*file_index=*/3);
+  steps.Sort();
+  CHECK(steps.empty());
+  CHECK(steps.At(-5) == 3);
+  CHECK(steps.At(123456) == 3);
+}
+
+struct Event {
+  int thread;
+  int64_t start;
+  int64_t duration;
+  int kind;
+};
+
+// The parent of each event by the sweep: the innermost event still open.
+std::vector<int32_t> Parents(const std::vector<Event>& events) {
+  std::vector<int32_t> order(events.size());
+  std::iota(order.begin(), order.end(), 0);
+  SortForNesting(
+      events, [](const Event& e) { return e.thread; }, &order);
+  std::vector<int32_t> parent(events.size(), -1);
+  std::vector<int32_t> open;
+  int thread = -1;
+  for (int32_t i : order) {
+    if (events[i].thread != thread) open.clear();
+    thread = events[i].thread;
+    PopEnded(events, events[i].start, &open);
+    if (!open.empty()) parent[i] = open.back();
+    open.push_back(i);
+  }
+  return parent;
+}
+
+TEST_CASE("The nesting sweep finds each event's enclosing event") {
+  const std::vector<Event> events = {
+      {1, 10, 5, 0},   // 0: inside 2
+      {1, 0, 100, 0},  // 1: outermost
+      {1, 5, 50, 0},   // 2: inside 1
+      {1, 55, 10, 0},  // 3: starts where 2 ends: inside 1, not 2
+      {2, 12, 1, 0},   // 4: another thread, alone
+      {1, 5, 50, 1},   // 5: same span as 2, later kind: inside 2
+      {1, 100, 0, 0},  // 6: starts at 1's end: top level
+  };
+  const std::vector<int32_t> parent = Parents(events);
+  CHECK(parent[1] == -1);
+  CHECK(parent[2] == 1);
+  CHECK(parent[5] == 2);
+  CHECK(parent[0] == 5);
+  CHECK(parent[3] == 1);
+  CHECK(parent[4] == -1);
+  CHECK(parent[6] == -1);
+}
+
+TEST_CASE("Event ends saturate instead of overflowing") {
+  const Event huge{0, INT64_MAX - 5, 100, 0};
+  CHECK(EndOf(huge) == INT64_MAX);
+}
+
+}  // namespace
+}  // namespace trace_internal
+}  // namespace tfprof
