@@ -8,6 +8,7 @@
 #include "profiler/advise/advisor.h"
 #include "profiler/load/loader.h"
 #include "profiler/tfprof.h"
+#include "profiler/views/options.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
 
@@ -264,6 +265,31 @@ TEST_CASE("ProfileContext: traced steps, dumps and auto-profiling") {
   CHECK(automatic.ShouldTrace(11, {"c"}));
   automatic.TraceNextStep();
   CHECK(automatic.ShouldTrace(12, {"c"}));
+}
+
+TEST_CASE("Every -output type of the option table writes its output") {
+  auto profiler =
+      Profiler::FromFile(testing::SourceDir() + "/testdata/sample/profile");
+  REQUIRE(profiler.ok());
+  const std::string dir = testing::TempDir();
+  for (const OutputTypeSpec& type : OutputTypeTable()) {
+    INFO(type.name);
+    std::ostringstream out;
+    (*profiler)->set_output_stream(&out);
+    const std::string file = dir + "/out." + type.name;
+    tfpb::OptionsProto opts = *ProfileOptionBuilder().Build();
+    opts.set_output(type.outfile == OutputTypeSpec::kNoFile
+                        ? type.name
+                        : type.name + ":outfile=" + file);
+    REQUIRE((*profiler)->ProfileNameScope(opts).ok());
+    if (type.outfile == OutputTypeSpec::kNoFile) {
+      CHECK(out.str().empty() == (type.name == "none"));
+    } else {
+      // A timeline of a tree view is written per step: <outfile>_<step>.
+      const std::string written = type.name == "timeline" ? file + "_-1" : file;
+      CHECK(testing::ReadFile(written).size() > 0);
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "profiler/render/emit.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
+#include "profiler/base/gzip.h"
 #include "profiler/render/pprof.h"
 #include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
@@ -69,6 +72,75 @@ absl::StatusOr<ResultTree> EmitTimelines(Views* views, const Model& model,
   return last;
 }
 
+absl::Status WriteOrPrint(const std::string& data, const Options& opts,
+                          const EmitTarget& target) {
+  auto outfile = opts.output_options.find("outfile");
+  if (outfile == opts.output_options.end()) {
+    *target.out << data;
+    target.out->flush();
+    return absl::OkStatus();
+  }
+  return WriteFileAtomic(outfile->second, data, target.protected_paths);
+}
+
+absl::Status EmitReport(const ResultTree& result, const Model& model,
+                        const Options& opts, const EmitTarget& target) {
+  return WriteOrPrint(RenderReport(result, model), opts, target);
+}
+
+absl::Status EmitNothing(const ResultTree&, const Model&, const Options&,
+                         const EmitTarget&) {
+  return absl::OkStatus();
+}
+
+absl::Status EmitJson(const ResultTree& result, const Model&,
+                      const Options& opts, const EmitTarget& target) {
+  return WriteOrPrint(RenderJson(result), opts, target);
+}
+
+absl::Status EmitCsv(const ResultTree& result, const Model&,
+                     const Options& opts, const EmitTarget& target) {
+  return WriteOrPrint(RenderCsv(result), opts, target);
+}
+
+absl::Status EmitProto(const ResultTree& result, const Model&,
+                       const Options& opts, const EmitTarget& target) {
+  return WriteOrPrint(RenderProto(result, opts.output_type == "pbtxt"), opts,
+                      target);
+}
+
+absl::Status EmitPprof(const ResultTree& result, const Model&,
+                       const Options& opts, const EmitTarget& target) {
+  absl::StatusOr<perftools::profiles::Profile> profile = BuildPprof(result);
+  if (!profile.ok()) return profile.status();
+  absl::StatusOr<std::string> gz = Gzip(profile->SerializeAsString());
+  if (!gz.ok()) return gz.status();
+  const std::string& path = opts.output_options.at("outfile");
+  absl::Status s = WriteFileAtomic(path, *gz, target.protected_paths);
+  if (!s.ok()) return s;
+  *target.out << "pprof profile written to " << path << " ("
+              << profile->sample_size()
+              << " samples); view it with: pprof -top " << path
+              << "  or  pprof -png --nodecount=100 --sample_index=1 " << path
+              << "\n";
+  return absl::OkStatus();
+}
+
+using Emitter = absl::Status (*)(const ResultTree&, const Model&,
+                                 const Options&, const EmitTarget&);
+
+// How each -output type of OutputTypeTable() is written, except timelines
+// (EmitTimelines queries once per step).
+Emitter EmitterFor(const std::string& type) {
+  static const auto* const kEmitters = new std::map<std::string, Emitter>{
+      {"stdout", EmitReport}, {"file", EmitReport}, {"none", EmitNothing},
+      {"json", EmitJson},     {"csv", EmitCsv},     {"pbtxt", EmitProto},
+      {"proto", EmitProto},   {"pprof", EmitPprof},
+  };
+  auto it = kEmitters->find(type);
+  return it == kEmitters->end() ? nullptr : it->second;
+}
+
 }  // namespace
 
 absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
@@ -76,6 +148,11 @@ absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
                                         const EmitTarget& target) {
   if (opts.output_type == "timeline") {
     return EmitTimelines(views, model, view, opts, target);
+  }
+  const Emitter emit = EmitterFor(opts.output_type);
+  if (emit == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("-output: unknown type '", opts.output_type, "'"));
   }
   if (opts.output_type == "pprof" && view != ViewKind::kCode &&
       view != ViewKind::kScope) {
@@ -86,48 +163,8 @@ absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
   absl::StatusOr<ResultTree> result = views->Query(view, opts);
   if (!result.ok()) return result.status();
   for (const std::string& note : result->notes) *target.err << note << "\n";
-  const std::string& type = opts.output_type;
-  if (type == "none") return result;
-  if (type == "pprof") {
-    absl::StatusOr<perftools::profiles::Profile> profile = BuildPprof(*result);
-    if (!profile.ok()) return profile.status();
-    absl::StatusOr<std::string> gz = Gzip(profile->SerializeAsString());
-    if (!gz.ok()) return gz.status();
-    const std::string& path = opts.output_options.at("outfile");
-    absl::Status s = WriteFileAtomic(path, *gz, target.protected_paths);
-    if (!s.ok()) return s;
-    *target.out << "pprof profile written to " << path << " ("
-                << profile->sample_size()
-                << " samples); view it with: pprof -top " << path
-                << "  or  pprof -png --nodecount=100 --sample_index=1 " << path
-                << "\n";
-    return result;
-  }
-  if (type == "json" || type == "proto" || type == "pbtxt" || type == "csv") {
-    const std::string data = type == "json" ? RenderJson(*result)
-                             : type == "csv"
-                                 ? RenderCsv(*result)
-                                 : RenderProto(*result, type == "pbtxt");
-    auto outfile = opts.output_options.find("outfile");
-    if (outfile == opts.output_options.end()) {
-      *target.out << data;
-      target.out->flush();
-      return result;
-    }
-    absl::Status s =
-        WriteFileAtomic(outfile->second, data, target.protected_paths);
-    if (!s.ok()) return s;
-    return result;
-  }
-  const std::string report = RenderReport(*result, model);
-  if (type == "file") {
-    absl::Status s = WriteFileAtomic(opts.output_options.at("outfile"), report,
-                                     target.protected_paths);
-    if (!s.ok()) return s;
-    return result;
-  }
-  *target.out << report;
-  target.out->flush();
+  absl::Status s = emit(*result, model, opts, target);
+  if (!s.ok()) return s;
   return result;
 }
 

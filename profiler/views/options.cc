@@ -54,11 +54,25 @@ std::vector<std::string>* ListField(const std::string& name, Options* o) {
   return nullptr;
 }
 
-const std::vector<std::string>& OutputKeys(const std::string& type) {
-  static const std::vector<std::string> kOutfile = {"outfile"};
-  static const std::vector<std::string> kNone;
-  if (type == "stdout" || type == "none") return kNone;
-  return kOutfile;
+const OutputTypeSpec* FindOutputType(const std::string& name) {
+  for (const OutputTypeSpec& t : OutputTypeTable()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// "Where the result goes: stdout, none, file:outfile=PATH, json[:outfile=
+// PATH], ..." from the table.
+std::string OutputHelp() {
+  std::vector<std::string> forms;
+  for (const OutputTypeSpec& t : OutputTypeTable()) {
+    forms.push_back(t.outfile == OutputTypeSpec::kNoFile ? t.name
+                    : t.outfile == OutputTypeSpec::kOptionalFile
+                        ? t.name + "[:outfile=PATH]"
+                        : t.name + ":outfile=PATH");
+  }
+  return absl::StrCat("Where the result goes: ", absl::StrJoin(forms, ", "),
+                      ".");
 }
 
 }  // namespace
@@ -110,11 +124,26 @@ const std::vector<std::string>& SelectValues() {
   return v;
 }
 
+const std::vector<OutputTypeSpec>& OutputTypeTable() {
+  using T = OutputTypeSpec;
+  static const std::vector<OutputTypeSpec> table = {
+      {"stdout", T::kNoFile},    {"none", T::kNoFile},
+      {"file", T::kNeedsFile},   {"json", T::kOptionalFile},
+      {"csv", T::kOptionalFile}, {"pbtxt", T::kOptionalFile},
+      {"proto", T::kNeedsFile},  {"timeline", T::kNeedsFile},
+      {"pprof", T::kNeedsFile},
+  };
+  return table;
+}
+
 const std::vector<std::string>& OutputTypes() {
-  static const std::vector<std::string> v = {"csv",   "file",   "json",
-                                             "none",  "pbtxt",  "pprof",
-                                             "proto", "stdout", "timeline"};
-  return v;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const OutputTypeSpec& t : OutputTypeTable()) v.push_back(t.name);
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return names;
 }
 
 const std::vector<OptionSpec>& OptionTable() {
@@ -171,11 +200,7 @@ const std::vector<OptionSpec>& OptionTable() {
       {"select", K::kSelect, "micros",
        "Comma-separated attributes to show: " +
            absl::StrJoin(SelectValues(), ", ") + "."},
-      {"output", K::kOutput, "stdout",
-       "Where the result goes: stdout, none, file:outfile=PATH, "
-       "json[:outfile=PATH], csv[:outfile=PATH], pbtxt[:outfile=PATH], "
-       "proto:outfile=PATH, "
-       "timeline:outfile=PATH, pprof:outfile=PATH."},
+      {"output", K::kOutput, "stdout", OutputHelp()},
   };
   return table;
 }
@@ -220,12 +245,16 @@ absl::Status ParseOutput(const std::string& spec, std::string* type,
   }
   const size_t colon = spec.find(':');
   std::string t = spec.substr(0, colon);
-  if (!Contains(OutputTypes(), t)) {
+  const OutputTypeSpec* type_spec = FindOutputType(t);
+  if (type_spec == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("-output: unknown type '", t,
                      "' (valid: ", absl::StrJoin(OutputTypes(), ", "), ")"));
   }
-  const std::vector<std::string>& keys = OutputKeys(t);
+  static const std::vector<std::string> kOutfile = {"outfile"};
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string>& keys =
+      type_spec->outfile == OutputTypeSpec::kNoFile ? kNone : kOutfile;
   if (colon != std::string::npos) {
     for (absl::string_view kv :
          absl::StrSplit(spec.substr(colon + 1), ',', absl::SkipEmpty())) {
@@ -244,9 +273,8 @@ absl::Status ParseOutput(const std::string& spec, std::string* type,
       (*options)[key] = RestoreQuotedCommas(std::string(kv.substr(eq + 1)));
     }
   }
-  // json and pbtxt may go to stdout; other types with keys need outfile.
   for (const std::string& key : keys) {
-    if (t == "json" || t == "pbtxt" || t == "csv") break;
+    if (type_spec->outfile != OutputTypeSpec::kNeedsFile) break;
     auto it = options->find(key);
     if (it == options->end() || it->second.empty()) {
       return absl::InvalidArgumentError(

@@ -19,7 +19,14 @@ namespace tfprof {
 const std::vector<std::string>& OrderByValues();
 // The attributes -select accepts, in tfprof's order (index = tfprof's id).
 const std::vector<std::string>& SelectValues();
-// The output types -output accepts.
+// An -output type: where a query's result goes.
+struct OutputTypeSpec {
+  std::string name;
+  enum Outfile { kNoFile, kOptionalFile, kNeedsFile } outfile;
+};
+// Every -output type, in the order help texts list them.
+const std::vector<OutputTypeSpec>& OutputTypeTable();
+// Their names, sorted.
 const std::vector<std::string>& OutputTypes();
 
 struct Options {
