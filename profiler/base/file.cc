@@ -92,43 +92,119 @@ absl::Status WriteFileAtomic(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::FILE*> OpenInputFile(const std::string& path,
-                                         size_t* size) {
-  *size = 0;
+namespace {
+
+absl::Status CannotOpen(const std::string& path) {
+  return absl::NotFoundError(
+      absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<InputFile> InputFile::Open(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  }
+  if (::stat(path.c_str(), &st) != 0) return CannotOpen(path);
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": is a directory, expected a file"));
   }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return CannotOpen(path);
+  // The size of the file opened (it may have been replaced since stat).
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = CannotOpen(path);
+    ::close(fd);
+    return s;
   }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    *size = static_cast<size_t>(st.st_size);
+  return InputFile(path, fd,
+                   S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1);
+}
+
+absl::StatusOr<InputFile> InputFile::OpenRegular(const std::string& path) {
+  absl::StatusOr<uint64_t> size = RegularFileSize(path);
+  if (!size.ok()) return size.status();
+  return Open(path);
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      size_(other.size_) {}
+
+InputFile& InputFile::operator=(InputFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    size_ = other.size_;
   }
-  return f;
+  return *this;
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::StatusOr<size_t> InputFile::Read(void* buf, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::read(fd_, static_cast<char*>(buf) + done, n - done);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return absl::DataLossError(
+          absl::StrCat(path_, ": read error (", std::strerror(errno), ")"));
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+absl::Status InputFile::ReadAt(uint64_t offset, size_t n, void* buf) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, static_cast<char*>(buf) + done, n - done,
+                                static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      return absl::DataLossError(
+          absl::StrCat(path_, ": read error (", std::strerror(errno), ")"));
+    }
+    if (got == 0) {
+      return absl::DataLossError(absl::StrCat(path_, ": short read: wanted ", n,
+                                              " bytes at offset ", offset,
+                                              " (file truncated?)"));
+    }
+    done += static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RegularFileSize(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return CannotOpen(path);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file"));
+  }
+  return static_cast<uint64_t>(st.st_size);
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  size_t size = 0;
-  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
-  if (!opened.ok()) return opened.status();
-  std::FILE* f = *opened;
+  absl::StatusOr<InputFile> file = InputFile::Open(path);
+  if (!file.ok()) return file.status();
   std::string data;
-  data.reserve(size);
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) {
-    return absl::DataLossError(absl::StrCat(path, ": read error"));
+  // A regular file in one piece (one byte more to see its end).
+  size_t chunk =
+      file->size() >= 0 ? static_cast<size_t>(file->size()) + 1 : 1 << 16;
+  for (;;) {
+    const size_t old = data.size();
+    data.resize(old + chunk);
+    absl::StatusOr<size_t> n = file->Read(data.data() + old, chunk);
+    if (!n.ok()) return n.status();
+    data.resize(old + *n);
+    if (*n < chunk) break;  // Read() stops short only at the end
+    chunk = 1 << 20;
   }
   return data;
 }

@@ -2,8 +2,9 @@
 #ifndef TFPROF_PROFILER_BASE_FILE_H_
 #define TFPROF_PROFILER_BASE_FILE_H_
 
-#include <cstdio>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,13 +12,47 @@
 
 namespace tfprof {
 
+// An input file open for reading, the one way the library reads files.
+// Every error names the file.
+class InputFile {
+ public:
+  // Opens `path`: errors for a missing or unreadable file and a directory.
+  // Pipes and devices are read until their end.
+  static absl::StatusOr<InputFile> Open(const std::string& path);
+  // Opens a regular file only (without opening anything else, so a FIFO
+  // never blocks): "not a regular file" otherwise.
+  static absl::StatusOr<InputFile> OpenRegular(const std::string& path);
+
+  InputFile(InputFile&& other) noexcept;
+  InputFile& operator=(InputFile&& other) noexcept;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile();
+
+  const std::string& path() const { return path_; }
+  // The size of a regular file; -1 for a pipe or a device.
+  int64_t size() const { return size_; }
+
+  // Reads up to `n` bytes from the current position into `buf`: fewer only
+  // at the end of the file, 0 there.
+  absl::StatusOr<size_t> Read(void* buf, size_t n);
+  // Reads exactly `n` bytes at `offset` (a short read is an error that says
+  // the file may be truncated).
+  absl::Status ReadAt(uint64_t offset, size_t n, void* buf);
+
+ private:
+  InputFile(std::string path, int fd, int64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = -1;
+};
+
+// The size of the regular file at `path` (errors as OpenRegular's).
+absl::StatusOr<uint64_t> RegularFileSize(const std::string& path);
+
 // Reads a whole file. Errors name the file.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
-
-// Opens an input file for reading (the caller closes it). Errors name the
-// file: missing or unreadable, or a directory. *size receives the size of a
-// regular file, else 0 (a pipe or a device: read until the end).
-absl::StatusOr<std::FILE*> OpenInputFile(const std::string& path, size_t* size);
 
 // Writes `contents` to `path` via a temporary file in the same directory that
 // is renamed into place, so readers never see a partial file and a failed

@@ -68,28 +68,20 @@ absl::StatusOr<PaddedBytes> FromContents(const std::string& name,
 
 // Reads a file straight into padded memory (errors as ReadFileToString's).
 absl::StatusOr<PaddedBytes> ReadTraceFile(const std::string& path) {
-  size_t size = 0;
-  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
-  if (!opened.ok()) return opened.status();
-  std::FILE* f = *opened;
+  absl::StatusOr<InputFile> file = InputFile::Open(path);
+  if (!file.ok()) return file.status();
   PaddedBytes bytes;
   // The whole of a regular file in one piece (plus one byte to see the end).
-  size_t chunk = size > 0 ? size + 1 : size_t{1} << 20;
+  size_t chunk = file->size() >= 0 ? static_cast<size_t>(file->size()) + 1
+                                   : size_t{1} << 20;
   for (;;) {
     char* p = bytes.Reserve(chunk);
-    if (p == nullptr) {
-      std::fclose(f);
-      return OutOfMemory(path);
-    }
-    const size_t n = std::fread(p, 1, chunk, f);
-    bytes.Commit(n);
-    if (n < chunk) break;
+    if (p == nullptr) return OutOfMemory(path);
+    absl::StatusOr<size_t> n = file->Read(p, chunk);
+    if (!n.ok()) return n.status();
+    bytes.Commit(*n);
+    if (*n < chunk) break;  // Read() stops short only at the end
     chunk = size_t{1} << 20;
-  }
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) {
-    return absl::DataLossError(absl::StrCat(path, ": read error"));
   }
   bytes.ZeroPadding();
   return bytes;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <set>
@@ -167,44 +166,13 @@ double DoubleBits(uint64_t bits) {
 
 // --- Files. -----------------------------------------------------------------
 
-// The size of the regular file at `path`.
-absl::StatusOr<uint64_t> RegularFileSize(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(st)) {
-    return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-  }
-  if (ec || !std::filesystem::is_regular_file(st)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file"));
-  }
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat(path, ": cannot get the file size (", ec.message(), ")"));
-  }
-  return static_cast<uint64_t>(size);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 // Reads `n` bytes at `offset` of `path` (the caller has bounded n).
 absl::Status ReadRange(const std::string& path, uint64_t offset, uint64_t n,
                        std::string* out) {
-  size_t size = 0;
-  absl::StatusOr<std::FILE*> opened = OpenInputFile(path, &size);
-  if (!opened.ok()) return opened.status();
-  const std::unique_ptr<std::FILE, FileCloser> f(*opened);
+  absl::StatusOr<InputFile> file = InputFile::OpenRegular(path);
+  if (!file.ok()) return file.status();
   out->assign(static_cast<size_t>(n), '\0');
-  if (::fseeko(f.get(), static_cast<off_t>(offset), SEEK_SET) != 0 ||
-      std::fread(out->data(), 1, out->size(), f.get()) != out->size()) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: short read: wanted %d bytes at offset %d (file truncated?)", path,
-        n, offset));
-  }
-  return absl::OkStatus();
+  return file->ReadAt(offset, out->size(), out->data());
 }
 
 std::string NotV2Message(const std::string& path, const std::string& prefix) {

@@ -1,7 +1,5 @@
 #include "profiler/load/loader.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +14,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
+#include "profiler/base/file.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/profile_reader.h"
 
@@ -55,12 +54,11 @@ class ScopedSilentProtobufLog {
 
 // The first bytes of a file (fewer if it is shorter; empty on an error).
 std::string ReadHead(const std::string& path, size_t n) {
-  size_t size = 0;
-  absl::StatusOr<std::FILE*> f = OpenInputFile(path, &size);
-  if (!f.ok()) return "";
+  absl::StatusOr<InputFile> file = InputFile::Open(path);
+  if (!file.ok()) return "";
   std::string head(n, '\0');
-  head.resize(std::fread(head.data(), 1, n, *f));
-  std::fclose(*f);
+  absl::StatusOr<size_t> got = file->Read(head.data(), n);
+  head.resize(got.ok() ? *got : 0);
   return head;
 }
 
@@ -209,8 +207,8 @@ absl::Status LoadTraces(const std::string& trace_path,
   absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
   if (!trace.ok()) return trace.status();
   for (const std::string& f : files) {
-    struct stat st;
-    if (::stat(f.c_str(), &st) == 0) out->bytes_read += st.st_size;
+    absl::StatusOr<uint64_t> size = RegularFileSize(f);
+    if (size.ok()) out->bytes_read += static_cast<int64_t>(*size);
   }
   out->model.AddGraph(trace->TakeGraph());
   out->model.AddOpLog(trace->TakeOpLog());

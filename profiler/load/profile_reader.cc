@@ -1,9 +1,5 @@
 #include "profiler/load/profile_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "profiler/base/file.h"
 #include "profiler/base/wire.h"
 
 namespace tfprof {
@@ -596,15 +593,13 @@ absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
 // Reads a file in blocks and hands out one top-level field at a time.
 class BlockReader {
  public:
-  BlockReader(int fd, int64_t file_size, size_t block)
-      : block_(block == 0 ? kDefaultBlock : block),
-        fd_(fd),
-        file_size_(file_size) {}
+  BlockReader(InputFile* file, size_t block)
+      : block_(block == 0 ? kDefaultBlock : block), file_(file) {}
 
   // Makes at least `n` bytes available from the current position, unless the
-  // file ends first. False on a read error (errno set).
-  bool Fill(size_t n) {
-    if (end_ - begin_ >= n || eof_) return true;
+  // file ends first.
+  absl::Status Fill(size_t n) {
+    if (end_ - begin_ >= n || eof_) return absl::OkStatus();
     if (begin_ > 0) {
       std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
       end_ -= begin_;
@@ -614,19 +609,16 @@ class BlockReader {
     if (buf_.size() < block_) buf_.resize(block_);
     while (end_ < n || end_ < buf_.size() / 2) {
       const size_t want = std::min(buf_.size() - end_, block_);
-      const ssize_t got = ::read(fd_, buf_.data() + end_, want);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        return false;
-      }
-      if (got == 0) {
+      absl::StatusOr<size_t> got = file_->Read(buf_.data() + end_, want);
+      if (!got.ok()) return got.status();
+      end_ += *got;
+      total_ += static_cast<int64_t>(*got);
+      if (*got < want) {  // Read() stops short only at the end
         eof_ = true;
         break;
       }
-      end_ += static_cast<size_t>(got);
-      total_ += got;
     }
-    return true;
+    return absl::OkStatus();
   }
   const uint8_t* data() const { return buf_.data() + begin_; }
   size_t available() const { return end_ - begin_; }
@@ -637,13 +629,14 @@ class BlockReader {
   }
   int64_t total_read() const { return total_; }
   // Bytes left in the file after the current position, if known.
-  int64_t left() const { return file_size_ < 0 ? -1 : file_size_ - offset(); }
+  int64_t left() const {
+    return file_->size() < 0 ? -1 : file_->size() - offset();
+  }
 
  private:
   static constexpr size_t kDefaultBlock = 8 << 20;
   const size_t block_;
-  int fd_;
-  int64_t file_size_;
+  InputFile* file_;
   std::vector<uint8_t> buf_;
   size_t begin_ = 0, end_ = 0;
   int64_t total_ = 0;
@@ -669,32 +662,10 @@ bool LooksLikeProtoText(std::string_view bytes) {
 absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     const std::string& path, const std::function<void(int64_t)>& progress,
     size_t block_size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": is a directory, expected a file"));
-  }
-  BlockReader in(fd,
-                 S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1,
-                 block_size);
-  auto read_error = [&path]() {
-    return absl::DataLossError(
-        absl::StrCat(path, ": read error (", std::strerror(errno), ")"));
-  };
-  if (!in.Fill(4096)) return read_error();
+  absl::StatusOr<InputFile> file = InputFile::Open(path);
+  if (!file.ok()) return file.status();
+  BlockReader in(&*file, block_size);
+  if (absl::Status s = in.Fill(4096); !s.ok()) return s;
   if (in.at_end()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": empty file, not a ProfileProto"));
@@ -706,7 +677,7 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
   ProfileDecoder decoder;
   int64_t next_report = 64 << 20;
   while (true) {
-    if (!in.Fill(20)) return read_error();
+    if (absl::Status s = in.Fill(20); !s.ok()) return s;
     if (in.at_end()) break;
     // The tag and, for length-delimited fields, the length.
     wire::Reader head(in.data(), in.data() + in.available());
@@ -729,7 +700,7 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     } else {
       need = std::min<size_t>(in.available(), 20);
     }
-    if (!in.Fill(need)) return read_error();
+    if (absl::Status s = in.Fill(need); !s.ok()) return s;
     if (in.available() < need) return Corrupt(path, in.offset());
     wire::Reader r(in.data(), in.data() + std::max(need, in.available()));
     uint32_t f2;
