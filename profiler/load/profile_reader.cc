@@ -69,7 +69,10 @@ class ProfileDecoder {
     switch (field) {
       case pf::kNodes:
         saw_known_ = true;
-        return Node(r->Bytes()) && r->ok();
+        {
+          Entry en;
+          return ReadEntry(r, true, &en) && Node(en);
+        }
       case pf::kHasTrace:
         saw_known_ = true;
         model_.has_code_traces_ = r->Bool();
@@ -189,13 +192,15 @@ class ProfileDecoder {
     v->resize(out);
   }
 
-  // A map entry with an integer key (field 1) and a value (field 2) that is
-  // either length-delimited or a varint.
+  // A map entry: an integer or string key (field 1) and a value (field 2)
+  // that is either length-delimited or a varint.
   struct Entry {
     uint64_t key = 0;
+    std::string_view key_bytes;
     std::string_view value;
     uint64_t value_varint = 0;
   };
+  // The entry that is the next field of `r`.
   static bool ReadEntry(wire::Reader* r, bool value_is_bytes, Entry* out) {
     wire::Reader e = r->Sub();
     if (!r->ok()) return false;
@@ -205,6 +210,8 @@ class ProfileDecoder {
     while (e.Next(&f, &w)) {
       if (f == 1 && w == wire::kVarint) {
         out->key = static_cast<uint64_t>(e.Int64());
+      } else if (f == 1 && w == wire::kBytes) {
+        out->key_bytes = e.Bytes();
       } else if (f == 2 && value_is_bytes && w == wire::kBytes) {
         out->value = e.Bytes();
       } else if (f == 2 && !value_is_bytes && w == wire::kVarint) {
@@ -230,29 +237,17 @@ class ProfileDecoder {
     return t.ok();
   }
 
-  bool Node(std::string_view entry_bytes) {
-    // The map entry: key (field 1) and the ProfileNode (field 2).
-    wire::Reader e(entry_bytes);
-    int64_t key = 0;
-    std::string_view value;
+  // A `nodes` map entry: key (field 1) and the ProfileNode (field 2).
+  bool Node(const Entry& en) {
+    const int64_t key = static_cast<int64_t>(en.key);
     uint32_t f;
     int w;
-    while (e.Next(&f, &w)) {
-      if (f == 1 && w == wire::kVarint) {
-        key = e.Int64();
-      } else if (f == 2 && w == wire::kBytes) {
-        value = e.Bytes();
-      } else {
-        e.Skip(w);
-      }
-    }
-    if (!e.ok()) return false;
 
     execs_scratch_.clear();
     Pending p;
     p.key = key;
     p.node = std::make_unique<GraphNode>();
-    wire::Reader r(value);
+    wire::Reader r(en.value);
     while (r.Next(&f, &w)) {
       if (f <= pf::kInputShapes && f != pf::kShape && f != pf::kOutputs &&
           w != (f == pf::kFloatOps || f == pf::kId ? wire::kVarint
@@ -393,22 +388,8 @@ class ProfileDecoder {
     return false;
   }
 
-  bool Times(std::string_view entry_bytes, std::vector<DeviceTimes>* list) {
-    wire::Reader e(entry_bytes);
-    std::string_view key, value;
-    uint32_t f;
-    int w;
-    while (e.Next(&f, &w)) {
-      if (f == 1 && w == wire::kBytes) {
-        key = e.Bytes();
-      } else if (f == 2 && w == wire::kBytes) {
-        value = e.Bytes();
-      } else {
-        e.Skip(w);
-      }
-    }
-    if (!e.ok()) return false;
-    const std::string_view dev = *model_.strings_.Intern(key);
+  bool Times(const Entry& en, std::vector<DeviceTimes>* list) {
+    const std::string_view dev = *model_.strings_.Intern(en.key_bytes);
     auto it = std::lower_bound(
         list->begin(), list->end(), dev,
         [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
@@ -416,7 +397,9 @@ class ProfileDecoder {
       it = list->insert(it, DeviceTimes{dev, {}});
     }
     it->times.clear();  // a repeated key: the last entry wins
-    wire::Reader et(value);
+    wire::Reader et(en.value);
+    uint32_t f;
+    int w;
     while (et.Next(&f, &w)) {
       if (f != 1 || w != wire::kBytes) {
         et.Skip(w);
@@ -504,13 +487,15 @@ class ProfileDecoder {
           break;
         }
         case pf::kAcceleratorExecs:
-        case pf::kCpuExecs:
-          if (!Times(r.Bytes(), f == pf::kAcceleratorExecs
-                                    ? &d.accelerator_execs
-                                    : &d.cpu_execs)) {
+        case pf::kCpuExecs: {
+          Entry en;
+          if (!ReadEntry(&r, true, &en) ||
+              !Times(en, f == pf::kAcceleratorExecs ? &d.accelerator_execs
+                                                    : &d.cpu_execs)) {
             return false;
           }
           break;
+        }
         case pf::kDevices: {
           const std::string_view dev = *model_.strings_.Intern(r.Bytes());
           auto it = std::lower_bound(d.devices.begin(), d.devices.end(), dev);
