@@ -327,49 +327,20 @@ bool IsIgnoredPhase(absl::string_view ph) {
 namespace {
 
 // What detection reads of one event.
-struct ScanFields {
-  JsonScalar ph, name, cat, pid;
-  bool has_args = false;  // "args" present, of any type
+struct ScanFields : TraceEventFields {
   JsonScalar args_name, args_op;
 };
 
 // Reads (and when validating, checks) one element of the event array.
 bool ReadScanFields(JsonReader* reader, JsonReader::Value& event,
                     ScanFields* f) {
-  const std::string_view token = event.raw_json_token();
-  if (token.empty()) return false;
-  if (token[0] != '{') return reader->Skip(event);  // not an object: no fields
-  bool seen_args = false;
-  return reader->ForEachField(
-      event, [&](absl::string_view key, JsonReader::Value& value) {
-        JsonScalar* slot = nullptr;
-        if (key == "ph") {
-          slot = &f->ph;
-        } else if (key == "name") {
-          slot = &f->name;
-        } else if (key == "cat") {
-          slot = &f->cat;
-        } else if (key == "pid") {
-          slot = &f->pid;
-        } else if (key == "args" && !seen_args) {
-          seen_args = true;
-          f->has_args = true;
-          const std::string_view t = value.raw_json_token();
-          if (t.empty()) return false;
-          if (t[0] != '{') return reader->Skip(value);
-          return reader->ForEachField(
-              value, [&](absl::string_view k, JsonReader::Value& v) {
-                JsonScalar* s = nullptr;
-                if (k == "name") {
-                  s = &f->args_name;
-                } else if (k == "op") {
-                  s = &f->args_op;
-                }
-                return reader->ReadFirst(v, s);
-              });
-        }
-        return reader->ReadFirst(value, slot);
-      });
+  return ReadTraceEvent(reader, event, f,
+                        [&](absl::string_view key, JsonReader::Value& value) {
+                          JsonScalar* slot = key == "name" ? &f->args_name
+                                             : key == "op" ? &f->args_op
+                                                           : nullptr;
+                          return reader->ReadFirst(value, slot);
+                        });
 }
 
 bool IsKinetoCategory(absl::string_view cat) {
@@ -512,6 +483,25 @@ simdjson::error_code ScanJsonTrace(JsonReader* reader, JsonTraceScan* scan) {
   reader->set_validating(false);
   if (reader->Start() && ScanPass(reader, scan)) return simdjson::SUCCESS;
   return simdjson::UNEXPECTED_ERROR;
+}
+
+JsonScalar* TraceEventFields::Slot(absl::string_view key) {
+  switch (key.size()) {
+    case 2:
+      if (key == "ph") return &ph;
+      if (key == "ts") return &ts;
+      break;
+    case 3:
+      if (key == "cat") return &cat;
+      if (key == "pid") return &pid;
+      if (key == "tid") return &tid;
+      if (key == "dur") return &dur;
+      break;
+    case 4:
+      if (key == "name") return &name;
+      break;
+  }
+  return nullptr;
 }
 
 }  // namespace trace_internal

@@ -181,6 +181,33 @@ class JsonReader {
   size_t scratch_used_ = 0;
 };
 
+// The fields every Chrome trace event may have, as the importers read them:
+// the first occurrence of each key, as a DOM parser's at_key() finds it.
+struct TraceEventFields {
+  JsonScalar ph, name, cat, pid, tid, ts, dur;
+  bool has_args = false;  // "args" present, of any type
+
+  JsonScalar* Slot(absl::string_view key);
+  void ClearEventFields() { *this = TraceEventFields(); }
+};
+
+// Reads one event: its common fields into `*fields`, and each member of its
+// first "args" (when that is an object) through on_arg(key, value), which
+// reads or skips the value. `*fields` is not cleared first.
+template <typename OnArg>
+bool ReadTraceEvent(JsonReader* reader, JsonReader::Value& event,
+                    TraceEventFields* fields, OnArg&& on_arg) {
+  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
+  return reader->ForEachField(
+      event, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key != "args") return reader->ReadFirst(value, fields->Slot(key));
+        if (fields->has_args) return reader->Skip(value);
+        fields->has_args = true;
+        if (!JsonReader::IsObject(value)) return reader->Skip(value);
+        return reader->ForEachField(value, on_arg);
+      });
+}
+
 // What the first pass over a JSON trace found.
 struct JsonTraceScan {
   // The root is an array, or its first "traceEvents" field is.

@@ -126,30 +126,10 @@ struct GpuArgs {
 
 // What the importer reads of one event (first occurrences of each key, as
 // the DOM parser's at_key() finds them).
-struct EventFields {
-  JsonScalar ph, name, cat, pid, tid, ts, dur;
-  bool has_args = false;  // "args" present, of any type
+struct EventFields : TraceEventFields {
   JsonScalar correlation, external_id, external_id_lower, flops, call_stack,
       bytes, device_type, device_id, total_allocated, device, stream;
 
-  JsonScalar* Slot(absl::string_view key) {
-    switch (key.size()) {
-      case 2:
-        if (key == "ph") return &ph;
-        if (key == "ts") return &ts;
-        break;
-      case 3:
-        if (key == "cat") return &cat;
-        if (key == "pid") return &pid;
-        if (key == "tid") return &tid;
-        if (key == "dur") return &dur;
-        break;
-      case 4:
-        if (key == "name") return &name;
-        break;
-    }
-    return nullptr;
-  }
   JsonScalar* ArgSlot(absl::string_view key) {
     switch (key.size()) {
       case 5:
@@ -182,20 +162,10 @@ struct EventFields {
 
 bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
   *f = EventFields();
-  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
-  return reader->ForEachField(
-      event, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "args") {
-          if (f->has_args) return reader->Skip(value);
-          f->has_args = true;
-          if (!JsonReader::IsObject(value)) return reader->Skip(value);
-          return reader->ForEachField(
-              value, [&](absl::string_view k, JsonReader::Value& v) {
-                return reader->ReadFirst(v, f->ArgSlot(k));
-              });
-        }
-        return reader->ReadFirst(value, f->Slot(key));
-      });
+  return ReadTraceEvent(reader, event, f,
+                        [&](absl::string_view key, JsonReader::Value& value) {
+                          return reader->ReadFirst(value, f->ArgSlot(key));
+                        });
 }
 
 // Node names nest at most this deep; deeper events are named as if they

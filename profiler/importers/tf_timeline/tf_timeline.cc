@@ -77,9 +77,7 @@ struct LaneKey {
 
 // What the importer reads of one event (first occurrences of each key, as
 // the DOM parser's at_key() finds them).
-struct EventFields {
-  JsonScalar ph, name, pid, ts, dur;
-  bool has_args = false;  // "args" present, of any type
+struct EventFields : TraceEventFields {
   JsonScalar args_name, args_op;
   // args.input0, args.input1, ...: (index, name) of every string field.
   std::vector<std::pair<int, absl::string_view>> inputs;
@@ -87,62 +85,49 @@ struct EventFields {
   JsonScalar tensor_description;
 
   void Clear() {
-    ph = name = pid = ts = dur = args_name = args_op = tensor_description =
-        JsonScalar();
-    has_args = has_snapshot = false;
+    ClearEventFields();
+    args_name = args_op = tensor_description = JsonScalar();
+    has_snapshot = false;
     inputs.clear();
   }
 };
 
-bool ReadArgs(JsonReader* reader, JsonReader::Value& args, EventFields* f) {
-  return reader->ForEachField(
-      args, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "name") return reader->ReadFirst(value, &f->args_name);
-        if (key == "op") return reader->ReadFirst(value, &f->args_op);
-        if (key == "snapshot") {
-          if (f->has_snapshot) return reader->Skip(value);
-          f->has_snapshot = true;
-          if (!JsonReader::IsObject(value)) return reader->Skip(value);
-          return reader->ForEachField(
-              value, [&](absl::string_view k, JsonReader::Value& v) {
-                if (k == "tensor_description") {
-                  return reader->ReadFirst(v, &f->tensor_description);
-                }
-                return reader->Skip(v);
-              });
-        }
-        int index;
-        if (absl::StartsWith(key, "input") &&
-            absl::SimpleAtoi(key.substr(5), &index) && index >= 0) {
-          JsonScalar input;
-          if (!reader->Read(value, &input)) return false;
-          if (input.type == JsonScalar::Type::kString) {
-            f->inputs.emplace_back(index, input.str);
+// One member of an event's args.
+bool ReadArg(JsonReader* reader, absl::string_view key,
+             JsonReader::Value& value, EventFields* f) {
+  if (key == "name") return reader->ReadFirst(value, &f->args_name);
+  if (key == "op") return reader->ReadFirst(value, &f->args_op);
+  if (key == "snapshot") {
+    if (f->has_snapshot) return reader->Skip(value);
+    f->has_snapshot = true;
+    if (!JsonReader::IsObject(value)) return reader->Skip(value);
+    return reader->ForEachField(
+        value, [&](absl::string_view k, JsonReader::Value& v) {
+          if (k == "tensor_description") {
+            return reader->ReadFirst(v, &f->tensor_description);
           }
-          return true;
-        }
-        return reader->Skip(value);
-      });
+          return reader->Skip(v);
+        });
+  }
+  int index;
+  if (absl::StartsWith(key, "input") &&
+      absl::SimpleAtoi(key.substr(5), &index) && index >= 0) {
+    JsonScalar input;
+    if (!reader->Read(value, &input)) return false;
+    if (input.type == JsonScalar::Type::kString) {
+      f->inputs.emplace_back(index, input.str);
+    }
+    return true;
+  }
+  return reader->Skip(value);
 }
 
 bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
   f->Clear();
-  if (!JsonReader::IsObject(event)) return reader->Skip(event);  // no fields
-  return reader->ForEachField(
-      event, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "ph") return reader->ReadFirst(value, &f->ph);
-        if (key == "name") return reader->ReadFirst(value, &f->name);
-        if (key == "pid") return reader->ReadFirst(value, &f->pid);
-        if (key == "ts") return reader->ReadFirst(value, &f->ts);
-        if (key == "dur") return reader->ReadFirst(value, &f->dur);
-        if (key == "args") {
-          if (f->has_args) return reader->Skip(value);
-          f->has_args = true;
-          if (!JsonReader::IsObject(value)) return reader->Skip(value);
-          return ReadArgs(reader, value, f);
-        }
-        return reader->Skip(value);
-      });
+  return ReadTraceEvent(reader, event, f,
+                        [&](absl::string_view key, JsonReader::Value& value) {
+                          return ReadArg(reader, key, value, f);
+                        });
 }
 
 // The inputs of an op event: args.input0, args.input1, ... in index order.
