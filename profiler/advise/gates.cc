@@ -99,16 +99,8 @@ absl::StatusOr<int64_t> ParseValue(const std::string& text, Unit unit) {
 }
 
 int64_t Pick(const NodeStats& s, const std::string& attr) {
-  if (attr == "micros") return s.exec_micros;
-  if (attr == "accelerator_micros") return s.accelerator_exec_micros;
-  if (attr == "cpu_micros") return s.cpu_exec_micros;
-  if (attr == "bytes") return s.requested_bytes;
-  if (attr == "peak_bytes") return s.peak_bytes;
-  if (attr == "residual_bytes") return s.residual_bytes;
-  if (attr == "output_bytes") return s.output_bytes;
-  if (attr == "params") return s.parameters;
-  if (attr == "float_ops") return s.float_ops;
-  return s.run_count;  // occurrence
+  int64_t NodeStats::*member = StatMember<NodeStats>(attr);
+  return member != nullptr ? s.*member : s.run_count;  // occurrence
 }
 
 }  // namespace

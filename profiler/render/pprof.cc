@@ -133,15 +133,8 @@ class Builder {
   }
 
   int64_t Value(const NodeStats& s) const {
-    if (select_ == "micros") return s.exec_micros;
-    if (select_ == "accelerator_micros") return s.accelerator_exec_micros;
-    if (select_ == "cpu_micros") return s.cpu_exec_micros;
-    if (select_ == "bytes") return s.requested_bytes;
-    if (select_ == "peak_bytes") return s.peak_bytes;
-    if (select_ == "residual_bytes") return s.residual_bytes;
-    if (select_ == "output_bytes") return s.output_bytes;
-    if (select_ == "params") return s.parameters;
-    return s.float_ops;
+    int64_t NodeStats::*member = StatMember<NodeStats>(select_);
+    return member != nullptr ? s.*member : s.float_ops;
   }
 
   void AddSamples(const ResultNode& leaf) {
@@ -219,15 +212,8 @@ class ScopeBuilder {
   }
 
   int64_t Value(const NodeStats& s) const {
-    if (select_ == "micros") return s.exec_micros;
-    if (select_ == "accelerator_micros") return s.accelerator_exec_micros;
-    if (select_ == "cpu_micros") return s.cpu_exec_micros;
-    if (select_ == "bytes") return s.requested_bytes;
-    if (select_ == "peak_bytes") return s.peak_bytes;
-    if (select_ == "residual_bytes") return s.residual_bytes;
-    if (select_ == "output_bytes") return s.output_bytes;
-    if (select_ == "params") return s.parameters;
-    return s.float_ops;
+    int64_t NodeStats::*member = StatMember<NodeStats>(select_);
+    return member != nullptr ? s.*member : s.float_ops;
   }
 
   uint64_t Location(const std::string& scope) {

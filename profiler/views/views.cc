@@ -196,16 +196,7 @@ void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
                const QueryState& st, bool multi, std::vector<int>* v) {
   if (v->size() < 2) return;
   const std::string& by = opts.order_by;
-  int64_t Totals::*field = nullptr;
-  if (by == "bytes") field = &Totals::requested_bytes;
-  if (by == "peak_bytes") field = &Totals::peak_bytes;
-  if (by == "residual_bytes") field = &Totals::residual_bytes;
-  if (by == "output_bytes") field = &Totals::output_bytes;
-  if (by == "micros") field = &Totals::exec_micros;
-  if (by == "accelerator_micros") field = &Totals::accelerator_exec_micros;
-  if (by == "cpu_micros") field = &Totals::cpu_exec_micros;
-  if (by == "params") field = &Totals::parameters;
-  if (by == "float_ops") field = &Totals::float_ops;
+  int64_t Totals::*field = StatMember<Totals>(by);
   const bool occurrence = by == "occurrence" && multi;
   if (field == nullptr && !occurrence) {
     // By name (also for unknown keys, and occurrence in scope/graph).
@@ -679,9 +670,9 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
 // Scope and graph views. Returns the shown nodes among `list` (hidden nodes
 // hand up their shown descendants).
 std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
-                           const std::vector<int>& list, const Compiled& c,
-                           int64_t depth, std::vector<char>* visited,
-                           QueryState* st) {
+                                 const std::vector<int>& list,
+                                 const Compiled& c, int64_t depth,
+                                 std::vector<char>* visited, QueryState* st) {
   std::vector<int> shown;
   for (int n : list) {
     if (st->Cancelled()) break;
@@ -692,7 +683,8 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
     const bool show = ShouldShowSingle(nodes[n], n, *st, c, depth);
     std::vector<int> shown_children;
     if (!c.trim.Any(nodes[n].name) && depth <= c.opts.max_depth) {
-      shown_children = SelectShownTree(nodes, st->show[n], c, depth + 1, visited, st);
+      shown_children =
+          SelectShownTree(nodes, st->show[n], c, depth + 1, visited, st);
     }
     if (show) {
       if (c.opts.account_displayed_op_only) {
@@ -713,8 +705,9 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
 
 // Code view: trimmed or too-deep nodes are dropped with their subtree.
 std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
-                           const std::vector<int>& list, const Compiled& c,
-                           int64_t depth, QueryState* st) {
+                                 const std::vector<int>& list,
+                                 const Compiled& c, int64_t depth,
+                                 QueryState* st) {
   std::vector<int> shown;
   for (int n : list) {
     if (st->Cancelled()) break;
