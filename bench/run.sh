@@ -18,6 +18,12 @@
 #                                    CMake Release tfprof of the same sources:
 #                                    load time of one generated profile,
 #                                    default 100000 nodes, about 200 MB)
+#        bench/run.sh --against REV [NODES]  (this tree's bench against the
+#                                    one of git revision REV, built in a
+#                                    worktree with the same flags: rows of
+#                                    both, taking turns three times on one
+#                                    generated profile, default 100000
+#                                    nodes; shows a change's effect)
 #
 # What is measured is the README's build: Bazel with .bazelrc's defaults
 # (-c opt), i.e. the binaries `bazel build` makes.
@@ -26,7 +32,8 @@ cd "$(dirname "$0")/.."
 bazel build //bench:bench //tools:gen_profile //cli:tfprof >/dev/null 2>&1 ||
   bazel build //bench:bench //tools:gen_profile //cli:tfprof
 bin=bazel-bin
-echo "build: bazel, compilation_mode=$(bazel info compilation_mode 2>/dev/null) (the README's binaries)"
+# bazel-bin points into bazel-out/<cpu>-<compilation mode>/bin.
+echo "build: bazel, configuration $(basename "$(dirname "$(readlink -f bazel-bin)")") (the README's binaries)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfprof_bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 corpus=testdata/corpus
@@ -37,6 +44,25 @@ if [[ "${1:-}" == "--builds" ]]; then
   "$bin/tools/gen_profile" "$tmp/p" --nodes="$n" --steps=10 >/dev/null
   python3 bench/time_builds.py "$tmp/p" \
     "bazel -c opt=$bin/cli/tfprof" "cmake Release=build-release/tfprof"
+  exit 0
+fi
+if [[ "${1:-}" == "--against" ]]; then
+  rev=${2:?usage: bench/run.sh --against REV [NODES]}
+  n=${3:-100000}
+  wt="$tmp/rev"
+  git worktree add --detach "$wt" "$rev" >/dev/null 2>&1
+  trap 'git worktree remove --force "$wt" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+  (cd "$wt" && bazel build //bench:bench >/dev/null 2>&1) ||
+    (cd "$wt" && bazel build //bench:bench)
+  cp "$wt/bazel-bin/bench/bench" "$tmp/bench_rev"
+  (cd "$wt" && bazel shutdown >/dev/null 2>&1 || true)
+  "$bin/tools/gen_profile" "$tmp/p" --nodes="$n" --steps=10 >/dev/null
+  echo "| build | file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | repeated | filtered |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  for turn in 1 2 3; do
+    echo "| $rev $(cut -c2- <<<"$("$tmp/bench_rev" "$tmp/p")")"
+    echo "| this tree $(cut -c2- <<<"$("$bin/bench/bench" "$tmp/p")")"
+  done
   exit 0
 fi
 if [[ "${1:-}" == "--traces" ]]; then

@@ -1,5 +1,6 @@
 // The Bazel and CMake builds list the same sources and tests.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -18,16 +19,36 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The files of `dir` whose names end with one of `suffixes`.
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool HasBuild(const std::string& dir) {
+  return ::access((testing::SourceDir() + "/" + dir + "/BUILD").c_str(),
+                  F_OK) == 0;
+}
+
+// The files of `dir` whose names end with one of `suffixes`, with those of
+// its subfolders that are no package of their own ("checkers/memory.cc").
 std::set<std::string> FilesIn(const std::string& dir,
-                              std::initializer_list<const char*> suffixes) {
+                              std::initializer_list<const char*> suffixes,
+                              const std::string& prefix = "") {
   std::set<std::string> out;
   DIR* d = ::opendir((testing::SourceDir() + "/" + dir).c_str());
   REQUIRE(d != nullptr);
   while (dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    const std::string sub = dir + "/" + n;
+    if (IsDir(testing::SourceDir() + "/" + sub)) {
+      if (dir.rfind("profiler", 0) == 0 && !HasBuild(sub)) {
+        out.merge(FilesIn(sub, suffixes, prefix + n + "/"));
+      }
+      continue;
+    }
     for (const char* s : suffixes) {
-      if (EndsWith(n, s)) out.insert(n);
+      if (EndsWith(n, s)) out.insert(prefix + n);
     }
   }
   ::closedir(d);
@@ -52,10 +73,7 @@ std::vector<std::string> ProfilerPackages() {
       const std::string n = e->d_name;
       if (n == "." || n == "..") continue;
       const std::string sub = dir + "/" + n;
-      if (::access((testing::SourceDir() + "/" + sub + "/BUILD").c_str(),
-                   F_OK) == 0) {
-        todo.push_back(sub);
-      }
+      if (HasBuild(sub)) todo.push_back(sub);
     }
     ::closedir(d);
   }

@@ -1,240 +1,29 @@
 #include "profiler/advise/advisor.h"
 
-#include <algorithm>
 #include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "profiler/base/device.h"
-#include "profiler/base/units.h"
-#include "profiler/render/render_proto.h"
+#include "profiler/advise/checkers/checkers.h"
 
 namespace tfprof {
 namespace {
 
-constexpr char kAcceleratorUtilization[] = "AcceleratorUtilizationChecker";
-constexpr char kOperation[] = "OperationChecker";
-constexpr char kExpensiveOperation[] = "ExpensiveOperationChecker";
 constexpr char kJob[] = "JobChecker";
-
-// Busy share of each accelerator: kernel time over the span from the first
-// start to the last end, using each node's last step.
-std::vector<std::string> CheckAcceleratorUtilization(const Model& model,
-                                                     double threshold) {
-  struct Span {
-    int64_t start = 0, end = 0, exec = 0;
-  };
-  std::map<std::string, Span> devices;
-  for (const GraphNode* n : model.NodesByName()) {
-    if (n->execs.empty() || !IsPlacedOnAccelerator(n->canonical_device())) {
-      continue;
-    }
-    Span& s = devices[n->canonical_device()];
-    const StepExec& e = n->execs.back();
-    const ExecDetail d = model.Detail(e);
-    if (s.start == 0) {
-      s.start = d.all_start_micros;
-    } else if (d.all_start_micros != 0) {
-      s.start = std::min(s.start, d.all_start_micros);
-    }
-    s.end = std::max(s.end, d.latest_end_micros);
-    s.exec += e.accelerator_micros;
-  }
-  std::vector<std::string> reports;
-  for (const auto& [dev, s] : devices) {
-    const int64_t span = s.end - s.start;
-    if (span <= 0) continue;
-    const double u =
-        1.0 * static_cast<double>(s.exec) / static_cast<double>(span);
-    reports.push_back(absl::StrFormat("device: %s %sutilization: %.2f", dev,
-                                      u >= threshold ? "" : "low ", u));
-  }
-  return reports;
-}
-
-std::vector<std::string> CheckOperations(const Model& model) {
-  bool batch_norm = false, fused_batch_norm = false, nhwc_on_gpu = false;
-  for (const GraphNode* n : model.NodesByName()) {
-    if (n->name.find("BatchNorm") != std::string::npos) batch_norm = true;
-    if (n->op_types.count("FusedBatchNorm")) fused_batch_norm = true;
-    auto attr = n->FindAttr("data_format");
-    if (attr.has_value() && attr->s() == "NHWC" &&
-        IsPlacedOnAccelerator(n->canonical_device())) {
-      nhwc_on_gpu = true;
-    }
-  }
-  std::vector<std::string> reports;
-  if (batch_norm && !fused_batch_norm) {
-    reports.push_back("Maybe use faster FusedBatchNorm instead of BatchNorm");
-  }
-  if (nhwc_on_gpu) {
-    reports.push_back(
-        "Found operation using NHWC data_format on GPU. Maybe NCHW is faster.");
-  }
-  return reports;
-}
-
-Options QueryOptions(int64_t max_depth, int64_t min_micros,
-                     std::set<std::string> select) {
-  Options o;
-  o.max_depth = max_depth;
-  o.min_micros = min_micros;
-  o.order_by = "micros";
-  o.select = std::move(select);
-  o.output_type = "none";
-  return o;
-}
-
-void CodeLines(const tfpb::MultiGraphNodeProto& node, int depth, int top,
-               std::vector<std::string>* out) {
-  if (node.children_size() <= 1 || depth > 3) return;
-  for (int j = 0; j < top && j < node.children_size(); ++j) {
-    const tfpb::MultiGraphNodeProto& c = node.children(j);
-    if (c.total_exec_micros() < 1000) continue;
-    out->push_back(
-        absl::StrFormat("%s%s, cpu: %s, accelerator: %s, total: %s",
-                        std::string(static_cast<size_t>(depth) * 2, ' '),
-                        c.name(), FormatTime(c.total_cpu_exec_micros()),
-                        FormatTime(c.total_accelerator_exec_micros()),
-                        FormatTime(c.total_exec_micros())));
-    CodeLines(c, depth + 1, top, out);
-  }
-}
-
-std::vector<std::string> CheckExpensiveOperations(
-    const Model& model, Views* views, int top,
-    std::vector<std::string>* notes) {
-  std::vector<std::string> reports;
-  if (model.steps().empty()) {
-    notes->push_back(absl::StrCat("no RunMetadata: ", kExpensiveOperation,
-                                  " cannot rank operations by time"));
-  } else {
-    auto op = views->Query(ViewKind::kOp,
-                           QueryOptions(top, 1, {"micros", "occurrence"}));
-    if (op.ok()) {
-      const tfpb::MultiGraphNodeProto root = ToMultiGraphNodeProto(*op);
-      if (root.children_size() > 0) {
-        std::vector<std::string> lines;
-        const tfpb::MultiGraphNodeProto* n = &root;
-        for (int i = 0; i < top && n->children_size() > 0; ++i) {
-          n = &n->children(0);
-          lines.push_back(absl::StrFormat(
-              "top %d operation type: %s, cpu: %s, accelerator: %s, total: %s "
-              "(%.2f%%)",
-              i + 1, n->name(), FormatTime(n->cpu_exec_micros()),
-              FormatTime(n->accelerator_exec_micros()),
-              FormatTime(n->exec_micros()),
-              100.0 * static_cast<double>(n->exec_micros()) /
-                  (static_cast<double>(root.total_exec_micros()) + 1e-10)));
-        }
-        reports.push_back(absl::StrJoin(lines, "\n"));
-      }
-    }
-  }
-  auto scope =
-      views->Query(ViewKind::kScope, QueryOptions(100, 100, {"micros"}));
-  if (scope.ok()) {
-    const tfpb::GraphNodeProto root = ToGraphNodeProto(*scope);
-    if (root.children_size() > 0) {
-      std::vector<std::string> lines;
-      for (int i = 0; i < top && i < root.children_size(); ++i) {
-        const tfpb::GraphNodeProto& c = root.children(i);
-        lines.push_back(absl::StrFormat(
-            "top %d graph node: %s, cpu: %s, accelerator: %s, total: %s", i + 1,
-            c.name(), FormatTime(c.cpu_exec_micros()),
-            FormatTime(c.accelerator_exec_micros()),
-            FormatTime(c.exec_micros())));
-      }
-      reports.push_back(absl::StrJoin(lines, "\n"));
-    }
-  }
-  if (!model.has_code_traces()) {
-    notes->push_back(absl::StrCat("no Python call stacks: ",
-                                  kExpensiveOperation, " skips the code view"));
-    return reports;
-  }
-  auto code = views->Query(ViewKind::kCode, QueryOptions(100, 1, {"micros"}));
-  if (code.ok()) {
-    const tfpb::MultiGraphNodeProto root = ToMultiGraphNodeProto(*code);
-    const tfpb::MultiGraphNodeProto* n = &root;
-    // Library frames are usually reached once; descend to where the user's
-    // code branches.
-    while (n->children_size() == 1) n = &n->children(0);
-    if (n->children_size() > 0) {
-      std::vector<std::string> lines;
-      CodeLines(*n, 0, top, &lines);
-      reports.push_back(absl::StrJoin(lines, "\n"));
-    }
-  }
-  return reports;
-}
-
-class AcceleratorUtilizationChecker : public Checker {
- public:
-  std::string name() const override { return kAcceleratorUtilization; }
-  std::string help() const override {
-    return "How busy each accelerator is between its first and last kernel.";
-  }
-  std::string needs() const override {
-    return "step stats with accelerator (stream:all) time";
-  }
-  bool by_default() const override { return true; }
-  std::vector<CheckerOption> options() const override {
-    return {{"threshold", "0.5", 0, 1, false,
-             "devices busy less than this share are \"low utilization\""}};
-  }
-  std::vector<std::string> Run(const CheckerContext& ctx) const override {
-    return CheckAcceleratorUtilization(ctx.model(), ctx.Option("threshold"));
-  }
-};
-
-class OperationChecker : public Checker {
- public:
-  std::string name() const override { return kOperation; }
-  std::string help() const override {
-    return "Known slow choices: BatchNorm without FusedBatchNorm, NHWC on "
-           "GPU.";
-  }
-  std::string needs() const override { return "the graph"; }
-  bool by_default() const override { return true; }
-  std::vector<std::string> Run(const CheckerContext& ctx) const override {
-    return CheckOperations(ctx.model());
-  }
-};
-
-class ExpensiveOperationChecker : public Checker {
- public:
-  std::string name() const override { return kExpensiveOperation; }
-  std::string help() const override {
-    return "The most expensive op types, top-level scopes and Python lines.";
-  }
-  std::string needs() const override {
-    return "step stats (op types, scopes); Python call stacks (lines)";
-  }
-  bool by_default() const override { return true; }
-  std::vector<CheckerOption> options() const override {
-    return {{"top", "3", 1, 1000, true, "rows per list"}};
-  }
-  std::vector<std::string> Run(const CheckerContext& ctx) const override {
-    std::vector<std::string> notes;
-    std::vector<std::string> reports = CheckExpensiveOperations(
-        ctx.model(), ctx.views(), static_cast<int>(ctx.IntOption("top")),
-        &notes);
-    for (const std::string& n : notes) ctx.Note(n);
-    return reports;
-  }
-};
 
 }  // namespace
 
 const std::vector<const Checker*>& Checkers() {
   static const std::vector<const Checker*>* const checkers = [] {
-    auto* v = new std::vector<const Checker*>{
-        new AcceleratorUtilizationChecker(), new OperationChecker(),
-        new ExpensiveOperationChecker()};
-    for (const Checker* c : ExtraCheckers()) v->push_back(c);
+    auto* v = new std::vector<const Checker*>;
+    for (auto make :
+         {NewAcceleratorUtilizationChecker, NewOperationChecker,
+          NewExpensiveOperationChecker, NewHostDeviceCopyChecker,
+          NewCpuFallbackChecker, NewAcceleratorIdleChecker, NewStepTimeChecker,
+          NewFlopsCoverageChecker, NewMemoryChecker}) {
+      v->push_back(make().release());
+    }
     return v;
   }();
   return *checkers;

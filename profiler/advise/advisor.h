@@ -88,9 +88,6 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
 // "\n<Checker>:\n" followed by its reports, one per line, as tfprof prints.
 std::string RenderAdvice(const tfpb::AdviceProto& advice);
 
-// The checkers beyond tfprof's own (profiler/checkers.cc).
-std::vector<const Checker*> ExtraCheckers();
-
 }  // namespace tfprof
 
 #endif  // TFPROF_PROFILER_ADVISE_ADVISOR_H_

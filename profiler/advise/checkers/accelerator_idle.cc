@@ -1,0 +1,244 @@
+// AcceleratorIdleChecker: Gaps inside a step when no kernel runs on an
+// accelerator, the largest ones and the host ops that ran during them.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/advise/checkers/checker_util.h"
+#include "profiler/advise/checkers/checkers.h"
+#include "profiler/base/device.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+// The accelerator a stream lane belongs to, lower-cased.
+std::string AcceleratorOf(std::string_view device) {
+  return absl::AsciiStrToLower(std::string(LaneOwner(device)));
+}
+
+bool IsInputOp(const GraphNode& g) {
+  return absl::StrContains(g.op, "Iterator") ||
+         absl::StrContains(g.op, "Dataset") ||
+         absl::StrContains(g.op, "Placeholder") ||
+         absl::StrContains(g.op, "Recv") ||
+         absl::StrContains(g.name, "DataLoader") ||
+         absl::StrContains(g.name, "dataloader");
+}
+
+// Kernel intervals per (step, accelerator), and host ops per step.
+struct KernelTimes {
+  using Key = std::pair<int64_t, std::string>;
+  struct HostOp {
+    const GraphNode* node;
+    int64_t start, end;
+  };
+  std::map<Key, std::vector<TimeInterval>> kernels;
+  std::map<int64_t, std::vector<HostOp>> host;
+};
+
+// Kernel times from the stream:all pseudo device when the accelerator has
+// it, else from its single streams.
+KernelTimes CollectKernelTimes(const Model& model) {
+  KernelTimes out;
+  std::map<KernelTimes::Key, std::vector<TimeInterval>> streams;
+  ExecDetail d;
+  for (const auto& node : model.nodes()) {
+    for (const StepExec& e : node->execs) {
+      model.DetailInto(e, &d);
+      for (const DeviceTimes& dt : d.accelerator_execs) {
+        auto& v = out.kernels[{e.step, AcceleratorOf(dt.device)}];
+        v.insert(v.end(), dt.times.begin(), dt.times.end());
+      }
+      for (const DeviceTimes& dt : d.other_execs) {
+        if (KindOfDevice(dt.device) != DeviceKind::kStream) continue;
+        auto& v = streams[{e.step, AcceleratorOf(dt.device)}];
+        v.insert(v.end(), dt.times.begin(), dt.times.end());
+      }
+      for (const DeviceTimes& dt : d.cpu_execs) {
+        for (const TimeInterval& t : dt.times) {
+          out.host[e.step].push_back(KernelTimes::HostOp{
+              node.get(), t.start_micros, t.start_micros + t.duration_micros});
+        }
+      }
+    }
+  }
+  for (auto& [key, v] : streams) {
+    if (!out.kernels.count(key)) out.kernels[key] = std::move(v);
+  }
+  return out;
+}
+
+struct IdleGap {
+  int64_t step;
+  std::string device;
+  int64_t start, end;
+};
+
+// Per accelerator: its kernel span and idle time, summed over steps.
+struct Busy {
+  int64_t span = 0, idle = 0, gaps = 0, steps = 0;
+};
+
+// The gaps of at least `min_gap` between kernels, and each accelerator's
+// busy figures.
+void FindIdleGaps(KernelTimes* times, int64_t min_gap,
+                  std::vector<IdleGap>* gaps,
+                  std::map<std::string, Busy>* busy) {
+  for (auto& [key, v] : times->kernels) {
+    std::sort(v.begin(), v.end(),
+              [](const TimeInterval& a, const TimeInterval& b) {
+                return a.start_micros < b.start_micros;
+              });
+    Busy& b = (*busy)[key.second];
+    ++b.steps;
+    int64_t first = v.front().start_micros, covered_to = first;
+    for (const TimeInterval& t : v) {
+      const int64_t end = t.start_micros + t.duration_micros;
+      if (t.start_micros > covered_to) {
+        const int64_t gap = t.start_micros - covered_to;
+        if (gap >= min_gap) {
+          gaps->push_back(
+              IdleGap{key.first, key.second, covered_to, t.start_micros});
+          SatInc(&b.idle, gap);
+          ++b.gaps;
+        }
+      }
+      covered_to = std::max(covered_to, end);
+    }
+    SatInc(&b.span, covered_to - first);
+  }
+}
+
+// One line about a gap: its length, where, and the host ops that ran
+// meanwhile (their overlap added to *input_overlap or *other_overlap).
+std::string DescribeGap(const IdleGap& g,
+                        const std::vector<KernelTimes::HostOp>& host,
+                        const std::map<int64_t, Span>& spans,
+                        int64_t* input_overlap, int64_t* other_overlap) {
+  // The host ops that overlap the gap, by overlap.
+  std::map<const GraphNode*, int64_t> overlap;
+  for (const KernelTimes::HostOp& h : host) {
+    const int64_t o = std::min(h.end, g.end) - std::max(h.start, g.start);
+    if (o > 0) overlap[h.node] += o;
+  }
+  std::vector<std::pair<const GraphNode*, int64_t>> ranked(overlap.begin(),
+                                                           overlap.end());
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> ops;
+  for (const auto& [node, o] : ranked) {
+    (IsInputOp(*node) ? *input_overlap : *other_overlap) += o;
+    if (ops.size() < 3) {
+      ops.push_back(
+          absl::StrFormat("%s (%s) %s", node->name, node->op, FormatTime(o)));
+    }
+  }
+  const auto span = spans.find(g.step);
+  const int64_t offset = span == spans.end() ? 0 : g.start - span->second.start;
+  return absl::StrFormat(
+      "  %s on %s, step %d at +%s: %s", FormatTime(g.end - g.start), g.device,
+      g.step, FormatTime(offset),
+      ops.empty() ? "nothing ran on the host"
+                  : "on the host meanwhile: " + absl::StrJoin(ops, ", "));
+}
+
+class AcceleratorIdleChecker : public Checker {
+ public:
+  std::string name() const override { return "AcceleratorIdleChecker"; }
+  std::string help() const override {
+    return "Gaps inside a step when no kernel runs on an accelerator, the "
+           "largest ones and the host ops that ran during them.";
+  }
+  std::string needs() const override {
+    return "RunMetadata step stats with GPU stream activity";
+  }
+  std::vector<CheckerOption> options() const override {
+    return {{"threshold", "0.2", 0, 1, false,
+             "an accelerator idle for at least this share of its kernel "
+             "span is a problem"},
+            {"top", "3", 1, 1000, true, "largest gaps listed"},
+            {"min_gap", "50", 0, 1e12, true,
+             "gaps shorter than this many microseconds are ignored"}};
+  }
+
+  std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    if (!NeedSteps(ctx, name())) return {};
+    const Model& model = ctx.model();
+    KernelTimes times = CollectKernelTimes(model);
+    if (times.kernels.empty()) {
+      ctx.Note(absl::StrCat("no kernel times: ", name(),
+                            " needs step stats with GPU stream activity"));
+      return {};
+    }
+    const int64_t min_gap = ctx.IntOption("min_gap");
+    std::vector<IdleGap> gaps;
+    std::map<std::string, Busy> busy;
+    FindIdleGaps(&times, min_gap, &gaps, &busy);
+    std::vector<std::string> reports;
+    std::vector<std::string> lines;
+    bool problem = false;
+    for (const auto& [dev, b] : busy) {
+      const double share =
+          b.span > 0 ? static_cast<double>(b.idle) / static_cast<double>(b.span)
+                     : 0;
+      if (share >= ctx.Option("threshold")) problem = true;
+      lines.push_back(absl::StrFormat(
+          "%s: idle %s of its kernel span (%s of %s per step, in %d gaps of "
+          "at least %s)%s",
+          dev, Pct(b.idle, b.span), FormatTime(b.idle / b.steps),
+          FormatTime(b.span / b.steps), b.gaps, FormatTime(min_gap),
+          share >= ctx.Option("threshold") ? "" : ", below the threshold"));
+    }
+    reports.push_back(absl::StrJoin(lines, "\n"));
+    if (gaps.empty()) return reports;
+
+    std::stable_sort(gaps.begin(), gaps.end(),
+                     [](const IdleGap& a, const IdleGap& b) {
+                       return a.end - a.start > b.end - b.start;
+                     });
+    const std::map<int64_t, Span> spans = StepSpans(model);
+    lines = {"largest gaps:"};
+    int64_t input_overlap = 0, other_overlap = 0;
+    for (size_t i = 0;
+         i < gaps.size() && i < static_cast<size_t>(ctx.IntOption("top"));
+         ++i) {
+      lines.push_back(DescribeGap(gaps[i], times.host[gaps[i].step], spans,
+                                  &input_overlap, &other_overlap));
+    }
+    reports.push_back(absl::StrJoin(lines, "\n"));
+    if (!problem) return reports;
+    if (input_overlap > other_overlap) {
+      reports.push_back(
+          "The accelerator waits for input: the host reads or receives data "
+          "during its largest gaps. Prefetch and parallelize the input "
+          "pipeline, or move preprocessing off the critical path.");
+    } else {
+      reports.push_back(
+          "The accelerator waits for the host between kernels (launch-bound "
+          "or host work in the step). Fuse small ops (XLA), use larger "
+          "batches, and avoid host round trips inside the step.");
+    }
+    return reports;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewAcceleratorIdleChecker() {
+  return std::make_unique<AcceleratorIdleChecker>();
+}
+
+}  // namespace tfprof

@@ -1,0 +1,138 @@
+// HostDeviceCopyChecker: Time spent copying between host and device (memcpy),
+// as a share of the step, and the largest copies.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/advise/checkers/checker_util.h"
+#include "profiler/advise/checkers/checkers.h"
+#include "profiler/base/device.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+// `what` is lower case.
+bool ContainsNoCase(std::string_view s, const char* what) {
+  return absl::AsciiStrToLower(std::string(s)).find(what) != std::string::npos;
+}
+
+class HostDeviceCopyChecker : public Checker {
+ public:
+  std::string name() const override { return "HostDeviceCopyChecker"; }
+  std::string help() const override {
+    return "Time spent copying between host and device (memcpy), as a share "
+           "of the step, and the largest copies.";
+  }
+  std::string needs() const override {
+    return "RunMetadata step stats with GPU memcpy lanes";
+  }
+  std::vector<CheckerOption> options() const override {
+    return {{"threshold", "0.1", 0, 1, false,
+             "copies taking at least this share of the step are a problem"},
+            {"top", "3", 1, 1000, true, "largest copies listed"}};
+  }
+
+  std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    if (!NeedSteps(ctx, name())) return {};
+    const Model& model = ctx.model();
+    struct Copy {
+      const GraphNode* node;
+      std::string device;
+      int64_t step, start, duration;
+    };
+    std::vector<Copy> copies;
+    ExecDetail d;
+    for (const auto& node : model.nodes()) {
+      const bool copy_node = ContainsNoCase(node->name, "memcpy") ||
+                             ContainsNoCase(node->op, "memcpy");
+      for (const StepExec& e : node->execs) {
+        model.DetailInto(e, &d);
+        for (const auto* list : {&d.other_execs, &d.accelerator_execs}) {
+          for (const DeviceTimes& dt : *list) {
+            if (!copy_node && KindOfDevice(dt.device) != DeviceKind::kMemcpy) {
+              continue;
+            }
+            for (const TimeInterval& t : dt.times) {
+              copies.push_back(Copy{node.get(), std::string(dt.device), e.step,
+                                    t.start_micros, t.duration_micros});
+            }
+          }
+        }
+      }
+    }
+    if (copies.empty()) {
+      ctx.Note(absl::StrCat(
+          "no memcpy activity in the step stats: ", name(),
+          " needs RunMetadata with GPU memcpy lanes (a ProfileProto does not "
+          "keep them)"));
+      return {};
+    }
+    const std::map<int64_t, Span> spans = StepSpans(model);
+    const double steps = static_cast<double>(model.steps().size());
+    int64_t wall = 0, total = 0;
+    for (const auto& [step, s] : spans) SatInc(&wall, s.length());
+    std::map<std::string, std::pair<int64_t, int64_t>> by_device;
+    for (const Copy& c : copies) {
+      SatInc(&total, c.duration);
+      auto& dev = by_device[c.device];
+      SatInc(&dev.first, c.duration);
+      ++dev.second;
+    }
+    const double share =
+        wall > 0 ? static_cast<double>(total) / static_cast<double>(wall) : 0;
+    std::vector<std::string> reports;
+    std::vector<std::string> lines = {absl::StrFormat(
+        "memcpy: %s per step in %d copies, %s of the step wall time (%s)%s",
+        FormatTime(static_cast<int64_t>(total / steps)),
+        static_cast<int64_t>(copies.size() / steps), Pct(total, wall),
+        FormatTime(static_cast<int64_t>(wall / steps)),
+        share >= ctx.Option("threshold") ? "" : ", below the threshold")};
+    for (const auto& [dev, t] : by_device) {
+      lines.push_back(
+          absl::StrFormat("  %s: %s per step in %d copies", dev,
+                          FormatTime(static_cast<int64_t>(t.first / steps)),
+                          static_cast<int64_t>(t.second / steps)));
+    }
+    reports.push_back(absl::StrJoin(lines, "\n"));
+    std::stable_sort(
+        copies.begin(), copies.end(),
+        [](const Copy& a, const Copy& b) { return a.duration > b.duration; });
+    lines = {"largest copies:"};
+    for (size_t i = 0;
+         i < copies.size() && i < static_cast<size_t>(ctx.IntOption("top"));
+         ++i) {
+      const Copy& c = copies[i];
+      lines.push_back(absl::StrFormat("  %s on %s, step %d: %s", c.node->name,
+                                      c.device, c.step,
+                                      FormatTime(c.duration)));
+    }
+    reports.push_back(absl::StrJoin(lines, "\n"));
+    if (share >= ctx.Option("threshold")) {
+      reports.push_back(absl::StrCat(
+          "Host-device copies take ", Pct(total, wall),
+          " of the step. Try: keep tensors on the device between steps (no "
+          "feed_dict or .numpy() round trips), prefetch input to the device "
+          "(prefetch_to_device, pinned host memory) and merge small copies."));
+    }
+    return reports;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewHostDeviceCopyChecker() {
+  return std::make_unique<HostDeviceCopyChecker>();
+}
+
+}  // namespace tfprof
