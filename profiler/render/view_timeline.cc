@@ -1,4 +1,3 @@
-#include "profiler/base/device.h"
 #include "profiler/render/view_timeline.h"
 
 #include <map>
@@ -7,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
 #include "re2/re2.h"
 
