@@ -144,56 +144,53 @@ TEST_CASE("The wire reader decodes every wire type") {
   CHECK(repeated == std::vector<int64_t>{1, 150, 3, 7});
 }
 
+// Reads the first field's tag of `msg`, then its payload with `read`;
+// whether the reader has failed afterwards. (The reader keeps a view of
+// `msg`, which outlives it here.)
+template <typename Read>
+bool FailsReading(const std::string& msg, Read read) {
+  wire::Reader r(msg);
+  uint32_t field = 0;
+  int wt = 0;
+  if (!r.Next(&field, &wt)) return !r.ok();
+  read(r, wt);
+  return !r.ok();
+}
+
 TEST_CASE("The wire reader stops on malformed input, never past the end") {
-  SECTION("a length beyond the end") {
-    const std::string msg = Tag(2, wire::kBytes) + Varint(50) + "short";
-    wire::Reader r(msg);
-    uint32_t field = 0;
-    int wt = 0;
-    REQUIRE(r.Next(&field, &wt));
-    CHECK(r.Bytes().empty());
-    CHECK_FALSE(r.ok());
-    CHECK(r.done());
-  }
-  SECTION("a truncated varint") {
-    wire::Reader r(std::string("\x08\xff\xff", 3));
-    uint32_t field = 0;
-    int wt = 0;
-    REQUIRE(r.Next(&field, &wt));
-    r.Int64();
-    CHECK_FALSE(r.ok());
-  }
-  SECTION("a varint of more than ten bytes") {
-    wire::Reader r(Tag(1, 0) + std::string(11, '\xff') + "\x01");
-    uint32_t field = 0;
-    int wt = 0;
-    REQUIRE(r.Next(&field, &wt));
-    r.Int64();
-    CHECK_FALSE(r.ok());
-  }
-  SECTION("field number zero and wire types 6 and 7") {
-    uint32_t field = 0;
-    int wt = 0;
-    wire::Reader zero(Varint(0) + Varint(1));
-    CHECK_FALSE(zero.Next(&field, &wt));
-    CHECK_FALSE(zero.ok());
-    wire::Reader r(Tag(1, 6) + "x");
-    REQUIRE(r.Next(&field, &wt));
-    r.Skip(wt);
-    CHECK_FALSE(r.ok());
-  }
-  SECTION("a truncated fixed64 and an unclosed group") {
-    wire::Reader r(Tag(1, wire::kFixed64) + "1234");
-    uint32_t field = 0;
-    int wt = 0;
-    REQUIRE(r.Next(&field, &wt));
-    CHECK(r.Fixed64() == 0);
-    CHECK_FALSE(r.ok());
-    wire::Reader g(Tag(1, wire::kStartGroup) + Tag(2, wire::kVarint) + "\x01");
-    REQUIRE(g.Next(&field, &wt));
-    g.Skip(wt);
-    CHECK_FALSE(g.ok());
-  }
+  const auto bytes = [](wire::Reader& r, int) { r.Bytes(); };
+  const auto varint = [](wire::Reader& r, int) { r.Int64(); };
+  const auto fixed64 = [](wire::Reader& r, int) { r.Fixed64(); };
+  const auto skip = [](wire::Reader& r, int wt) { r.Skip(wt); };
+  // A length beyond the end.
+  CHECK(FailsReading(Tag(2, wire::kBytes) + Varint(50) + "short", bytes));
+  // A truncated varint, and one of more than ten bytes.
+  CHECK(FailsReading(std::string("\x08\xff\xff", 3), varint));
+  CHECK(FailsReading(Tag(1, 0) + std::string(11, '\xff') + "\x01", varint));
+  // Field number zero; wire types 6 and 7 do not exist.
+  CHECK(FailsReading(Varint(0) + Varint(1), varint));
+  CHECK(FailsReading(Tag(1, 6) + "x", skip));
+  CHECK(FailsReading(Tag(1, 7) + "x", skip));
+  // A truncated fixed64, and a group that is never closed.
+  CHECK(FailsReading(Tag(1, wire::kFixed64) + "1234", fixed64));
+  CHECK(FailsReading(Tag(1, wire::kStartGroup) + Tag(2, wire::kVarint) + "\x01",
+                     skip));
+  // The same messages whole are read without failing.
+  CHECK_FALSE(FailsReading(Tag(2, wire::kBytes) + Varint(5) + "short", bytes));
+  CHECK_FALSE(FailsReading(Tag(1, wire::kFixed64) + "12345678", fixed64));
+  CHECK_FALSE(FailsReading(Tag(1, wire::kStartGroup) + Tag(2, wire::kVarint) +
+                               "\x01" + Tag(1, wire::kEndGroup),
+                           skip));
+  // After a failure the reader is done and hands out nothing.
+  const std::string msg = Tag(2, wire::kBytes) + Varint(50) + "short";
+  wire::Reader r(msg);
+  uint32_t field = 0;
+  int wt = 0;
+  REQUIRE(r.Next(&field, &wt));
+  CHECK(r.Bytes().empty());
+  CHECK(r.done());
+  CHECK(r.remaining() == 0);
+  CHECK_FALSE(r.Next(&field, &wt));
 }
 
 TEST_CASE("The JSON writer writes what a strict parser reads back") {
