@@ -413,6 +413,42 @@ TEST_CASE("advise -checker all on real GPU runs") {
         "  /gpu:0/memcpy: 21us per step in 20 copies");
 }
 
+TEST_CASE("advise gives TensorFlow graph advice to TensorFlow inputs only") {
+  // The PyTorch trace has BatchNorm in node names (CudnnBatchNormBackward)
+  // and no FusedBatchNorm: the two conditions of TensorFlow's advice.
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  CHECK(model.source() == ProfileSource::kPyTorch);
+  bool batch_norm_name = false;
+  for (const GraphNode* n : model.NodesByName()) {
+    if (n->name.find("BatchNorm") != std::string::npos) batch_norm_name = true;
+  }
+  REQUIRE(batch_norm_name);
+  Views views(&(*loaded)->model, nullptr);
+  std::vector<std::string> notes;
+  auto advice = Advise(model, &views, AllAdvisorOptions(), &notes);
+  REQUIRE(advice.ok());
+  CHECK(advice->checkers().at("OperationChecker").reports_size() == 0);
+  CHECK(RenderAdvice(*advice).find("FusedBatchNorm") == std::string::npos);
+  bool noted = false;
+  for (const std::string& n : notes) {
+    if (n.find("OperationChecker skipped: its advice is for TensorFlow "
+               "graphs, and this profile is a PyTorch (Kineto) trace") !=
+        std::string::npos) {
+      noted = true;
+    }
+  }
+  CHECK(noted);
+  // A TensorFlow profile still gets it (tf-testdata: NHWC on GPU).
+  auto tf = LoadProfile(testing::TfTestData());
+  REQUIRE(tf.ok());
+  CHECK((*tf)->model.source() == ProfileSource::kTensorFlow);
+}
+
 }  // namespace extra
 }  // namespace
 }  // namespace tfprof

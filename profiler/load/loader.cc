@@ -210,6 +210,7 @@ absl::Status LoadTraces(const std::string& trace_path,
     absl::StatusOr<uint64_t> size = RegularFileSize(f);
     if (size.ok()) out->bytes_read += static_cast<int64_t>(*size);
   }
+  out->model.set_source(SourceOf(trace->format()));
   out->model.AddGraph(trace->TakeGraph());
   out->model.AddOpLog(trace->TakeOpLog());
   if (op_log.has_value()) out->model.AddOpLog(*op_log);

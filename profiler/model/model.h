@@ -277,6 +277,11 @@ class StringTable {
 
 class ProfileDecoder;
 
+// What wrote a profile's inputs, for advice that applies to one framework:
+// TensorFlow (ProfileProto, GraphDef + RunMetadata, TF timelines), PyTorch
+// (Kineto traces) or a TF2/JAX profiler capture (XSpace).
+enum class ProfileSource { kTensorFlow, kPyTorch, kXSpace };
+
 class Model {
  public:
   Model() = default;
@@ -315,6 +320,10 @@ class Model {
     return id_to_string_;
   }
   bool has_code_traces() const { return has_code_traces_; }
+  // kTensorFlow unless a trace importer says otherwise (a ProfileProto does
+  // not record it).
+  ProfileSource source() const { return source_; }
+  void set_source(ProfileSource source) { source_ = source; }
   bool miss_accelerator_stream() const { return miss_accelerator_stream_; }
   // Share of graph nodes that appeared in some RunMetadata.
   double run_coverage() const;
@@ -365,6 +374,7 @@ class Model {
   std::map<int64_t, std::string> id_to_string_;
   std::set<int64_t> covered_nodes_;
   bool has_code_traces_ = false;
+  ProfileSource source_ = ProfileSource::kTensorFlow;
   bool miss_accelerator_stream_ = false;
   uint64_t generation_ = 0;
   uint64_t version_ = 1;

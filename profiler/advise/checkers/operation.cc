@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/advise/checkers/checker_util.h"
 #include "profiler/advise/checkers/checkers.h"
@@ -41,9 +42,23 @@ class OperationChecker : public Checker {
     return "Known slow choices: BatchNorm without FusedBatchNorm, NHWC on "
            "GPU.";
   }
-  std::string needs() const override { return "the graph"; }
+  std::string needs() const override {
+    return "a TensorFlow graph (not a PyTorch trace or an XSpace)";
+  }
   bool by_default() const override { return true; }
   std::vector<std::string> Run(const CheckerContext& ctx) const override {
+    // Its advice names TensorFlow ops and attributes: a PyTorch op such as
+    // CudnnBatchNormBackward is no unfused BatchNorm.
+    const ProfileSource source = ctx.model().source();
+    if (source != ProfileSource::kTensorFlow) {
+      ctx.Note(absl::StrCat(
+          name(),
+          " skipped: its advice is for TensorFlow graphs, and this "
+          "profile is ",
+          source == ProfileSource::kPyTorch ? "a PyTorch (Kineto) trace"
+                                            : "an XSpace (TF2/JAX) capture"));
+      return {};
+    }
     return CheckOperations(ctx.model());
   }
 };

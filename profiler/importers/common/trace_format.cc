@@ -14,4 +14,16 @@ const char* TraceFormatName(TraceFormat format) {
   return "unknown";
 }
 
+ProfileSource SourceOf(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::kKineto:
+      return ProfileSource::kPyTorch;
+    case TraceFormat::kXSpace:
+      return ProfileSource::kXSpace;
+    case TraceFormat::kTfTimeline:
+      break;
+  }
+  return ProfileSource::kTensorFlow;
+}
+
 }  // namespace tfprof

@@ -2,6 +2,8 @@
 #ifndef TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_FORMAT_H_
 #define TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_FORMAT_H_
 
+#include "profiler/model/model.h"
+
 namespace tfprof {
 
 enum class TraceFormat {
@@ -12,6 +14,9 @@ enum class TraceFormat {
 
 // "tf_timeline", "kineto" or "xspace".
 const char* TraceFormatName(TraceFormat format);
+
+// The program that writes traces of this format.
+ProfileSource SourceOf(TraceFormat format);
 
 }  // namespace tfprof
 
