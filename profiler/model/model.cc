@@ -536,12 +536,10 @@ StepExec& MutableExec(GraphNode* node, int64_t step) {
 
 }  // namespace
 
-void Model::AddStepStat(GraphNode* node, int64_t step,
-                        const std::string& device,
-                        const tfcore::NodeExecStats& stat,
+void Model::AddStepStat(GraphNode* node, int64_t step, const std::string& dev,
+                        DeviceKind kind, const tfcore::NodeExecStats& stat,
                         PendingExec* pending) {
-  const std::string dev = absl::AsciiStrToLower(device);
-  if (IsCanonicalDevice(dev)) {
+  if (kind == DeviceKind::kPlacement) {
     if (!node->canonical_device().empty()) {
       // A node seen on two canonical devices keeps the first one only.
       if (node->canonical_device() != dev) return;
@@ -572,9 +570,9 @@ void Model::AddStepStat(GraphNode* node, int64_t step,
     const TimeInterval interval{stat.all_start_micros(), duration};
     // Accelerator time counts on the stream:all lane only, CPU time on
     // canonical devices.
-    if (IsStreamAllDevice(dev)) {
+    if (kind == DeviceKind::kStreamAll) {
       FindOrAddDevice(&d.accelerator_execs, idev).times.push_back(interval);
-    } else if (IsCanonicalDevice(dev)) {
+    } else if (kind == DeviceKind::kPlacement) {
       FindOrAddDevice(&d.cpu_execs, idev).times.push_back(interval);
       ++exec.run_count;  // while loops run a node many times per step
     } else {
@@ -651,10 +649,12 @@ absl::Status Model::AddRunMeta(int64_t step,
   bool has_gpu_stream = false;
   PendingExec pending;
   for (const auto& dev_stat : run_meta.step_stats().dev_stats()) {
+    // Each device is classified once, not per execution on it.
     const std::string dev = absl::AsciiStrToLower(dev_stat.device());
+    const DeviceKind kind = KindOfDevice(dev);
     if (IsPlacedOnAccelerator(dev)) {
       has_gpu_scheduling = true;
-      if (IsStreamAllDevice(dev)) has_gpu_stream = true;
+      if (kind == DeviceKind::kStreamAll) has_gpu_stream = true;
     }
     for (const auto& stat : dev_stat.node_stats()) {
       std::string_view name = stat.node_name();
@@ -673,7 +673,7 @@ absl::Status Model::AddRunMeta(int64_t step,
       } else {
         covered_nodes_.insert(node->id);
       }
-      AddStepStat(node, step, dev_stat.device(), stat, &pending);
+      AddStepStat(node, step, dev, kind, stat, &pending);
     }
   }
   for (auto& [key, detail] : pending.details) {

@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "profiler/base/device.h"
 #include "profiler/base/protos.h"
 #include "profiler/base/saturate.h"
 
@@ -354,8 +355,10 @@ class Model {
   // Encodes `detail` into the arena and stores it and its sums in `exec`.
   void StoreExec(const ExecDetail& detail, StepExec* exec);
   const uint8_t* Store(const std::string& bytes);
-  void AddStepStat(GraphNode* node, int64_t step, const std::string& device,
-                   const tfcore::NodeExecStats& stat, PendingExec* pending);
+  // One execution on `dev` (lower case) of the given kind.
+  void AddStepStat(GraphNode* node, int64_t step, const std::string& dev,
+                   DeviceKind kind, const tfcore::NodeExecStats& stat,
+                   PendingExec* pending);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   absl::flat_hash_map<std::string_view, GraphNode*> by_name_;

@@ -211,7 +211,7 @@ class TfTimelineImport {
   std::optional<int32_t> NodeOf(const EventFields& ev);
   // Files the execution under the device's kind (canonical, stream:all,
   // stream/memcpy lane, other).
-  void ClassifyDevice(const std::string& device, bool canonical, int32_t node,
+  void ClassifyDevice(const std::string& device, DeviceKind kind, int32_t node,
                       int64_t start, int64_t duration, const EventFields& ev);
   // Accelerator time of GPUs without a stream:all lane: the stream lanes,
   // plus memcpy-lane events that no stream lane has (TF records most copies
@@ -328,7 +328,8 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
   }
   std::optional<int32_t> node = NodeOf(ev);
   if (!node.has_value()) return;
-  const bool canonical = IsCanonicalDevice(*device);
+  const DeviceKind kind = KindOfDevice(*device);
+  const bool canonical = kind == DeviceKind::kPlacement;
   if (canonical) {
     // tfprof keeps one canonical device per node (the first it sees) and
     // drops the node's executions on any other; do it here, visibly.
@@ -343,18 +344,18 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
     }
   }
   builder_->AddExec(step_, *device, *node, start, duration);
-  ClassifyDevice(*device, canonical, *node, start, duration, ev);
+  ClassifyDevice(*device, kind, *node, start, duration, ev);
 }
 
-void TfTimelineImport::ClassifyDevice(const std::string& device, bool canonical,
-                                      int32_t node, int64_t start,
-                                      int64_t duration, const EventFields& ev) {
-  if (canonical) {
-    if (ev.has_args) builder_->SetInputs(node, Inputs(ev));
-    if (IsPlacedOnAccelerator(device)) gpu_devices_.insert(device);
-    return;
-  }
-  switch (KindOfDevice(device)) {
+void TfTimelineImport::ClassifyDevice(const std::string& device,
+                                      DeviceKind kind, int32_t node,
+                                      int64_t start, int64_t duration,
+                                      const EventFields& ev) {
+  switch (kind) {
+    case DeviceKind::kPlacement:
+      if (ev.has_args) builder_->SetInputs(node, Inputs(ev));
+      if (IsPlacedOnAccelerator(device)) gpu_devices_.insert(device);
+      break;
     case DeviceKind::kStreamAll:
       gpus_with_stream_all_.insert(
           absl::AsciiStrToLower(std::string(LaneOwner(device))));
@@ -362,10 +363,9 @@ void TfTimelineImport::ClassifyDevice(const std::string& device, bool canonical,
     case DeviceKind::kStream:
     case DeviceKind::kMemcpy:
       lanes_.push_back({lane_gpus_.Id(std::string(LaneOwner(device))), node,
-                        start, duration,
-                        KindOfDevice(device) == DeviceKind::kMemcpy});
+                        start, duration, kind == DeviceKind::kMemcpy});
       break;
-    default:
+    case DeviceKind::kOther:
       ++no_time_devices_[device];
   }
 }
