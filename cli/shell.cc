@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/emit.h"
+#include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
 
@@ -217,9 +219,48 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
-absl::Status SummaryCommand(Shell& shell, const std::vector<std::string>&) {
-  shell.out() << RenderSummary(Summarize(shell.profile().model),
-                               &shell.profile());
+absl::Status SummaryCommand(Shell& shell,
+                            const std::vector<std::string>& args) {
+  const bool json =
+      args.size() == 2 && args[0] == "-output" && args[1] == "json";
+  if (!args.empty() && !json) {
+    return absl::InvalidArgumentError("usage: summary [-output json]");
+  }
+  const ProfileSummary s = Summarize(shell.profile().model);
+  shell.out() << (json ? RenderSummaryJson(s)
+                       : RenderSummary(s, &shell.profile()));
+  return absl::OkStatus();
+}
+
+// steps [-output stdout|file:outfile=F|csv[:outfile=F]|json[:outfile=F]]
+absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
+  std::string type = "stdout";
+  std::map<std::string, std::string> output;
+  if (!args.empty()) {
+    if (args.size() != 2 || args[0] != "-output") {
+      return absl::InvalidArgumentError(
+          "usage: steps [-output stdout|file:outfile=PATH|csv|json]");
+    }
+    absl::Status s = ParseOutput(args[1], &type, &output);
+    if (!s.ok()) return s;
+    if (type != "stdout" && type != "file" && type != "csv" && type != "json") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "steps: -output ", type,
+          " is not available here; use stdout, file, csv or json"));
+    }
+  }
+  const StepTable table = ComputeSteps(shell.profile().model);
+  const std::string text = type == "csv"    ? RenderStepsCsv(table)
+                           : type == "json" ? RenderStepsJson(table)
+                                            : RenderStepsText(table);
+  auto outfile = output.find("outfile");
+  if (outfile == output.end()) {
+    shell.out() << text;
+    return absl::OkStatus();
+  }
+  absl::Status s = WriteFileAtomic(outfile->second, text, shell.input_files());
+  if (!s.ok()) return s;
+  shell.err() << "steps written to " << outfile->second << "\n";
   return absl::OkStatus();
 }
 
@@ -271,6 +312,12 @@ const std::vector<CommandSpec>& Commands() {
        [](Shell& s, const std::vector<std::string>& a) {
          return ViewCommand(ViewKind::kOp, s, a);
        }},
+      {"kernel", "[-option value ...]",
+       "Flat list of accelerator kernels by name (traces), with launches, "
+       "min/avg/max duration and the ops that launched them.",
+       [](Shell& s, const std::vector<std::string>& a) {
+         return ViewCommand(ViewKind::kKernel, s, a);
+       }},
       {"code", "[-option value ...]",
        "Tree of the Python source lines that built the graph (needs call "
        "stacks).",
@@ -295,8 +342,14 @@ const std::vector<CommandSpec>& Commands() {
        "Change options for all later commands (options typed after a view "
        "command apply to that command only).",
        SetCommand},
-      {"summary", "", "One-screen overview of the loaded profile.",
+      {"summary", "[-output json]",
+       "One-screen overview of the loaded profile: devices, time per step, "
+       "memory.",
        SummaryCommand},
+      {"steps", "[-output stdout|file:outfile=PATH|csv|json]",
+       "One row per step: wall time from the step's own markers, accelerator "
+       "busy time (compute, memcpy), idle time, kernels and peak memory.",
+       StepsCommand},
       {"save", "PATH",
        "Write the loaded profile as a ProfileProto (for --profile_path).",
        SaveCommand},

@@ -19,7 +19,9 @@ bazel test //... --test_output=errors
 bazel shutdown >/dev/null 2>&1 || true
 
 echo "== cmake + ctest under AddressSanitizer and UBSan" >&2
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTFPROF_SANITIZE=ON >/dev/null
+# -O1: the sanitizers' usual level; the tests run about twice as fast as at -O0.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTFPROF_SANITIZE=ON >/dev/null
 cmake --build build-asan
 ctest --test-dir build-asan --output-on-failure -j2
 

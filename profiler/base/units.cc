@@ -24,6 +24,20 @@ std::string FormatMemory(int64_t bytes) {
   return absl::StrFormat("%.2fMB", bytes / 1000000.0);
 }
 
+std::string FormatNanos(int64_t ns) {
+  if (ns < 1000) return absl::StrFormat("%dns", ns);
+  if (ns < 1000000) return absl::StrFormat("%.3fus", ns / 1e3);
+  if (ns < 1000000000) return absl::StrFormat("%.3fms", ns / 1e6);
+  return absl::StrFormat("%.3fsec", ns / 1e9);
+}
+
+std::string NanosAsMicros(int64_t ns) {
+  const char* sign = ns < 0 ? "-" : "";
+  // |INT64_MIN| does not fit: take the digits from the unsigned value.
+  const uint64_t abs = ns < 0 ? 0 - static_cast<uint64_t>(ns) : ns;
+  return absl::StrFormat("%s%d.%03d", sign, abs / 1000, abs % 1000);
+}
+
 std::string FormatShape(const std::vector<int64_t>& shape) {
   return absl::StrJoin(shape, "x");
 }

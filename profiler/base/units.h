@@ -14,6 +14,11 @@ std::string FormatNumber(int64_t n);
 std::string FormatTime(int64_t micros);
 // Bytes, decimal units: 999B, 1.00KB, 2.50MB (no GB, as tfprof).
 std::string FormatMemory(int64_t bytes);
+// A time given in nanoseconds, for reading: "850ns", "12.345us", "1.234ms",
+// "2.500sec".
+std::string FormatNanos(int64_t ns);
+// Nanoseconds as exact decimal microseconds ("1234.567"), for CSV and JSON.
+std::string NanosAsMicros(int64_t ns);
 // Dims joined with "x": 3x3x3x6.
 std::string FormatShape(const std::vector<int64_t>& shape);
 

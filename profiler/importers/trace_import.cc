@@ -283,6 +283,7 @@ ImportedTrace Collect(StreamedTrace trace) {
   out.notes = trace.notes();
   out.graph = trace.TakeGraph();
   out.op_log = trace.TakeOpLog();
+  out.activity = trace.TakeActivity();
   int64_t step;
   tfcore::RunMetadata run_meta;
   while (trace.NextStep(&step, &run_meta)) {
@@ -309,6 +310,8 @@ const std::vector<std::string>& StreamedTrace::notes() const {
 tfcore::GraphDef StreamedTrace::TakeGraph() { return builder_->TakeGraph(); }
 
 tfpb::OpLogProto StreamedTrace::TakeOpLog() { return builder_->TakeOpLog(); }
+
+Activity StreamedTrace::TakeActivity() { return builder_->TakeActivity(); }
 
 bool StreamedTrace::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   return builder_->NextStep(step, run_meta);

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "profiler/base/protos.h"
 #include "profiler/importers/common/trace_format.h"
+#include "profiler/model/activity.h"
 
 namespace tfprof {
 
@@ -37,6 +38,8 @@ struct ImportedTrace {
   tfpb::OpLogProto op_log;
   // What could not be mapped (listed, not guessed), one line each.
   std::vector<std::string> notes;
+  // Steps' own spans, accelerator work and memory in use, in nanoseconds.
+  Activity activity;
 };
 
 namespace trace_internal {
@@ -59,6 +62,8 @@ class StreamedTrace {
   // Once each, before the steps (nothing is left after the last step).
   tfcore::GraphDef TakeGraph();
   tfpb::OpLogProto TakeOpLog();
+  // Once (steps' spans, accelerator work, memory in use; see Activity).
+  Activity TakeActivity();
   // The next step (in step order) into *run_meta, replacing what it held;
   // false after the last one.
   bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);

@@ -213,6 +213,7 @@ absl::Status LoadTraces(const std::string& trace_path,
   out->model.set_source(SourceOf(trace->format()));
   out->model.AddGraph(trace->TakeGraph());
   out->model.AddOpLog(trace->TakeOpLog());
+  out->model.set_activity(trace->TakeActivity());
   if (op_log.has_value()) out->model.AddOpLog(*op_log);
   if (out->checkpoint != nullptr) {
     out->model.AddCheckpointVariables(out->checkpoint->names());

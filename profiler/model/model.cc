@@ -86,17 +86,6 @@ void OpTypes::insert(const std::string* interned) {
   if (it == v_.end() || **it != *interned) v_.insert(it, interned);
 }
 
-uint32_t StringTable::Id(std::string_view s) {
-  auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
-  owned_.push_back(std::make_unique<std::string>(s));
-  const std::string* p = owned_.back().get();
-  const uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.push_back(p);
-  ids_.emplace(std::string_view(*p), id);
-  return id;
-}
-
 const StepExec* GraphNode::FindExec(int64_t step) const {
   auto it =
       std::lower_bound(execs.begin(), execs.end(), step,
@@ -657,6 +646,17 @@ absl::Status Model::AddRunMeta(int64_t step,
       if (kind == DeviceKind::kStreamAll) has_gpu_stream = true;
     }
     for (const auto& stat : dev_stat.node_stats()) {
+      if (stat.all_start_micros() > 0) {
+        auto [span, added] = run_spans_.emplace(
+            step, TimeSpan{stat.all_start_micros(),
+                           SatAdd(stat.all_start_micros(),
+                                  stat.all_end_rel_micros())});
+        span->second.start_micros =
+            std::min(span->second.start_micros, stat.all_start_micros());
+        span->second.end_micros = std::max(
+            span->second.end_micros,
+            SatAdd(stat.all_start_micros(), stat.all_end_rel_micros()));
+      }
       std::string_view name = stat.node_name();
       // GPU tracers write "name:OpType"; keep the node name only.
       const size_t colon = name.find(':');

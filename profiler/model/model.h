@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -20,6 +21,8 @@
 #include "profiler/base/device.h"
 #include "profiler/base/protos.h"
 #include "profiler/base/saturate.h"
+#include "profiler/model/activity.h"
+#include "profiler/model/string_table.h"
 
 namespace tfprof {
 
@@ -39,6 +42,11 @@ std::vector<int64_t> ShapeToVec(const tfcore::TensorShapeProto& shape);
 struct TimeInterval {
   int64_t start_micros = 0;
   int64_t duration_micros = 0;
+};
+
+struct TimeSpan {
+  int64_t start_micros = 0;
+  int64_t end_micros = 0;
 };
 
 struct DeviceTimes {
@@ -257,25 +265,6 @@ class GraphNode {
   const std::string* host_device_ = EmptyString();
 };
 
-// Interned strings: each distinct string stored once, with a stable address
-// and a small id.
-class StringTable {
- public:
-  StringTable() = default;
-  StringTable(StringTable&&) = default;
-  StringTable& operator=(StringTable&&) = default;
-
-  uint32_t Id(std::string_view s);
-  const std::string* Intern(std::string_view s) { return strings_[Id(s)]; }
-  const std::string& Get(uint32_t id) const { return *strings_[id]; }
-  size_t size() const { return strings_.size(); }
-
- private:
-  std::vector<std::unique_ptr<std::string>> owned_;
-  std::vector<const std::string*> strings_;
-  absl::flat_hash_map<std::string_view, uint32_t> ids_;
-};
-
 class ProfileDecoder;
 
 // What wrote a profile's inputs, for advice that applies to one framework:
@@ -317,6 +306,10 @@ class Model {
   void DetailInto(const StepExec& exec, ExecDetail* out) const;
 
   const std::set<int64_t>& steps() const { return steps_; }
+  // Each RunMetadata step's span: its first execution start to its last
+  // execution end, over every node stat with a start (bookkeeping entries
+  // and nodes of no graph included). Not kept by a ProfileProto.
+  const std::map<int64_t, TimeSpan>& run_spans() const { return run_spans_; }
   const std::map<int64_t, std::string>& id_to_string() const {
     return id_to_string_;
   }
@@ -325,6 +318,13 @@ class Model {
   // not record it).
   ProfileSource source() const { return source_; }
   void set_source(ProfileSource source) { source_ = source; }
+  // What a trace recorded beyond the node statistics (empty for other
+  // inputs).
+  const Activity& activity() const { return activity_; }
+  void set_activity(Activity activity) {
+    activity_ = std::move(activity);
+    ++version_;
+  }
   bool miss_accelerator_stream() const { return miss_accelerator_stream_; }
   // Share of graph nodes that appeared in some RunMetadata.
   double run_coverage() const;
@@ -374,10 +374,12 @@ class Model {
   size_t arena_used_ = 0;
   std::string seal_buffer_, seal_framed_;  // scratch for StoreExec
   std::set<int64_t> steps_;
+  std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;
   std::set<int64_t> covered_nodes_;
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
+  Activity activity_;
   bool miss_accelerator_stream_ = false;
   uint64_t generation_ = 0;
   uint64_t version_ = 1;

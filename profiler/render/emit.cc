@@ -34,9 +34,10 @@ absl::StatusOr<ResultTree> EmitTimelines(Views* views, const Model& model,
                                          ViewKind view, const Options& opts,
                                          const EmitTarget& target) {
   const std::string& outfile = opts.output_options.at("outfile");
-  if (view == ViewKind::kOp) {
+  if (IsFlatView(view)) {
     return absl::InvalidArgumentError(
-        "the op view has no timeline; use graph, scope or code");
+        absl::StrCat("the ", ViewName(view),
+                     " view has no timeline; use graph, scope or code"));
   }
   if (view != ViewKind::kGraph) {
     absl::StatusOr<ResultTree> result = views->Query(view, opts);

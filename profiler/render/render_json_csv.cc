@@ -51,13 +51,6 @@ std::vector<SelectedStat> SelectedStats(const ResultNode& n, const Options& o) {
   return v;
 }
 
-// An op-view row's runs: the sum over the graph nodes of its type.
-int64_t OpRuns(const ResultNode& n) {
-  int64_t runs = 0;
-  for (const MemberNode& m : n.members) runs += m.stats.run_count;
-  return runs;
-}
-
 std::string JsonList(const std::vector<std::string>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) {
@@ -71,12 +64,32 @@ std::string JsonDims(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
 }
 
+// A kernel row's launches, durations (ns), streams, launch dimensions and
+// launching ops.
+void JsonKernelFacts(const KernelFacts& k, const ResultNode& n,
+                     std::string* out) {
+  absl::StrAppend(
+      out, ", \"kernel\": {\"launches\": ", k.launches,
+      ", \"total_ns\": ", k.total_ns, ", \"min_ns\": ", k.min_ns,
+      ", \"avg_ns\": ", k.launches > 0 ? k.total_ns / k.launches : 0,
+      ", \"max_ns\": ", k.max_ns, ", \"streams\": ", JsonList(k.streams),
+      ", \"launch\": ", JsonList(k.launch), ", \"ops\": [");
+  for (size_t i = 0; i < n.members.size(); ++i) {
+    const MemberNode& m = n.members[i];
+    absl::StrAppend(
+        out, i > 0 ? ", " : "", "{\"name\": ", JsonQuote(m.name()),
+        ", \"launches\": ", m.stats.run_count,
+        ", \"accelerator_micros\": ", m.stats.accelerator_exec_micros, "}");
+  }
+  absl::StrAppend(out, "], \"unlinked_launches\": ", k.unlinked_launches, "}");
+}
+
 // Occurrence, devices, op types and input shapes, as selected.
 void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   const Options& o = r.options;
   if (o.Selected("occurrence")) {
-    if (r.view == ViewKind::kOp) {
-      absl::StrAppend(out, ", \"occurrence\": {\"run\": ", OpRuns(n),
+    if (IsFlatView(r.view)) {
+      absl::StrAppend(out, ", \"occurrence\": {\"run\": ", FlatRowRuns(n),
                       ", \"defined\": ", n.members.size(), "}");
     } else if (r.view != ViewKind::kCode) {
       absl::StrAppend(out, ", \"occurrence\": {\"run\": ", n.self.run_count,
@@ -90,8 +103,9 @@ void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   if (o.Selected("op_types")) {
     absl::StrAppend(out, ", \"op_types\": ", JsonList(NodeOpTypes(r, n)));
   }
+  if (n.kernel != nullptr) JsonKernelFacts(*n.kernel, n, out);
   if (o.Selected("input_shapes") && r.view != ViewKind::kCode &&
-      r.view != ViewKind::kOp) {
+      !IsFlatView(r.view)) {
     absl::StrAppend(out, ", \"input_shapes\": {");
     bool first = true;
     for (const auto& [idx, dims] : NodeInputShapes(r, n)) {
@@ -148,8 +162,8 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
     absl::StrAppend(out, ",", s.self, ",", s.total);
   }
   if (o.Selected("occurrence")) {
-    if (r.view == ViewKind::kOp) {
-      absl::StrAppend(out, ",", OpRuns(n), ",", n.members.size());
+    if (IsFlatView(r.view)) {
+      absl::StrAppend(out, ",", FlatRowRuns(n), ",", n.members.size());
     } else {
       absl::StrAppend(out, ",", n.self.run_count, ",",
                       n.total.definition_count);
@@ -197,7 +211,7 @@ std::string RenderCsv(const ResultTree& result) {
   if (o.Selected("op_types")) out += ",op_types";
   out += "\n";
   if (result.nodes.empty()) return out;
-  if (result.view == ViewKind::kOp) {
+  if (IsFlatView(result.view)) {
     for (size_t c : result.nodes[0].children) CsvRow(result, c, 1, &out);
   } else {
     CsvTree(result, 0, 0, &out);

@@ -111,7 +111,7 @@ tfpb::GraphNodeProto ToGraphNodeProto(const ResultTree& result) {
 tfpb::MultiGraphNodeProto ToMultiGraphNodeProto(const ResultTree& result) {
   tfpb::MultiGraphNodeProto root;
   if (result.nodes.empty()) return root;
-  if (result.view == ViewKind::kOp) {
+  if (IsFlatView(result.view)) {
     FillMultiSelf(result, result.nodes[0], &root);
     tfpb::MultiGraphNodeProto* cur = &root;
     for (size_t c : result.nodes[0].children) {
@@ -125,8 +125,7 @@ tfpb::MultiGraphNodeProto ToMultiGraphNodeProto(const ResultTree& result) {
 }
 
 std::string RenderProto(const ResultTree& result, bool text) {
-  const bool multi =
-      result.view == ViewKind::kOp || result.view == ViewKind::kCode;
+  const bool multi = IsFlatView(result.view) || result.view == ViewKind::kCode;
   std::string out;
   if (multi) {
     tfpb::MultiGraphNodeProto p = ToMultiGraphNodeProto(result);

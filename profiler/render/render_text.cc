@@ -207,6 +207,18 @@ std::string OpInputShapes(const ResultTree& r, const ResultNode& n) {
   return absl::StrJoin(lines, "\n");
 }
 
+// A kernel row's launches, min/avg/max duration and launch dimensions.
+std::string KernelCell(const KernelFacts& k) {
+  std::string cell = absl::StrFormat(
+      "%d launches, min/avg/max %s/%s/%s", k.launches, FormatNanos(k.min_ns),
+      FormatNanos(k.launches > 0 ? k.total_ns / k.launches : 0),
+      FormatNanos(k.max_ns));
+  if (!k.launch.empty()) {
+    absl::StrAppend(&cell, ", ", absl::StrJoin(k.launch, " | "));
+  }
+  return cell;
+}
+
 std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
                         const ResultNode& root, const Options& o) {
   std::vector<std::string> a;
@@ -262,11 +274,10 @@ std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
     a.push_back(absl::StrJoin(NodeOpTypes(tree, n), "|"));
   }
   if (o.Selected("occurrence")) {
-    int64_t runs = 0;
-    for (const MemberNode& m : n.members) runs += m.stats.run_count;
     a.push_back(absl::StrFormat(
-        "%10s", absl::StrFormat("%d|%d", runs, n.members.size())));
+        "%10s", absl::StrFormat("%d|%d", FlatRowRuns(n), n.members.size())));
   }
+  if (n.kernel != nullptr) a.push_back(KernelCell(*n.kernel));
   std::string row =
       absl::StrFormat("%-25s%s\n", n.name, absl::StrJoin(a, ", "));
   if (o.Selected("input_shapes")) {
@@ -303,6 +314,9 @@ std::string ViewDoc(ViewKind v) {
     case ViewKind::kCode:
       return "code: nodes are the Python source lines that created the "
              "graph, organised by call stack.";
+    case ViewKind::kKernel:
+      return "kernel: accelerator kernels by name, with the ops that "
+             "launched them; each row's total is its own.";
   }
   return "";
 }
@@ -348,10 +362,10 @@ std::string SelectDoc(const std::string& s) {
 }  // namespace
 
 std::string RenderText(const ResultTree& r) {
-  const bool multi = r.view == ViewKind::kOp || r.view == ViewKind::kCode;
+  const bool multi = IsFlatView(r.view) || r.view == ViewKind::kCode;
   std::string out = Legend(r.options, multi);
   if (r.nodes.empty()) return out;
-  if (r.view == ViewKind::kOp) {
+  if (IsFlatView(r.view)) {
     for (size_t c : r.nodes[0].children) {
       out += FormatOpRow(r, r.nodes[c], r.nodes[0], r.options);
     }

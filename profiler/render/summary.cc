@@ -1,14 +1,44 @@
 #include "profiler/render/summary.h"
 
 #include <algorithm>
+#include <climits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "profiler/base/json_writer.h"
+#include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
 
 namespace tfprof {
+
+namespace {
+
+// Busy time per step of each stream, and each allocator's peak.
+void AddActivity(const Activity& a, int64_t steps, ProfileSummary* s) {
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_stream;
+  for (const DeviceWork& w : a.work()) {
+    by_stream[a.String(w.stream)].emplace_back(
+        w.start_ns, SatAdd(w.start_ns, w.duration_ns));
+  }
+  for (auto& [stream, v] : by_stream) {
+    std::sort(v.begin(), v.end());
+    int64_t busy = 0, end = INT64_MIN;
+    for (const auto& [b, e] : v) {
+      const int64_t from = std::max(b, end);
+      if (e > from) busy = SatAdd(busy, e - from);
+      end = std::max(end, e);
+    }
+    s->stream_busy_ns[stream] = busy / steps;
+  }
+  for (const MemorySample& m : a.memory()) {
+    int64_t& peak = s->allocator_peak_bytes[a.String(m.allocator)];
+    peak = std::max(peak, m.bytes_in_use);
+  }
+}
+
+}  // namespace
 
 ProfileSummary Summarize(const Model& model) {
   ProfileSummary s;
@@ -29,6 +59,10 @@ ProfileSummary Summarize(const Model& model) {
     s.parameters += st.parameters;
     s.float_ops += st.float_ops;
   }
+  const StepTable steps = ComputeSteps(model);
+  s.wall = StepWallStats(steps);
+  s.wall_source = steps.wall_source;
+  AddActivity(model.activity(), std::max<int64_t>(s.steps, 1), &s);
   return s;
 }
 
@@ -38,9 +72,14 @@ std::string RenderSummary(const ProfileSummary& s,
   absl::StrAppendFormat(&out, "nodes:       %d (%d with run statistics)\n",
                         s.nodes, s.nodes_with_execs);
   absl::StrAppendFormat(&out, "steps:       %d\n", s.steps);
-  absl::StrAppendFormat(&out, "devices:     %d\n", s.devices.size());
+  absl::StrAppendFormat(&out, "devices:     %d\n",
+                        s.devices.size() + s.stream_busy_ns.size());
   for (const auto& [dev, n] : s.devices) {
     absl::StrAppendFormat(&out, "  %-60s %d nodes\n", dev, n);
+  }
+  for (const auto& [stream, busy] : s.stream_busy_ns) {
+    absl::StrAppendFormat(&out, "  %-60s %s busy/step\n", stream,
+                          FormatNanos(busy));
   }
   std::vector<std::pair<std::string, int64_t>> ops(s.op_types.begin(),
                                                    s.op_types.end());
@@ -55,13 +94,27 @@ std::string RenderSummary(const ProfileSummary& s,
   }
   if (shown > 0) absl::StrAppend(&out, shown < ops.size() ? ", ...)" : ")");
   out += "\n";
-  absl::StrAppendFormat(&out, "time/step:   %s (accelerator %s, cpu %s)\n",
+  if (s.steps > 0) {
+    absl::StrAppendFormat(
+        &out, "time/step:   mean %s, median %s, min %s, max %s (%s)\n",
+        FormatNanos(s.wall.mean_ns), FormatNanos(s.wall.median_ns),
+        FormatNanos(s.wall.min_ns), FormatNanos(s.wall.max_ns), s.wall_source);
+  }
+  absl::StrAppendFormat(&out,
+                        "node time:   %s per step, summed over nodes "
+                        "(accelerator %s, cpu %s)\n",
                         FormatTime(s.exec_micros),
                         FormatTime(s.accelerator_micros),
                         FormatTime(s.cpu_micros));
-  absl::StrAppendFormat(&out, "memory/step: %s requested, %s peak\n",
+  absl::StrAppendFormat(&out,
+                        "node memory: %s requested, %s peak per step, "
+                        "summed over nodes\n",
                         FormatMemory(s.requested_bytes),
                         FormatMemory(s.peak_bytes));
+  for (const auto& [allocator, peak] : s.allocator_peak_bytes) {
+    absl::StrAppendFormat(&out, "peak memory: %s in use on %s\n",
+                          FormatMemory(peak), allocator);
+  }
   absl::StrAppendFormat(&out, "parameters:  %s\n", FormatNumber(s.parameters));
   absl::StrAppendFormat(&out, "float ops:   %s\n", FormatNumber(s.float_ops));
   absl::StrAppendFormat(&out, "code traces: %s\n",
@@ -73,6 +126,38 @@ std::string RenderSummary(const ProfileSummary& s,
                           loaded->seconds > 0 ? mb / loaded->seconds : 0.0);
   }
   return out;
+}
+
+std::string RenderSummaryJson(const ProfileSummary& s) {
+  std::string out = absl::StrCat(
+      "{\"nodes\": ", s.nodes,
+      ", \"nodes_with_run_statistics\": ", s.nodes_with_execs,
+      ", \"steps\": ", s.steps,
+      ", \"time_per_step\": {\"wall_micros\": "
+      "{\"mean\": ",
+      NanosAsMicros(s.wall.mean_ns),
+      ", \"median\": ", NanosAsMicros(s.wall.median_ns),
+      ", \"min\": ", NanosAsMicros(s.wall.min_ns),
+      ", \"max\": ", NanosAsMicros(s.wall.max_ns),
+      "}, \"source\": ", JsonQuote(s.wall_source),
+      "}, \"node_micros_per_step\": ", s.exec_micros,
+      ", \"has_code_traces\": ", s.has_code_traces ? "true" : "false",
+      ", \"devices\": [");
+  bool first = true;
+  auto device = [&](const std::string& name, int64_t nodes, int64_t busy_ns,
+                    int64_t peak) {
+    absl::StrAppend(&out, first ? "" : ", ", "{\"name\": ", JsonQuote(name),
+                    ", \"nodes\": ", nodes, ", \"busy_micros\": ",
+                    busy_ns < 0 ? "-1" : NanosAsMicros(busy_ns),
+                    ", \"peak_bytes\": ", peak, "}");
+    first = false;
+  };
+  for (const auto& [name, n] : s.devices) device(name, n, -1, -1);
+  for (const auto& [name, busy] : s.stream_busy_ns) device(name, 0, busy, -1);
+  for (const auto& [name, peak] : s.allocator_peak_bytes) {
+    device(name, 0, -1, peak);
+  }
+  return out + "]}\n";
 }
 
 }  // namespace tfprof

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "profiler/load/loader.h"
+#include "profiler/views/steps.h"
 
 namespace tfprof {
 
@@ -25,9 +26,21 @@ struct ProfileSummary {
   int64_t parameters = 0;
   int64_t float_ops = 0;
   bool has_code_traces = false;
+  // Wall time per step (from the steps table) and where it came from.
+  WallStats wall;
+  std::string wall_source;
+  // Accelerator streams (trace inputs): busy time per step, overlaps once.
+  std::map<std::string, int64_t> stream_busy_ns;
+  // The most bytes each allocator had in use (trace inputs).
+  std::map<std::string, int64_t> allocator_peak_bytes;
 };
 
 ProfileSummary Summarize(const Model& model);
+
+// The summary as JSON: the counts, "time_per_step" (wall micros: mean,
+// median, min, max), and "devices": [{"name", "nodes", "busy_micros",
+// "peak_bytes"}] (busy per step; -1 where not known).
+std::string RenderSummaryJson(const ProfileSummary& s);
 
 // Renders the summary; `loaded` adds the load figures (bytes, seconds).
 std::string RenderSummary(const ProfileSummary& s, const LoadedProfile* loaded);

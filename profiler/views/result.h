@@ -16,9 +16,14 @@
 
 namespace tfprof {
 
-enum class ViewKind { kScope, kGraph, kOp, kCode };
+enum class ViewKind { kScope, kGraph, kOp, kCode, kKernel };
 
 const char* ViewName(ViewKind view);
+// The flat views, whose rows group graph nodes: op (by type) and kernel (by
+// the kernels the nodes launched).
+inline bool IsFlatView(ViewKind view) {
+  return view == ViewKind::kOp || view == ViewKind::kKernel;
+}
 
 // Totals of a node: its own stats plus those of the descendants that count
 // under the view's accounting rule.
@@ -55,6 +60,18 @@ struct TensorValue {
   std::string text;
 };
 
+// What the kernel view knows of one kernel name, over the launches in the
+// query's steps (not averaged).
+struct KernelFacts {
+  int64_t launches = 0;
+  int64_t total_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  std::vector<std::string> streams;  // where it ran, sorted
+  std::vector<std::string> launch;   // launch dimensions as recorded, sorted
+  int64_t unlinked_launches = 0;     // launches of no known op
+};
+
 struct ResultNode {
   std::string name;
   // False for nodes that only hold accounted descendants; their own stats
@@ -75,6 +92,8 @@ struct ResultNode {
   // Scope and graph views: the model node (null for synthetic nodes). Valid
   // while the Model lives.
   const GraphNode* graph_node = nullptr;
+  // Kernel view rows: the kernel's launches, durations and streams.
+  std::shared_ptr<const KernelFacts> kernel;
   std::vector<size_t> children;  // indices into ResultTree::nodes
 };
 
@@ -90,6 +109,15 @@ struct ResultTree {
 
   const ResultNode& root() const { return nodes[0]; }
 };
+
+// The runs of an op or kernel view row: the kernel's launches, or the sum
+// over the row's graph nodes.
+inline int64_t FlatRowRuns(const ResultNode& n) {
+  if (n.kernel != nullptr) return n.self.run_count;
+  int64_t runs = 0;
+  for (const MemberNode& m : n.members) runs += m.stats.run_count;
+  return runs;
+}
 
 // Attributes derived from the model when a result is rendered (computing
 // them for every displayed node up front would cost memory for nothing).

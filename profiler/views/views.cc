@@ -14,6 +14,7 @@
 #include "profiler/base/large_stack.h"
 #include "profiler/base/saturate.h"
 #include "profiler/load/tensor_value.h"
+#include "profiler/views/kernels.h"
 #include "re2/re2.h"
 
 namespace tfprof {
@@ -271,6 +272,8 @@ const char* ViewName(ViewKind view) {
       return "op";
     case ViewKind::kCode:
       return "code";
+    case ViewKind::kKernel:
+      return "kernel";
   }
   return "?";
 }
@@ -850,6 +853,9 @@ class Exporter {
 
 std::vector<std::string> NodeDevices(const ResultTree& tree,
                                      const ResultNode& node) {
+  if (tree.view == ViewKind::kKernel && node.kernel != nullptr) {
+    return node.kernel->streams;
+  }
   if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
     std::set<std::string> devices;
     for (const MemberNode& m : node.members) devices.insert(m.device());
@@ -864,7 +870,7 @@ std::vector<std::string> NodeDevices(const ResultTree& tree,
 
 std::vector<std::string> NodeOpTypes(const ResultTree& tree,
                                      const ResultNode& node) {
-  if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
+  if (IsFlatView(tree.view) || tree.view == ViewKind::kCode) {
     std::set<std::string> types;
     for (const MemberNode& m : node.members) {
       types.insert(m.node->op_types.begin(), m.node->op_types.end());
@@ -915,6 +921,7 @@ Structure* CachedStructure(ViewCache* cache, const Model& model,
       build = BuildOp;
       break;
     case ViewKind::kCode:
+    case ViewKind::kKernel:  // (not built from graph nodes)
       st = &cache->code;
       build = BuildCode;
       break;
@@ -1084,6 +1091,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   if (!s.ok()) return s;
   s = CheckStep(*model_, opts.step);
   if (!s.ok()) return s;
+  if (view == ViewKind::kKernel) return QueryKernelView(*model_, opts);
   if (view == ViewKind::kCode && !model_->has_code_traces()) {
     return absl::FailedPreconditionError(
         "the code view needs Python call stacks: load an op log with code "
@@ -1107,6 +1115,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     case ViewKind::kGraph:
       return QueryGraphView(st, c, checkpoint_, &q, std::move(out));
     case ViewKind::kOp:
+    case ViewKind::kKernel:
       break;
   }
   return QueryOpView(st, c, checkpoint_, &q, std::move(out));

@@ -137,15 +137,45 @@ std::optional<std::string> JsonScalar::IdText() const {
   }
 }
 
-bool JsonScalar::Micros(int64_t* out) const {
+namespace {
+
+// A number scaled and rounded, within +-2^61.
+bool ScaledTime(const JsonScalar& s, double scale, int64_t* out) {
   constexpr int64_t kLimit = int64_t{1} << 61;
-  std::optional<double> v = Number();
+  std::optional<double> v = s.Number();
   if (!v.has_value()) return false;
-  std::optional<int64_t> rounded = RoundToInt64(*v);
+  std::optional<int64_t> rounded = RoundToInt64(*v * scale);
   if (!rounded.has_value() || *rounded > kLimit || *rounded < -kLimit) {
     return false;
   }
   *out = *rounded;
+  return true;
+}
+
+}  // namespace
+
+bool JsonScalar::Micros(int64_t* out) const {
+  return ScaledTime(*this, 1.0, out);
+}
+
+bool JsonScalar::Nanos(int64_t* out) const {
+  constexpr int64_t kLimit = int64_t{1} << 61;
+  if (type == Type::kInt64) {
+    if (i > kLimit / 1000 || i < -kLimit / 1000) return false;
+    *out = i * 1000;  // exact: no double in between
+    return true;
+  }
+  // Whole microseconds and the fraction apart, so that a large timestamp
+  // keeps its nanoseconds (the product would not fit a double's mantissa).
+  std::optional<double> v = Number();
+  if (!v.has_value() || !std::isfinite(*v)) return false;
+  const double whole = std::floor(*v);
+  if (whole > static_cast<double>(kLimit / 1000) ||
+      whole < -static_cast<double>(kLimit / 1000)) {
+    return false;
+  }
+  *out = static_cast<int64_t>(whole) * 1000 +
+         static_cast<int64_t>(std::llround((*v - whole) * 1000.0));
   return true;
 }
 

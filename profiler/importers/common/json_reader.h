@@ -99,6 +99,8 @@ struct JsonScalar {
   // not a number, or beyond +-2^61 (so a start plus a duration cannot
   // overflow).
   bool Micros(int64_t* out) const;
+  // The same time in whole nanoseconds (the value times 1000, rounded).
+  bool Nanos(int64_t* out) const;
 };
 
 // Reads one JSON trace document (see above). Methods returning bool return

@@ -205,6 +205,7 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
 
 void TraceBuilder::Finish(TraceFormat format) {
   format_ = format;
+  activity_.Finish();
   // The lookups are done with.
   by_name_ = {};
   by_name_and_op_ = {};

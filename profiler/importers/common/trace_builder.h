@@ -120,6 +120,13 @@ class TraceBuilder {
 
   int64_t num_execs() const { return num_execs_; }
 
+  // What the trace records beyond the node statistics (steps' own spans,
+  // accelerator work, memory in use), filled by the importer in
+  // nanoseconds; sorted by Finish().
+  Activity* activity() { return &activity_; }
+  // Once, after Finish().
+  Activity TakeActivity() { return std::move(activity_); }
+
   // Ends the import: the notes are complete, and timestamps are shifted
   // (as the steps are built) when needed so that every start is > 0
   // (tfprof ignores executions starting at 0). Then, once each:
@@ -188,6 +195,7 @@ class TraceBuilder {
   };
   std::vector<Counted> counts_;
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
+  Activity activity_;
   int64_t min_start_ = INT64_MAX;
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;

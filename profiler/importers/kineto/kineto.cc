@@ -12,6 +12,8 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -111,6 +113,7 @@ struct CpuArgs {
 };
 
 struct MemoryArgs {
+  int64_t time_ns = 0;
   std::optional<int64_t> bytes;
   int64_t device_type = 0;
   int64_t device_id = 0;
@@ -118,6 +121,8 @@ struct MemoryArgs {
 };
 
 struct GpuArgs {
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
   IdKey correlation;
   IdKey external_id;  // "External id", else "external id"
   int64_t device = 0;
@@ -297,6 +302,11 @@ class KinetoImport {
                 absl::string_view name, Event* e);
   // Keeps what the later passes need of the event's args.
   void KeepArgs(int32_t index, Event* e);
+  // A ProfilerStep#N range's span, in nanoseconds.
+  void KeepStepSpan(const Event& e, absl::string_view name);
+  // The event's start and duration in nanoseconds (as read, not rounded to
+  // microseconds); {start, 0} for an instant event.
+  std::pair<int64_t, int64_t> NanoTimes(const Event& e) const;
 
   // --- Steps, nesting, executions.
   void FindSteps();
@@ -306,6 +316,9 @@ class KinetoImport {
   void AddCpuExecs();
   void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
   void AddGpuExecs();
+  // Records GPU event `g` as accelerator work of `node` (-1: not known).
+  void AddWork(const Event& g, const std::string& stream, int32_t node,
+               int64_t step);
   // The CPU event that launched GPU event `g`, or -1.
   int32_t Launcher(const Event& g);
   void AddNotes();
@@ -349,6 +362,7 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
   }
   e.name = Intern(&strings_, name);
   e.category = Intern(&strings_, category);
+  KeepStepSpan(e, name);
   const int32_t index = static_cast<int32_t>(events_.size());
   if (e.kind != Kind::kGpu) {
     const std::string key = absl::StrCat(f_.pid.IdText().value_or(""), "/",
@@ -420,6 +434,7 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
     }
     case Kind::kMemory: {
       MemoryArgs a;
+      a.time_ns = NanoTimes(*e).first;
       a.bytes = f_.bytes.Int();
       a.device_type = f_.device_type.Int().value_or(0);
       a.device_id = f_.device_id.Int().value_or(0);
@@ -430,6 +445,7 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
     }
     case Kind::kGpu: {
       GpuArgs a;
+      std::tie(a.start_ns, a.duration_ns) = NanoTimes(*e);
       a.correlation = MakeIdKey(f_.correlation, &strings_);
       a.external_id = MakeIdKey(f_.external_id, &strings_);
       if (!a.external_id.present()) {
@@ -451,6 +467,23 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
     case Kind::kPython:
       break;
   }
+}
+
+std::pair<int64_t, int64_t> KinetoImport::NanoTimes(const Event& e) const {
+  int64_t start, duration = 0;
+  if (!f_.ts.Nanos(&start)) start = SatMul(e.start, 1000);
+  if (e.kind != Kind::kMemory && !f_.dur.Nanos(&duration)) {
+    duration = SatMul(e.duration, 1000);
+  }
+  return {start, std::max<int64_t>(duration, 0)};
+}
+
+void KinetoImport::KeepStepSpan(const Event& e, absl::string_view name) {
+  if (e.kind != Kind::kCpu) return;
+  std::optional<int64_t> step = ProfilerStep(name);
+  if (!step.has_value()) return;
+  const auto [start, duration] = NanoTimes(e);
+  builder_->activity()->AddStepSpan(*step, start, SatAdd(start, duration));
 }
 
 // Steps: ProfilerStep#N ranges delimit steps by their start times.
@@ -499,8 +532,23 @@ void KinetoImport::Nest() {
   }
 }
 
-// A [memory] event goes to the innermost open CPU event.
+// A [memory] event goes to the innermost open CPU event; every one is a
+// sample of its allocator's bytes in use.
 void KinetoImport::NestMemory(int32_t i) {
+  const MemoryArgs& a = memory_args_[events_[i].args];
+  if (a.bytes.has_value()) {
+    Activity* activity = builder_->activity();
+    MemorySample m;
+    m.time_ns = a.time_ns;
+    m.bytes = *a.bytes;
+    m.bytes_in_use = a.total_allocated.value_or(MemorySample::kNotRecorded);
+    m.allocator = activity->Intern(AllocatorName(a.device_type, a.device_id));
+    if (!cpu_stack_.empty()) {
+      m.op =
+          activity->Intern(builder_->NodeName(events_[cpu_stack_.back()].node));
+    }
+    activity->AddMemorySample(m);
+  }
   if (cpu_stack_.empty()) {
     ++orphan_memory_;
     return;
@@ -626,11 +674,31 @@ void KinetoImport::AddGpuExecs() {
       step = steps_.At(g.start);
       ++unlinked_;
     }
+    const std::string stream =
+        GpuStreamDevice(a.device, strings_.Get(a.stream));
     builder_->AddExec(step, GpuStreamAllDevice(a.device), node, g.start,
                       g.duration);
-    builder_->AddExec(step, GpuStreamDevice(a.device, strings_.Get(a.stream)),
-                      node, g.start, g.duration);
+    builder_->AddExec(step, stream, node, g.start, g.duration);
+    AddWork(g, stream, launcher >= 0 ? node : -1, step);
   }
+}
+
+void KinetoImport::AddWork(const Event& g, const std::string& stream,
+                           int32_t node, int64_t step) {
+  const GpuArgs& a = gpu_args_[g.args];
+  Activity* activity = builder_->activity();
+  DeviceWork w;
+  w.start_ns = a.start_ns;
+  w.duration_ns = a.duration_ns;
+  w.step = step;
+  w.name = activity->Intern(strings_.Get(g.name));
+  w.stream = activity->Intern(stream);
+  if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
+  const std::string& category = strings_.Get(g.category);
+  w.kind = absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
+           : absl::StrContains(category, "emset") ? WorkKind::kMemset
+                                                  : WorkKind::kKernel;
+  activity->AddWork(w);
 }
 
 void KinetoImport::AddNotes() {

@@ -67,6 +67,16 @@ std::optional<int64_t> DurationMicros(const XEvent& ev) {
   return ps / 1000000 + ((ps % 1000000) >= 500000 ? 1 : 0);
 }
 
+// Start and duration in nanoseconds (rounded half up), for the activity
+// record.
+int64_t StartNs(const XLine& line, const XEvent& ev) {
+  return SatAdd(line.timestamp_ns(),
+                FloorDiv(SatAdd(ev.offset_ps(), 500), 1000));
+}
+int64_t DurationNs(const XEvent& ev) {
+  return std::max<int64_t>(FloorDiv(SatAdd(ev.duration_ps(), 500), 1000), 0);
+}
+
 // Stat access by name within one plane.
 class PlaneStats {
  public:
@@ -232,6 +242,7 @@ enum class HostKind : uint8_t { kPython = 0, kOp = 1, kOther = 2 };
 struct HostEvent {
   HostKind kind = HostKind::kOther;
   int64_t start = 0;
+  int64_t start_ns = 0;
   int64_t duration = 0;
   const XEvent* event = nullptr;
   const XEventMetadata* md = nullptr;
@@ -303,6 +314,10 @@ class XSpaceImport {
                  std::vector<HostEvent>* events);
   void NestOp(const PlaneStats& stats, int32_t i,
               std::vector<HostEvent>* events);
+  // The allocator's bytes in use after memory event `h` (heap allocated
+  // plus stack reserved, as xprof's memory profile counts them).
+  void AddMemorySample(const PlaneStats& stats, const HostEvent& h,
+                       int32_t node);
   void AddHostExecs(const PlaneStats& stats,
                     const std::vector<HostEvent>& events);
   void AddMemory(const PlaneStats& stats, const std::vector<HostEvent>& events,
@@ -314,6 +329,10 @@ class XSpaceImport {
                          const XLine& line, const XEvent& ev,
                          const std::string& stream_all,
                          const std::string& stream_device);
+  // Records a stream event as accelerator work of `node` (-1: not known).
+  void AddWork(const PlaneStats& stats, const XLine& line, const XEvent& ev,
+               const XEventMetadata* md, const std::string& stream,
+               int32_t node, int64_t step);
   // The node of a GPU event with no recorded launch: its annotation's op,
   // else _unlinked/<kind>.
   int32_t NodeWithoutLaunch(const PlaneStats& stats, const XEvent& ev,
@@ -404,6 +423,9 @@ void XSpaceImport::FindSteps() {
         if (!group.has_value() || *group < 0 || !start.has_value()) continue;
         auto [it, inserted] = first_start.emplace(*group, *start);
         if (!inserted) it->second = std::min(it->second, *start);
+        const int64_t start_ns = StartNs(line, ev);
+        builder_->activity()->AddStepSpan(*group, start_ns,
+                                          SatAdd(start_ns, DurationNs(ev)));
       }
     }
   }
@@ -444,6 +466,7 @@ void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
     return;
   }
   h.event = &ev;
+  h.start_ns = StartNs(line, ev);
   h.md = Metadata(plane, ev);
   const absl::string_view name =
       h.md != nullptr ? absl::string_view(h.md->name()) : "";
@@ -497,6 +520,7 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
   const HostEvent& h = (*events)[i];
   const int32_t owner = op_stack_.empty() ? -1 : op_stack_.back();
   if (h.memory) {
+    AddMemorySample(stats, h, owner < 0 ? -1 : (*events)[owner].node);
     if (owner < 0) {
       ++orphan_memory_;
     } else {
@@ -530,6 +554,26 @@ void XSpaceImport::NestOp(const PlaneStats& stats, int32_t i,
                       }));
   }
   op_stack_.push_back(i);
+}
+
+void XSpaceImport::AddMemorySample(const PlaneStats& stats, const HostEvent& h,
+                                   int32_t node) {
+  std::optional<int64_t> bytes = stats.Int(*h.event, h.md, "allocation_bytes");
+  std::optional<int64_t> heap = stats.Int(*h.event, h.md, "bytes_allocated");
+  if (!bytes.has_value() && !heap.has_value()) return;
+  Activity* activity = builder_->activity();
+  MemorySample m;
+  m.time_ns = h.start_ns;
+  m.bytes = h.deallocation ? -bytes.value_or(0) : bytes.value_or(0);
+  m.bytes_in_use =
+      heap.has_value()
+          ? SatAdd(*heap,
+                   stats.Int(*h.event, h.md, "bytes_reserved").value_or(0))
+          : MemorySample::kNotRecorded;
+  m.allocator = activity->Intern(stats.Text(*h.event, h.md, "allocator_name")
+                                     .value_or("unknown_allocator"));
+  if (node >= 0) m.op = activity->Intern(builder_->NodeName(node));
+  activity->AddMemorySample(m);
 }
 
 void XSpaceImport::AddHostExecs(const PlaneStats& stats,
@@ -604,6 +648,7 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
   const std::string corr = stats.Text(ev, md, "correlation_id").value_or("");
   int32_t node = -1;
   int64_t step = 0;
+  bool linked_by_annotation = false;
   auto launch = corr.empty() ? launches_.end()
                              : launches_.find(absl::StrCat(ctx, "/", corr));
   if (launch != launches_.end()) {
@@ -611,11 +656,41 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
     step = launch->second.second;
     ++by_correlation_;
   } else {
+    const int64_t before = unlinked_;
     node = NodeWithoutLaunch(stats, ev, md);
+    linked_by_annotation = unlinked_ == before;
     step = StepOf(stats.Int(ev, md, "group_id"), start);
   }
   builder_->AddExec(step, stream_all, node, start, duration);
   builder_->AddExec(step, stream_device, node, start, duration);
+  AddWork(stats, line, ev, md, stream_device,
+          launch != launches_.end() || linked_by_annotation ? node : -1, step);
+}
+
+void XSpaceImport::AddWork(const PlaneStats& stats, const XLine& line,
+                           const XEvent& ev, const XEventMetadata* md,
+                           const std::string& stream, int32_t node,
+                           int64_t step) {
+  Activity* activity = builder_->activity();
+  DeviceWork w;
+  w.start_ns = StartNs(line, ev);
+  w.duration_ns = DurationNs(ev);
+  w.step = step;
+  const std::string_view name =
+      md != nullptr ? std::string_view(md->name()) : "";
+  w.name = activity->Intern(name);
+  w.stream = activity->Intern(stream);
+  if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
+  if (stats.Find(ev, md, "memcpy_details") != nullptr ||
+      name.substr(0, 6) == "Memcpy") {
+    w.kind = WorkKind::kMemcpy;
+  } else if (name.substr(0, 6) == "Memset") {
+    w.kind = WorkKind::kMemset;
+  } else {
+    w.launch =
+        activity->Intern(stats.Text(ev, md, "kernel_details").value_or(""));
+  }
+  activity->AddWork(w);
 }
 
 int32_t XSpaceImport::NodeWithoutLaunch(const PlaneStats& stats,

@@ -1,0 +1,48 @@
+#include "profiler/model/activity.h"
+
+#include <algorithm>
+
+#include "profiler/base/saturate.h"
+
+namespace tfprof {
+
+void Activity::AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns) {
+  auto [it, inserted] = step_index_.emplace(step, steps_.size());
+  if (inserted) {
+    steps_.push_back(StepSpan{step, start_ns, end_ns});
+    return;
+  }
+  StepSpan& s = steps_[it->second];
+  s.start_ns = std::min(s.start_ns, start_ns);
+  s.end_ns = std::max(s.end_ns, end_ns);
+}
+
+void Activity::Finish() {
+  std::sort(
+      steps_.begin(), steps_.end(),
+      [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });
+  step_index_.clear();
+  for (size_t i = 0; i < steps_.size(); ++i) step_index_[steps_[i].step] = i;
+  std::stable_sort(work_.begin(), work_.end(),
+                   [](const DeviceWork& a, const DeviceWork& b) {
+                     return a.start_ns < b.start_ns;
+                   });
+  std::stable_sort(memory_.begin(), memory_.end(),
+                   [](const MemorySample& a, const MemorySample& b) {
+                     if (a.allocator != b.allocator) {
+                       return a.allocator < b.allocator;
+                     }
+                     return a.time_ns < b.time_ns;
+                   });
+  int64_t in_use = 0;
+  for (size_t i = 0; i < memory_.size(); ++i) {
+    MemorySample& m = memory_[i];
+    if (i == 0 || memory_[i - 1].allocator != m.allocator) in_use = 0;
+    if (m.bytes_in_use == MemorySample::kNotRecorded) {
+      m.bytes_in_use = SatAdd(in_use, m.bytes);
+    }
+    in_use = m.bytes_in_use;
+  }
+}
+
+}  // namespace tfprof

@@ -1,0 +1,91 @@
+// What a trace records besides tfprof's per-node statistics, at the trace's
+// own time resolution (nanoseconds on the trace's clock): the span of each
+// step from its own markers, every piece of accelerator work (kernels,
+// copies, sets) with the stream it ran on and the op that launched it, and
+// the bytes in use of each allocator over time. The trace importers fill it;
+// GraphDef + RunMetadata and ProfileProto inputs leave it empty (their steps
+// and devices come from the node executions).
+#ifndef TFPROF_PROFILER_MODEL_ACTIVITY_H_
+#define TFPROF_PROFILER_MODEL_ACTIVITY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "profiler/model/string_table.h"
+
+namespace tfprof {
+
+// A step as its markers delimit it (PyTorch's ProfilerStep#N, an XSpace
+// step group): [start_ns, end_ns).
+struct StepSpan {
+  int64_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+enum class WorkKind : uint8_t { kKernel, kMemcpy, kMemset };
+
+// One piece of accelerator work. Strings are Activity::String() ids.
+struct DeviceWork {
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t step = 0;
+  uint32_t name = 0;    // the kernel's (or copy's) name
+  uint32_t stream = 0;  // ".../device:gpu:N/stream:S"
+  uint32_t op = 0;      // the launching node's name; "" when not known
+  uint32_t launch = 0;  // launch dimensions as recorded; "" when not
+  WorkKind kind = WorkKind::kKernel;
+};
+
+// The bytes in use of one allocator right after an allocation or a free.
+struct MemorySample {
+  // bytes_in_use when the trace did not record it: Activity::Finish() makes
+  // it the running sum of `bytes` over the allocator's samples.
+  static constexpr int64_t kNotRecorded = INT64_MIN;
+
+  int64_t time_ns = 0;
+  int64_t bytes_in_use = 0;
+  uint32_t allocator = 0;  // Activity::String() id
+  uint32_t op = 0;         // the node that allocated or freed; "" if none
+  int64_t bytes = 0;       // allocated (> 0) or freed (< 0)
+};
+
+class Activity {
+ public:
+  Activity() { strings_.Id(""); }  // id 0 is ""
+  Activity(Activity&&) = default;
+  Activity& operator=(Activity&&) = default;
+
+  uint32_t Intern(std::string_view s) { return strings_.Id(s); }
+  const std::string& String(uint32_t id) const { return strings_.Get(id); }
+
+  // Widens the span of `step` to cover [start_ns, end_ns).
+  void AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns);
+  void AddWork(const DeviceWork& work) { work_.push_back(work); }
+  void AddMemorySample(const MemorySample& m) { memory_.push_back(m); }
+  // Sorts everything: spans by step, work by start, memory samples by
+  // allocator, then time (ties keep the order they were added in); fills
+  // in the bytes in use that were not recorded.
+  void Finish();
+
+  bool empty() const {
+    return steps_.empty() && work_.empty() && memory_.empty();
+  }
+  const std::vector<StepSpan>& steps() const { return steps_; }
+  const std::vector<DeviceWork>& work() const { return work_; }
+  const std::vector<MemorySample>& memory() const { return memory_; }
+
+ private:
+  StringTable strings_;
+  absl::flat_hash_map<int64_t, size_t> step_index_;
+  std::vector<StepSpan> steps_;
+  std::vector<DeviceWork> work_;
+  std::vector<MemorySample> memory_;
+};
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_MODEL_ACTIVITY_H_

@@ -1,0 +1,36 @@
+// Interned strings for the model and its importers.
+#ifndef TFPROF_PROFILER_MODEL_STRING_TABLE_H_
+#define TFPROF_PROFILER_MODEL_STRING_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace tfprof {
+
+// Interned strings: each distinct string stored once, with a stable address
+// and a small id.
+class StringTable {
+ public:
+  StringTable() = default;
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
+  uint32_t Id(std::string_view s);
+  const std::string* Intern(std::string_view s) { return strings_[Id(s)]; }
+  const std::string& Get(uint32_t id) const { return *strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> owned_;
+  std::vector<const std::string*> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+};
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_MODEL_STRING_TABLE_H_

@@ -1,0 +1,113 @@
+#include "profiler/render/render_steps.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "profiler/base/json_writer.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+// One row's fields in CSV/JSON order: name, value as written (numbers bare,
+// strings quoted for JSON by the caller).
+struct Field {
+  const char* name;
+  std::string value;
+  bool text = false;
+};
+
+std::vector<Field> Fields(const StepRow& r) {
+  return {
+      {"step", absl::StrCat(r.step)},
+      {"wall_micros", NanosAsMicros(r.wall_ns)},
+      {"accelerator_micros", NanosAsMicros(r.accelerator_ns)},
+      {"compute_micros", NanosAsMicros(r.compute_ns)},
+      {"memcpy_micros", NanosAsMicros(r.memcpy_ns)},
+      {"idle_micros", NanosAsMicros(r.idle_ns)},
+      {"kernels", absl::StrCat(r.kernels)},
+      {"peak_bytes", absl::StrCat(r.peak_bytes)},
+      {"peak_allocator", r.peak_allocator, true},
+      {"wall_from", r.from_markers ? "markers" : "executions", true},
+  };
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string RenderStepsText(const StepTable& table) {
+  std::string out =
+      absl::StrFormat("%d steps (%s)\n", table.rows.size(), table.wall_source);
+  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s  %s\n", "step",
+                        "wall", "accelerator", "compute", "memcpy", "idle",
+                        "kernels", "peak memory");
+  for (const StepRow& r : table.rows) {
+    const std::string peak = r.peak_bytes < 0
+                                 ? "-"
+                                 : absl::StrCat(FormatMemory(r.peak_bytes),
+                                                " (", r.peak_allocator, ")");
+    absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s %12s %8d  %s\n",
+                          r.step, FormatNanos(r.wall_ns),
+                          FormatNanos(r.accelerator_ns),
+                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
+                          FormatNanos(r.idle_ns), r.kernels, peak);
+  }
+  if (!table.rows.empty()) {
+    const WallStats w = StepWallStats(table);
+    absl::StrAppendFormat(&out,
+                          "wall time per step: mean %s, median %s, min %s, "
+                          "max %s\n",
+                          FormatNanos(w.mean_ns), FormatNanos(w.median_ns),
+                          FormatNanos(w.min_ns), FormatNanos(w.max_ns));
+  }
+  return out;
+}
+
+std::string RenderStepsCsv(const StepTable& table) {
+  std::string out;
+  const std::vector<Field> header = Fields(StepRow());
+  for (size_t i = 0; i < header.size(); ++i) {
+    absl::StrAppend(&out, i > 0 ? "," : "", header[i].name);
+  }
+  out += "\n";
+  for (const StepRow& r : table.rows) {
+    const std::vector<Field> f = Fields(r);
+    for (size_t i = 0; i < f.size(); ++i) {
+      absl::StrAppend(&out, i > 0 ? "," : "", CsvField(f[i].value));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string RenderStepsJson(const StepTable& table) {
+  const WallStats w = StepWallStats(table);
+  std::string out =
+      absl::StrCat("{\"wall_source\": ", JsonQuote(table.wall_source),
+                   ", \"wall_micros\": {\"mean\": ", NanosAsMicros(w.mean_ns),
+                   ", \"median\": ", NanosAsMicros(w.median_ns),
+                   ", \"min\": ", NanosAsMicros(w.min_ns),
+                   ", \"max\": ", NanosAsMicros(w.max_ns), "}, \"steps\": [");
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    out += i > 0 ? ", {" : "{";
+    const std::vector<Field> f = Fields(table.rows[i]);
+    for (size_t k = 0; k < f.size(); ++k) {
+      absl::StrAppend(&out, k > 0 ? ", " : "", "\"", f[k].name,
+                      "\": ", f[k].text ? JsonQuote(f[k].value) : f[k].value);
+    }
+    out += "}";
+  }
+  return out + "]}\n";
+}
+
+}  // namespace tfprof

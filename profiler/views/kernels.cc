@@ -1,0 +1,189 @@
+#include "profiler/views/kernels.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/saturate.h"
+#include "re2/re2.h"
+
+namespace tfprof {
+namespace {
+
+// One kernel name's launches in the query's steps.
+struct KernelSum {
+  int64_t total_ns = 0, launches = 0;
+  int64_t min_ns = INT64_MAX, max_ns = 0;
+  std::set<int64_t> steps;
+  std::map<uint32_t, std::pair<int64_t, int64_t>> ops;  // op -> launches, ns
+  std::set<uint32_t> streams, launch;
+};
+
+absl::flat_hash_map<uint32_t, KernelSum> SumKernels(const Activity& a,
+                                                    int64_t step) {
+  absl::flat_hash_map<uint32_t, KernelSum> sums;
+  for (const DeviceWork& w : a.work()) {
+    if (w.kind != WorkKind::kKernel || (step >= 0 && w.step != step)) continue;
+    KernelSum& k = sums[w.name];
+    k.total_ns = SatAdd(k.total_ns, w.duration_ns);
+    ++k.launches;
+    k.min_ns = std::min(k.min_ns, w.duration_ns);
+    k.max_ns = std::max(k.max_ns, w.duration_ns);
+    k.steps.insert(w.step);
+    auto& op = k.ops[w.op];
+    ++op.first;
+    op.second = SatAdd(op.second, w.duration_ns);
+    k.streams.insert(w.stream);
+    if (w.launch != 0) k.launch.insert(w.launch);
+  }
+  return sums;
+}
+
+int64_t RoundedMicros(int64_t ns) { return ns / 1000 + (ns % 1000 >= 500); }
+
+NodeStats KernelStats(int64_t launches, int64_t ns) {
+  NodeStats s;
+  s.run_count = launches;
+  s.accelerator_exec_micros = RoundedMicros(ns);
+  s.exec_micros = s.accelerator_exec_micros;
+  return s;
+}
+
+std::vector<std::string> Strings(const Activity& a,
+                                 const std::set<uint32_t>& ids) {
+  std::vector<std::string> v;
+  for (uint32_t id : ids) v.push_back(a.String(id));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// A row for one kernel name (its figures averaged for -step -1).
+ResultNode KernelRow(const Model& model, const std::string& name,
+                     const KernelSum& k, int64_t step) {
+  const Activity& a = model.activity();
+  const int64_t div =
+      step >= 0 ? 1
+                : std::max<int64_t>(1, static_cast<int64_t>(k.steps.size()));
+  ResultNode r;
+  r.name = name;
+  r.account = true;
+  r.self = KernelStats(k.launches / div, k.total_ns / div);
+  auto facts = std::make_shared<KernelFacts>();
+  facts->launches = k.launches;
+  facts->total_ns = k.total_ns;
+  facts->min_ns = k.min_ns;
+  facts->max_ns = k.max_ns;
+  facts->streams = Strings(a, k.streams);
+  facts->launch = Strings(a, k.launch);
+  for (const auto& [op, sum] : k.ops) {
+    const GraphNode* node = op == 0 ? nullptr : model.Find(a.String(op));
+    if (node == nullptr) {
+      facts->unlinked_launches += sum.first;
+      continue;
+    }
+    r.members.push_back(
+        MemberNode{node, KernelStats(sum.first / div, sum.second / div)});
+  }
+  std::sort(r.members.begin(), r.members.end(),
+            [](const MemberNode& x, const MemberNode& y) {
+              return x.name() < y.name();
+            });
+  r.kernel = std::move(facts);
+  return r;
+}
+
+bool AnyMatch(const std::vector<std::unique_ptr<RE2>>& res,
+              const std::string& s) {
+  for (const auto& re : res) {
+    if (RE2::FullMatch(s, *re)) return true;
+  }
+  return false;
+}
+
+std::vector<std::unique_ptr<RE2>> Compile(const std::vector<std::string>& v) {
+  std::vector<std::unique_ptr<RE2>> res;
+  for (const std::string& p : v) {
+    res.push_back(std::make_unique<RE2>(p, RE2::Quiet));
+  }
+  return res;
+}
+
+bool Shown(const ResultNode& r, const Options& o,
+           const std::vector<std::unique_ptr<RE2>>& show,
+           const std::vector<std::unique_ptr<RE2>>& hide) {
+  if (r.self.exec_micros < o.min_micros ||
+      r.self.accelerator_exec_micros < o.min_accelerator_micros ||
+      r.self.run_count < o.min_occurrence) {
+    return false;
+  }
+  return AnyMatch(show, r.name) && !AnyMatch(hide, r.name);
+}
+
+void SortRows(const std::string& by, std::vector<ResultNode>* rows) {
+  auto key = [&](const ResultNode& r) -> int64_t {
+    if (by == "micros") return r.self.exec_micros;
+    if (by == "accelerator_micros") return r.self.accelerator_exec_micros;
+    if (by == "occurrence") return r.self.run_count;
+    return 0;
+  };
+  std::stable_sort(rows->begin(), rows->end(),
+                   [&](const ResultNode& x, const ResultNode& y) {
+                     const int64_t kx = key(x), ky = key(y);
+                     return kx != ky ? kx > ky : x.name < y.name;
+                   });
+}
+
+}  // namespace
+
+absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
+                                           const Options& opts) {
+  const Activity& a = model.activity();
+  bool any = false;
+  for (const DeviceWork& w : a.work()) any |= w.kind == WorkKind::kKernel;
+  if (!any) {
+    return absl::FailedPreconditionError(
+        "the kernel view needs accelerator kernels with their names: a "
+        "PyTorch (Kineto) trace or an XSpace with GPU activity "
+        "(--trace_path); this profile has none");
+  }
+  std::vector<ResultNode> rows;
+  for (const auto& [name, sum] : SumKernels(a, opts.step)) {
+    rows.push_back(KernelRow(model, a.String(name), sum, opts.step));
+  }
+  SortRows(opts.order_by, &rows);
+  Totals all;  // the root's: every kernel, shown or not (percentages)
+  for (const ResultNode& r : rows) all.AddSelf(r.self);
+  const auto show = Compile(opts.show_name_regexes);
+  const auto hide = Compile(opts.hide_name_regexes);
+  const auto start = Compile(opts.start_name_regexes);
+  const auto trim = Compile(opts.trim_name_regexes);
+  ResultTree out;
+  out.view = ViewKind::kKernel;
+  out.model = &model;
+  out.options = opts;
+  out.nodes.emplace_back().name = kRootName;
+  size_t first = 0;
+  while (first < rows.size() && !AnyMatch(start, rows[first].name)) ++first;
+  int64_t depth = 0;
+  for (size_t i = first; i < rows.size(); ++i, ++depth) {
+    if (AnyMatch(trim, rows[i].name) || depth > opts.max_depth) break;
+    if (!Shown(rows[i], opts, show, hide)) continue;
+    out.nodes.push_back(std::move(rows[i]));
+    out.nodes[0].children.push_back(out.nodes.size() - 1);
+  }
+  // Kernels do not nest: a row's total is its own figures.
+  for (size_t c : out.nodes[0].children) {
+    out.nodes[c].total.AddSelf(out.nodes[c].self);
+  }
+  out.nodes[0].total = all;
+  return out;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,30 @@
+// The kernel view: a flat list of accelerator kernels by name, with the ops
+// that launched them, from a trace's accelerator work (Model::activity()).
+// Not part of tfprof; its rows and output follow the op view's.
+#ifndef TFPROF_PROFILER_VIEWS_KERNELS_H_
+#define TFPROF_PROFILER_VIEWS_KERNELS_H_
+
+#include "absl/status/statusor.h"
+#include "profiler/model/model.h"
+#include "profiler/views/options.h"
+#include "profiler/views/result.h"
+
+namespace tfprof {
+
+// Rows: one per kernel name. A row's own figures are its launches
+// (run_count) and their summed duration (accelerator and total micros,
+// rounded once from nanoseconds); for -step -1 both are averaged over the
+// steps the kernel ran in (integer division, tfprof's rule for nodes). -min_*
+// compare a row's own figures; -order_by micros, accelerator_micros,
+// occurrence (launches) or name; -show/-hide_name_regexes match kernel
+// names, -start/-trim_name_regexes and -max_depth limit the list as in the
+// op view. Kernels do not nest, so a row's total is its own figures (the
+// op view's totals are cumulative down its list); the root's total covers
+// every kernel of the step, shown or not.
+// Members are the launching ops with their share of the kernel.
+absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
+                                           const Options& opts);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_VIEWS_KERNELS_H_

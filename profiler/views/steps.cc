@@ -1,0 +1,184 @@
+#include "profiler/views/steps.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <utility>
+
+#include "profiler/base/device.h"
+#include "profiler/base/saturate.h"
+
+namespace tfprof {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
+
+// The length of the union of the intervals (sorts them).
+int64_t UnionLength(std::vector<Interval>* v) {
+  std::sort(v->begin(), v->end());
+  int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
+  for (const auto& [s, e] : *v) {
+    if (s > cur_end) {
+      if (cur_end > cur_start) total = SatAdd(total, cur_end - cur_start);
+      cur_start = s;
+      cur_end = e;
+    } else {
+      cur_end = std::max(cur_end, e);
+    }
+  }
+  if (cur_end > cur_start) total = SatAdd(total, cur_end - cur_start);
+  return total;
+}
+
+// What one step's executions and accelerator work cover.
+struct StepWork {
+  int64_t first_start = INT64_MAX, last_end = INT64_MIN;  // executions, ns
+  std::vector<Interval> compute, copies;
+  int64_t kernels = 0;
+};
+
+Interval Micros(const TimeInterval& t) {
+  const int64_t s = SatMul(t.start_micros, 1000);
+  return {s, SatAdd(s, SatMul(t.duration_micros, 1000))};
+}
+
+// Every step's span from its executions, and (without accelerator work in
+// the activity record) its accelerator time from the executions' devices:
+// accelerator (stream:all) time is compute, memcpy lanes are copies.
+void FromExecutions(const Model& model, bool with_devices,
+                    std::map<int64_t, StepWork>* steps) {
+  ExecDetail d;
+  for (const auto& node : model.nodes()) {
+    for (const StepExec& exec : node->execs) {
+      if (exec.detail == nullptr) continue;
+      model.DetailInto(exec, &d);
+      if (d.all_start_micros <= 0) continue;
+      StepWork& w = (*steps)[exec.step];
+      w.first_start = std::min(w.first_start, SatMul(d.all_start_micros, 1000));
+      w.last_end = std::max(w.last_end, SatMul(d.latest_end_micros, 1000));
+      if (!with_devices) continue;
+      for (const DeviceTimes& dt : d.accelerator_execs) {
+        for (const TimeInterval& t : dt.times) w.compute.push_back(Micros(t));
+      }
+      for (const DeviceTimes& dt : d.other_execs) {
+        if (KindOfDevice(dt.device) != DeviceKind::kMemcpy) continue;
+        for (const TimeInterval& t : dt.times) w.copies.push_back(Micros(t));
+      }
+    }
+  }
+}
+
+void FromActivity(const Activity& activity,
+                  std::map<int64_t, StepWork>* steps) {
+  for (const DeviceWork& w : activity.work()) {
+    StepWork& s = (*steps)[w.step];
+    const Interval i{w.start_ns, SatAdd(w.start_ns, w.duration_ns)};
+    if (w.kind == WorkKind::kKernel) {
+      s.compute.push_back(i);
+      ++s.kernels;
+    } else {
+      s.copies.push_back(i);
+    }
+  }
+}
+
+// The most bytes any allocator had in use in [start, end): the value it held
+// at the start, and every sample inside.
+void PeakMemory(const Activity& activity, StepRow* row) {
+  const std::vector<MemorySample>& m = activity.memory();
+  const int64_t start = row->start_ns, end = SatAdd(start, row->wall_ns);
+  for (size_t begin = 0; begin < m.size();) {
+    size_t last = begin;
+    while (last < m.size() && m[last].allocator == m[begin].allocator) ++last;
+    auto first_in = std::lower_bound(
+        m.begin() + begin, m.begin() + last, start,
+        [](const MemorySample& s, int64_t t) { return s.time_ns < t; });
+    int64_t peak = -1;
+    if (first_in != m.begin() + begin) peak = std::prev(first_in)->bytes_in_use;
+    for (auto it = first_in; it != m.begin() + last && it->time_ns < end;
+         ++it) {
+      peak = std::max(peak, it->bytes_in_use);
+    }
+    if (peak > row->peak_bytes) {
+      row->peak_bytes = peak;
+      row->peak_allocator = activity.String(m[begin].allocator);
+    }
+    begin = last;
+  }
+}
+
+}  // namespace
+
+StepTable ComputeSteps(const Model& model) {
+  const Activity& activity = model.activity();
+  std::map<int64_t, StepWork> work;
+  FromExecutions(model, activity.work().empty(), &work);
+  FromActivity(activity, &work);
+  std::map<int64_t, const StepSpan*> spans;
+  for (const StepSpan& s : activity.steps()) spans[s.step] = &s;
+  StepTable table;
+  int64_t marked = 0;
+  for (int64_t step : model.steps()) {
+    StepWork& w = work[step];
+    StepRow row;
+    row.step = step;
+    auto span = spans.find(step);
+    if (span != spans.end()) {
+      row.from_markers = true;
+      row.start_ns = span->second->start_ns;
+      row.wall_ns = std::max<int64_t>(span->second->end_ns - row.start_ns, 0);
+      ++marked;
+    } else if (auto run = model.run_spans().find(step);
+               run != model.run_spans().end()) {
+      row.start_ns = SatMul(run->second.start_micros, 1000);
+      row.wall_ns = std::max<int64_t>(
+          SatMul(run->second.end_micros - run->second.start_micros, 1000), 0);
+    } else if (w.first_start <= w.last_end) {
+      row.start_ns = w.first_start;
+      row.wall_ns = w.last_end - w.first_start;
+    }
+    std::vector<Interval> all = w.compute;
+    all.insert(all.end(), w.copies.begin(), w.copies.end());
+    row.accelerator_ns = UnionLength(&all);
+    row.compute_ns = UnionLength(&w.compute);
+    row.memcpy_ns = UnionLength(&w.copies);
+    if (row.accelerator_ns > 0) {
+      row.idle_ns = std::max<int64_t>(row.wall_ns - row.accelerator_ns, 0);
+    }
+    row.kernels = w.kernels;
+    PeakMemory(activity, &row);
+    table.rows.push_back(std::move(row));
+  }
+  const int64_t n = static_cast<int64_t>(table.rows.size());
+  if (marked == n && n > 0) {
+    table.wall_source = "wall time from each step's own markers";
+  } else if (marked == 0) {
+    table.wall_source =
+        "wall time from each step's first execution start to its last "
+        "execution end";
+  } else {
+    table.wall_source =
+        "wall time from the step's own markers where it has them, else from "
+        "its first execution start to its last execution end";
+  }
+  return table;
+}
+
+WallStats StepWallStats(const StepTable& table) {
+  WallStats w;
+  if (table.rows.empty()) return w;
+  std::vector<int64_t> walls;
+  int64_t sum = 0;
+  for (const StepRow& r : table.rows) {
+    walls.push_back(r.wall_ns);
+    sum = SatAdd(sum, r.wall_ns);
+  }
+  std::sort(walls.begin(), walls.end());
+  w.mean_ns = sum / static_cast<int64_t>(walls.size());
+  w.median_ns = walls[(walls.size() - 1) / 2];
+  w.min_ns = walls.front();
+  w.max_ns = walls.back();
+  return w;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,54 @@
+// The steps table: one row per step with its wall time and what the
+// accelerators did in it. Wall time comes from the step's own markers
+// (ProfilerStep#N ranges, XSpace step groups) where the input has them, else
+// from the step's first execution start to its last execution end: over all
+// of its RunMetadata's node stats when it was read from RunMetadata, else
+// over the model's executions (a ProfileProto). All times are nanoseconds.
+#ifndef TFPROF_PROFILER_VIEWS_STEPS_H_
+#define TFPROF_PROFILER_VIEWS_STEPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/model/model.h"
+
+namespace tfprof {
+
+struct StepRow {
+  int64_t step = 0;
+  int64_t start_ns = 0;  // on the input's clock
+  int64_t wall_ns = 0;
+  bool from_markers = false;  // wall time from the step's own markers
+  // Time in which any accelerator work ran (overlaps counted once), and its
+  // parts: kernels, and copies or sets.
+  int64_t accelerator_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t memcpy_ns = 0;
+  // Wall time with no accelerator work (0 without accelerator work).
+  int64_t idle_ns = 0;
+  int64_t kernels = 0;  // kernel launches
+  // The most bytes any one allocator had in use during the step, and which;
+  // -1 when the input recorded no allocator bytes in use.
+  int64_t peak_bytes = -1;
+  std::string peak_allocator;
+};
+
+struct StepTable {
+  std::vector<StepRow> rows;  // by step
+  // Where the wall times came from, for the user.
+  std::string wall_source;
+};
+
+StepTable ComputeSteps(const Model& model);
+
+// Mean (rounded down), median (the lower middle one for an even count), min
+// and max of the rows' wall times; all 0 without rows.
+struct WallStats {
+  int64_t mean_ns = 0, median_ns = 0, min_ns = 0, max_ns = 0;
+};
+WallStats StepWallStats(const StepTable& table);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_VIEWS_STEPS_H_

@@ -1,0 +1,243 @@
+// Steps, kernels, devices and peak memory of traces, checked against figures
+// no tfprof code computes: xprof's own analyses of the same capture
+// (kernel_stats.pb, overview_page.pb, memory_profile.json.gz, decoded with
+// their protos or a JSON parser), and for Kineto traces the raw events read
+// by the tests' own JSON parser.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "profiler/base/gzip.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/summary.h"
+#include "profiler/views/steps.h"
+#include "profiler/views/views.h"
+#include "proto/xprof_analyses.pb.h"
+#include "tests/corpus_util.h"
+#include "tests/json_parse.h"
+#include "tests/test_util.h"
+
+namespace tfprof {
+namespace {
+
+using testing::CorpusFile;
+using testing::JsonValue;
+
+const char kAoberai[] =
+    "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/aoberai.";
+const char kKineto[] = "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz";
+
+std::unique_ptr<LoadedProfile> LoadTrace(const std::string& path) {
+  InputPaths paths;
+  paths.trace_path = path;
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  return std::move(*loaded);
+}
+
+// Every kernel row of the kernel view: name -> (launches, total ns).
+std::map<std::string, std::pair<int64_t, int64_t>> KernelRows(
+    const Model& model) {
+  Views views(&model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+  REQUIRE(r.ok());
+  std::map<std::string, std::pair<int64_t, int64_t>> rows;
+  for (size_t c : r->root().children) {
+    const ResultNode& n = r->nodes[c];
+    REQUIRE(n.kernel != nullptr);
+    rows[n.name] = {n.kernel->launches, n.kernel->total_ns};
+  }
+  return rows;
+}
+
+JsonValue ReadJsonGz(const std::string& path) {
+  absl::StatusOr<std::string> text = Gunzip(testing::ReadFile(path));
+  REQUIRE(text.ok());
+  JsonValue v;
+  std::string error;
+  REQUIRE(testing::ParseJson(*text, &v, &error));
+  return v;
+}
+
+int64_t JsonInt(const JsonValue& v) {
+  return v.kind == JsonValue::kString ? std::stoll(v.string)
+                                      : static_cast<int64_t>(v.number);
+}
+
+TEST_CASE("Kernel view agrees with xprof's kernel_stats.pb") {
+  const std::string xplane = CorpusFile(std::string(kAoberai) + "xplane.pb");
+  xprof::KernelStatsDb db;
+  REQUIRE(db.ParseFromString(testing::ReadFile(
+      CorpusFile(std::string(kAoberai) + "kernel_stats.pb"))));
+  std::map<std::string, std::pair<int64_t, int64_t>> expected;
+  for (const xprof::KernelReport& k : db.reports()) {
+    expected[k.name()].first += k.occurrences();
+    expected[k.name()].second += static_cast<int64_t>(k.total_duration_ns());
+  }
+  REQUIRE(expected.size() == 57);
+  const auto rows = KernelRows(LoadTrace(xplane)->model);
+  REQUIRE(rows.size() == expected.size());
+  for (const auto& [name, want] : expected) {
+    INFO(name);
+    REQUIRE(rows.count(name) == 1);
+    CHECK(rows.at(name).first == want.first);
+    const double got = static_cast<double>(rows.at(name).second);
+    CHECK(std::abs(got - want.second) <= 0.01 * want.second);
+  }
+}
+
+TEST_CASE("Step wall time agrees with xprof's overview page") {
+  xprof::OverviewPage page;
+  REQUIRE(page.ParseFromString(testing::ReadFile(
+      CorpusFile(std::string(kAoberai) + "overview_page.pb"))));
+  const double want_ms = page.input_analysis().step_time_summary().average();
+  REQUIRE(want_ms > 16.0);  // 16.77 ms: not tfprof's summed node time
+  const auto loaded =
+      LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
+  const StepTable t = ComputeSteps(loaded->model);
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].from_markers);
+  CHECK(std::abs(t.rows[0].wall_ns / 1e6 - want_ms) <= 0.001 * want_ms);
+  const ProfileSummary s = Summarize(loaded->model);
+  CHECK(std::abs(s.wall.mean_ns / 1e6 - want_ms) <= 0.001 * want_ms);
+}
+
+TEST_CASE("Peak memory agrees with xprof's memory profile") {
+  const JsonValue profile =
+      ReadJsonGz(CorpusFile(std::string(kAoberai) + "memory_profile.json.gz"));
+  const auto loaded =
+      LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
+  const ProfileSummary s = Summarize(loaded->model);
+  const JsonValue& per = profile.at("memoryProfilePerAllocator");
+  REQUIRE(per.object.size() == 2);
+  for (const auto& [allocator, v] : per.object) {
+    INFO(allocator);
+    const int64_t want =
+        JsonInt(v.at("profileSummary").at("peakStats").at("peakBytesInUse"));
+    REQUIRE(s.allocator_peak_bytes.count(allocator) == 1);
+    CHECK(s.allocator_peak_bytes.at(allocator) == want);
+  }
+  const StepTable t = ComputeSteps(loaded->model);
+  CHECK(t.rows[0].peak_bytes == 3450368);
+  CHECK(t.rows[0].peak_allocator == "GPU_0_bfc");
+}
+
+// The raw events of a Kineto trace, read with the tests' JSON parser.
+struct KinetoFacts {
+  std::map<int64_t, std::pair<double, double>> steps;         // ts, dur (us)
+  std::map<std::string, std::pair<int64_t, double>> kernels;  // n, dur (us)
+  int64_t peak_gpu_bytes = -1;
+};
+
+KinetoFacts ReadKineto(const std::string& path) {
+  const JsonValue doc = ReadJsonGz(path);
+  KinetoFacts f;
+  struct Memory {
+    double ts;
+    int64_t total, bytes;
+  };
+  std::vector<Memory> gpu_memory;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("ph") || !e.Has("name")) continue;
+    const std::string& name = e.at("name").string;
+    const std::string cat = e.Has("cat") ? e.at("cat").string : "";
+    if (e.at("ph").string == "X" && name.rfind("ProfilerStep#", 0) == 0) {
+      f.steps[std::stoll(name.substr(13))] = {e.at("ts").number,
+                                              e.at("dur").number};
+    } else if (e.at("ph").string == "X" &&
+               (cat == "kernel" || cat == "Kernel")) {
+      auto& k = f.kernels[name];
+      ++k.first;
+      k.second += e.at("dur").number;
+    } else if (name == "[memory]" && e.Has("args")) {
+      const JsonValue& a = e.at("args");
+      if (a.Has("Device Type") && a.at("Device Type").number == 1) {
+        gpu_memory.push_back(
+            {e.at("ts").number,
+             a.Has("Total Allocated") ? JsonInt(a.at("Total Allocated")) : -1,
+             JsonInt(a.at("Bytes"))});
+      }
+    }
+  }
+  // The allocator's bytes in use where recorded, else a running sum of the
+  // allocations and frees in time order.
+  std::stable_sort(
+      gpu_memory.begin(), gpu_memory.end(),
+      [](const Memory& x, const Memory& y) { return x.ts < y.ts; });
+  int64_t in_use = 0;
+  for (const Memory& m : gpu_memory) {
+    in_use = m.total >= 0 ? m.total : in_use + m.bytes;
+    f.peak_gpu_bytes = std::max(f.peak_gpu_bytes, in_use);
+  }
+  return f;
+}
+
+TEST_CASE("Kineto steps, kernels and peak memory agree with the raw events") {
+  const std::string path = CorpusFile(kKineto);
+  const KinetoFacts want = ReadKineto(path);
+  REQUIRE(want.steps.size() == 6);
+  const auto loaded = LoadTrace(path);
+  const StepTable t = ComputeSteps(loaded->model);
+  REQUIRE(t.rows.size() == want.steps.size());
+  for (const StepRow& r : t.rows) {
+    INFO("step " << r.step);
+    REQUIRE(want.steps.count(r.step) == 1);
+    CHECK(r.from_markers);
+    CHECK(std::llround(want.steps.at(r.step).second * 1000) == r.wall_ns);
+    CHECK(r.peak_allocator == "GPU_0");
+  }
+  const auto rows = KernelRows(loaded->model);
+  REQUIRE(rows.size() == want.kernels.size());
+  int64_t launches = 0;
+  for (const auto& [name, k] : want.kernels) {
+    INFO(name);
+    REQUIRE(rows.count(name) == 1);
+    CHECK(rows.at(name).first == k.first);
+    CHECK(std::abs(rows.at(name).second - k.second * 1000) <= 1.0 * k.first);
+    launches += k.first;
+  }
+  CHECK(launches == 8772);
+  const ProfileSummary s = Summarize(loaded->model);
+  REQUIRE(s.allocator_peak_bytes.count("GPU_0") == 1);
+  CHECK(s.allocator_peak_bytes.at("GPU_0") == want.peak_gpu_bytes);
+}
+
+TEST_CASE("RunMetadata steps run from the first start to the last end") {
+  const InputPaths paths = testing::TfTestData();
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  tfcore::RunMetadata rm;
+  REQUIRE(rm.ParseFromString(testing::ReadFile(paths.run_meta_path)));
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& dev : rm.step_stats().dev_stats()) {
+    for (const auto& ns : dev.node_stats()) {
+      if (ns.all_start_micros() <= 0) continue;
+      first = std::min(first, ns.all_start_micros());
+      last = std::max(last, ns.all_start_micros() + ns.all_end_rel_micros());
+    }
+  }
+  const StepTable t = ComputeSteps((*loaded)->model);
+  REQUIRE(t.rows.size() == 1);
+  CHECK_FALSE(t.rows[0].from_markers);
+  CHECK(t.rows[0].wall_ns == (last - first) * 1000);
+  CHECK(t.rows[0].peak_bytes == -1);
+}
+
+TEST_CASE("The kernel view needs kernels") {
+  auto loaded = LoadProfile(testing::TfTestData());
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, Options());
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()).find("kernel view needs") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfprof
