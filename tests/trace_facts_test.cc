@@ -229,6 +229,25 @@ TEST_CASE("RunMetadata steps run from the first start to the last end") {
   CHECK(t.rows[0].peak_bytes == -1);
 }
 
+TEST_CASE("Zero-length PyTorch events add no time") {
+  // A 100us op with three zero-length ops inside: 100us in all, not 103us.
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(
+      dir + "/t.json",
+      R"({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "outer", "pid": 1, "tid": 1, "ts": 1000, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1010, "dur": 0},
+  {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1020, "dur": 0},
+  {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 1030, "dur": 0}
+]})");
+  const auto loaded = LoadTrace(dir + "/t.json");
+  Views views(&loaded->model, nullptr);
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, Options());
+  REQUIRE(r.ok());
+  CHECK(r->root().total.exec_micros == 100);
+  CHECK(r->root().total.run_count == 4);
+}
+
 TEST_CASE("The kernel view needs kernels") {
   auto loaded = LoadProfile(testing::TfTestData());
   REQUIRE(loaded.ok());

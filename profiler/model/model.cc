@@ -551,9 +551,12 @@ void Model::AddStepStat(GraphNode* node, int64_t step, const std::string& dev,
     } else {
       d.all_start_micros = stat.all_start_micros();
     }
-    // Very quick ops are rounded up to 1us.
+    // tfprof rounds very quick TensorFlow ops up to 1us; an event of a
+    // PyTorch trace or an XSpace keeps its length (no event grows).
     const int64_t duration =
-        stat.op_end_rel_micros() == 0 ? 1 : stat.op_end_rel_micros();
+        stat.op_end_rel_micros() == 0 && source_ == ProfileSource::kTensorFlow
+            ? 1
+            : stat.op_end_rel_micros();
     d.latest_end_micros = std::max(d.latest_end_micros,
                                    SatAdd(stat.all_start_micros(), duration));
     const TimeInterval interval{stat.all_start_micros(), duration};
