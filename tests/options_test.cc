@@ -5,9 +5,10 @@
 namespace tfprof {
 namespace {
 
-TEST_CASE("Option table lists tfprof's 21 options in order") {
+TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 21);
+  REQUIRE(t.size() == 22);
+  CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");
   CHECK(t.back().name == "output");

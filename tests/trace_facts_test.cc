@@ -16,6 +16,7 @@
 #include "profiler/render/summary.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
+#include "proto/xplane.pb.h"
 #include "proto/xprof_analyses.pb.h"
 #include "tests/corpus_util.h"
 #include "tests/json_parse.h"
@@ -232,9 +233,8 @@ TEST_CASE("RunMetadata steps run from the first start to the last end") {
 TEST_CASE("Zero-length PyTorch events add no time") {
   // A 100us op with three zero-length ops inside: 100us in all, not 103us.
   const std::string dir = testing::TempDir();
-  testing::WriteFile(
-      dir + "/t.json",
-      R"({"traceEvents": [
+  testing::WriteFile(dir + "/t.json",
+                     R"({"traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "outer", "pid": 1, "tid": 1, "ts": 1000, "dur": 100},
   {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1010, "dur": 0},
   {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1020, "dur": 0},
@@ -246,6 +246,88 @@ TEST_CASE("Zero-length PyTorch events add no time") {
   REQUIRE(r.ok());
   CHECK(r->root().total.exec_micros == 100);
   CHECK(r->root().total.run_count == 4);
+}
+
+Totals RootTotals(const Model& model, const std::string& devices) {
+  Views views(&model, nullptr);
+  Options o;
+  o.device_regexes = {devices};
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
+  REQUIRE(r.ok());
+  return r->root().total;
+}
+
+TEST_CASE("-device_regexes keeps what ran on matching devices") {
+  for (const std::string& file :
+       {CorpusFile(std::string(kAoberai) + "xplane.pb"), std::string()}) {
+    std::unique_ptr<LoadedProfile> loaded;
+    if (file.empty()) {
+      auto l = LoadProfile(testing::TfTestData());
+      REQUIRE(l.ok());
+      loaded = std::move(*l);
+    } else {
+      loaded = LoadTrace(file);
+    }
+    const Model& m = loaded->model;
+    // Every device kept by a regex other than the fast path's ".*": the
+    // same figures, node by node.
+    Views all(&m, nullptr), slow(&m, nullptr);
+    Options o;
+    o.select = {"micros", "bytes", "occurrence"};
+    Options o2 = o;
+    o2.device_regexes = {"nothing", ".*"};
+    auto a = all.Query(ViewKind::kScope, o);
+    auto b = slow.Query(ViewKind::kScope, o2);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(a->nodes.size() == b->nodes.size());
+    for (size_t i = 0; i < a->nodes.size(); ++i) {
+      INFO(a->nodes[i].name);
+      CHECK(a->nodes[i].self.exec_micros == b->nodes[i].self.exec_micros);
+      CHECK(a->nodes[i].self.run_count == b->nodes[i].self.run_count);
+      CHECK(a->nodes[i].self.requested_bytes ==
+            b->nodes[i].self.requested_bytes);
+    }
+    const Totals t = RootTotals(m, ".*");
+    const Totals gpu = RootTotals(m, ".*gpu.*");
+    const Totals cpu = RootTotals(m, ".*cpu.*");
+    CHECK(gpu.cpu_exec_micros + cpu.cpu_exec_micros == t.cpu_exec_micros);
+    CHECK(cpu.accelerator_exec_micros == 0);
+    CHECK(gpu.accelerator_exec_micros == t.accelerator_exec_micros);
+    CHECK(RootTotals(m, "no device").exec_micros == 0);
+  }
+}
+
+TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
+  const std::string rel =
+      "tensorflow-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = CorpusFile(rel);
+  tensorflow::profiler::XSpace space;
+  REQUIRE(space.ParseFromString(testing::ReadFile(path)));
+  std::map<int, std::pair<double, int64_t>> per_gpu;  // us, events
+  for (const auto& plane : space.planes()) {
+    if (plane.name().rfind("/device:GPU:", 0) != 0) continue;
+    const int gpu = std::stoi(plane.name().substr(12));
+    for (const auto& line : plane.lines()) {
+      if (line.name().rfind("Stream #", 0) != 0) continue;
+      for (const auto& ev : line.events()) {
+        per_gpu[gpu].first += ev.duration_ps() / 1e6;
+        ++per_gpu[gpu].second;
+      }
+    }
+  }
+  REQUIRE(per_gpu.size() >= 2);
+  const auto loaded = LoadTrace(path);
+  for (const auto& [gpu, want] : per_gpu) {
+    INFO("gpu " << gpu);
+    const Totals t =
+        RootTotals(loaded->model, ".*gpu:" + std::to_string(gpu) + "/.*");
+    // Each event's time is rounded to a microsecond once.
+    CHECK(std::abs(t.accelerator_exec_micros - want.first) <=
+          0.5 * want.second + 1);
+    CHECK(t.cpu_exec_micros == 0);
+  }
 }
 
 TEST_CASE("The kernel view needs kernels") {

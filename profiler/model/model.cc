@@ -42,6 +42,22 @@ int64_t SumTimes(const std::vector<DeviceTimes>& v) {
   return total;
 }
 
+// The time on kept devices, and whether every device was kept.
+int64_t SumKeptTimes(const std::vector<DeviceTimes>& v,
+                     const DeviceFilter& keep, int64_t* intervals,
+                     bool* all_kept) {
+  int64_t total = 0;
+  for (const DeviceTimes& d : v) {
+    if (!keep(d.device)) {
+      *all_kept = false;
+      continue;
+    }
+    for (const TimeInterval& t : d.times) SatInc(&total, t.duration_micros);
+    *intervals += static_cast<int64_t>(d.times.size());
+  }
+  return total;
+}
+
 // TensorFlow keeps one output slot per input *name* (the last one given);
 // every input of that name looks its shape up in that slot.
 void ApplyTensorFlowSlots(std::vector<NodeInput>* inputs) {
@@ -206,6 +222,54 @@ NodeStats GraphNode::Stats(int64_t step) const {
     s.output_bytes /= n;
   }
   s.float_ops = SatMul(float_ops, s.run_count);
+  return s;
+}
+
+NodeStats Model::StatsOn(const GraphNode& node, int64_t step,
+                         const DeviceFilter& keep) const {
+  NodeStats s;
+  const bool placed_kept =
+      node.canonical_device().empty() || keep(node.canonical_device());
+  if (placed_kept) s.parameters = node.Parameters();
+  if (node.execs.empty()) {
+    if (placed_kept) s.float_ops = node.float_ops;
+    return s;
+  }
+  int64_t matched = 0;
+  ExecDetail d;
+  for (const StepExec& e : node.execs) {
+    if (step >= 0 && e.step != step) continue;
+    DetailInto(e, &d);
+    int64_t cpu_runs = 0, accelerator_runs = 0;
+    bool all_cpu = true, all_accelerator = true;
+    const int64_t cpu = SumKeptTimes(d.cpu_execs, keep, &cpu_runs, &all_cpu);
+    const int64_t acc = SumKeptTimes(d.accelerator_execs, keep,
+                                     &accelerator_runs, &all_accelerator);
+    bool any = cpu_runs > 0 || accelerator_runs > 0;
+    for (std::string_view dev : d.devices) any = any || keep(dev);
+    if (!any) continue;
+    ++matched;
+    SatInc(&s.run_count, all_cpu ? e.run_count : cpu_runs);
+    SatInc(&s.cpu_exec_micros, cpu);
+    SatInc(&s.accelerator_exec_micros, acc);
+    if (placed_kept) {
+      SatInc(&s.requested_bytes, e.requested_bytes);
+      SatInc(&s.peak_bytes, e.peak_bytes);
+      SatInc(&s.residual_bytes, e.residual_bytes);
+      SatInc(&s.output_bytes, e.output_bytes);
+    }
+  }
+  if (step < 0 && matched > 0) {
+    for (int64_t NodeStats::*f :
+         {&NodeStats::run_count, &NodeStats::accelerator_exec_micros,
+          &NodeStats::cpu_exec_micros, &NodeStats::requested_bytes,
+          &NodeStats::peak_bytes, &NodeStats::residual_bytes,
+          &NodeStats::output_bytes}) {
+      s.*f /= matched;
+    }
+  }
+  s.exec_micros = SatAdd(s.accelerator_exec_micros, s.cpu_exec_micros);
+  s.float_ops = SatMul(node.float_ops, s.run_count);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #define TFPROF_PROFILER_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -267,6 +268,9 @@ class GraphNode {
 
 class ProfileDecoder;
 
+// Whether a device (an interned, lower-case device name) is kept.
+using DeviceFilter = std::function<bool(std::string_view device)>;
+
 // What wrote a profile's inputs, for advice that applies to one framework:
 // TensorFlow (ProfileProto, GraphDef + RunMetadata, TF timelines), PyTorch
 // (Kineto traces) or a TF2/JAX profiler capture (XSpace).
@@ -333,6 +337,14 @@ class Model {
   // Changes whenever anything is added: nodes, steps, op logs, checkpoint
   // types (views cache statistics on it).
   uint64_t version() const { return version_; }
+
+  // A node's stats counting only what ran on kept devices: CPU and
+  // accelerator time on kept devices, runs on kept CPU devices, memory and
+  // parameters when the node is placed on a kept device; for step < 0
+  // averaged over the steps with anything kept (GraphNode::Stats' rule).
+  // With every device kept, equal to node.Stats(step) for RunMetadata input.
+  NodeStats StatsOn(const GraphNode& node, int64_t step,
+                    const DeviceFilter& keep) const;
 
   // The call stack of a node, resolved; empty if it has none.
   std::vector<CodeFrame> CallStack(const GraphNode& node) const;

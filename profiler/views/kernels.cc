@@ -26,11 +26,29 @@ struct KernelSum {
   std::set<uint32_t> streams, launch;
 };
 
-absl::flat_hash_map<uint32_t, KernelSum> SumKernels(const Activity& a,
-                                                    int64_t step) {
+// The kernels of `step` (-1: all) on streams matching `devices`.
+absl::flat_hash_map<uint32_t, KernelSum> SumKernels(
+    const Activity& a, int64_t step, const std::vector<std::string>& devices) {
+  std::vector<std::unique_ptr<RE2>> res;
+  for (const std::string& p : devices) {
+    res.push_back(std::make_unique<RE2>(p, RE2::Quiet));
+  }
+  absl::flat_hash_map<uint32_t, bool> stream_kept;
+  auto kept = [&](uint32_t stream) {
+    auto [it, added] = stream_kept.emplace(stream, false);
+    if (added) {
+      for (const auto& re : res) {
+        it->second = it->second || RE2::FullMatch(a.String(stream), *re);
+      }
+    }
+    return it->second;
+  };
   absl::flat_hash_map<uint32_t, KernelSum> sums;
   for (const DeviceWork& w : a.work()) {
-    if (w.kind != WorkKind::kKernel || (step >= 0 && w.step != step)) continue;
+    if (w.kind != WorkKind::kKernel || (step >= 0 && w.step != step) ||
+        !kept(w.stream)) {
+      continue;
+    }
     KernelSum& k = sums[w.name];
     k.total_ns = SatAdd(k.total_ns, w.duration_ns);
     ++k.launches;
@@ -154,7 +172,8 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
         "(--trace_path); this profile has none");
   }
   std::vector<ResultNode> rows;
-  for (const auto& [name, sum] : SumKernels(a, opts.step)) {
+  for (const auto& [name, sum] :
+       SumKernels(a, opts.step, opts.device_regexes)) {
     rows.push_back(KernelRow(model, a.String(name), sum, opts.step));
   }
   SortRows(opts.order_by, &rows);

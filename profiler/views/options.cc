@@ -51,6 +51,7 @@ std::vector<std::string>* ListField(const std::string& name, Options* o) {
   if (name == "trim_name_regexes") return &o->trim_name_regexes;
   if (name == "show_name_regexes") return &o->show_name_regexes;
   if (name == "hide_name_regexes") return &o->hide_name_regexes;
+  if (name == "device_regexes") return &o->device_regexes;
   return nullptr;
 }
 
@@ -195,6 +196,10 @@ const std::vector<OptionSpec>& OptionTable() {
        "shown."},
       {"hide_name_regexes", K::kList, "",
        "Comma-separated regexes; nodes whose name matches one are hidden."},
+      {"device_regexes", K::kList, ".*",
+       "Comma-separated regexes; only executions on a device (lower case, "
+       "e.g. .*gpu:3.*) matching one count: time, runs, and memory of nodes "
+       "placed there."},
       {"account_displayed_op_only", K::kBool, "false",
        "If true, totals count only the nodes that are displayed."},
       {"select", K::kSelect, "micros",
@@ -407,6 +412,7 @@ absl::Status ValidateOptions(const Options& opts) {
       {"trim_name_regexes", &opts.trim_name_regexes},
       {"show_name_regexes", &opts.show_name_regexes},
       {"hide_name_regexes", &opts.hide_name_regexes},
+      {"device_regexes", &opts.device_regexes},
   };
   for (const auto& [name, list] : lists) {
     for (const std::string& re : *list) {
@@ -454,6 +460,7 @@ std::string OptionsToString(const Options& o) {
   str("-trim_name_regexes", absl::StrJoin(o.trim_name_regexes, ","));
   str("-show_name_regexes", absl::StrJoin(o.show_name_regexes, ","));
   str("-hide_name_regexes", absl::StrJoin(o.hide_name_regexes, ","));
+  str("-device_regexes", absl::StrJoin(o.device_regexes, ","));
   str("-account_displayed_op_only",
       o.account_displayed_op_only ? "true" : "false");
   str("-select", absl::StrJoin(o.select, ","));
@@ -484,6 +491,7 @@ tfpb::OptionsProto OptionsToProto(const Options& o) {
   for (const auto& r : o.trim_name_regexes) p.add_trim_name_regexes(r);
   for (const auto& r : o.show_name_regexes) p.add_show_name_regexes(r);
   for (const auto& r : o.hide_name_regexes) p.add_hide_name_regexes(r);
+  for (const auto& r : o.device_regexes) p.add_device_regexes(r);
   p.set_account_displayed_op_only(o.account_displayed_op_only);
   for (const auto& s : o.select) p.add_select(s);
   std::string out = o.output_type;
@@ -519,6 +527,10 @@ absl::StatusOr<Options> OptionsFromProto(const tfpb::OptionsProto& p) {
                              p.show_name_regexes().end());
   o.hide_name_regexes.assign(p.hide_name_regexes().begin(),
                              p.hide_name_regexes().end());
+  if (p.device_regexes_size() > 0) {
+    o.device_regexes.assign(p.device_regexes().begin(),
+                            p.device_regexes().end());
+  }
   o.account_displayed_op_only = p.account_displayed_op_only();
   o.select = std::set<std::string>(p.select().begin(), p.select().end());
   absl::Status s = ParseOutput(p.output(), &o.output_type, &o.output_options);

@@ -48,6 +48,7 @@ struct Options {
   std::vector<std::string> trim_name_regexes;
   std::vector<std::string> show_name_regexes = {".*"};
   std::vector<std::string> hide_name_regexes;
+  std::vector<std::string> device_regexes = {".*"};  // not in tfprof today
   bool account_displayed_op_only = false;
   std::set<std::string> select = {"micros"};
   std::string output_type = "stdout";

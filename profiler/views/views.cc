@@ -240,23 +240,42 @@ class ViewCache {
   // The per-query state, reused by every query (one at a time).
   QueryState query;
 
-  // Every graph node's own stats for `step`, by GraphNode::index: computed
-  // in the model's (memory) order, and kept while the model's data and the
-  // step stay the same, so repeated queries do not compute them again.
-  const std::vector<NodeStats>& StatsFor(const Model& model, int64_t step) {
+  // Every graph node's own stats for `step` (only what ran on devices
+  // matching `devices`), by GraphNode::index: computed in the model's
+  // (memory) order, and kept while the model's data, the step and the
+  // devices stay the same, so repeated queries do not compute them again.
+  const std::vector<NodeStats>& StatsFor(
+      const Model& model, int64_t step,
+      const std::vector<std::string>& devices) {
     if (!stats_valid_ || stats_step_ != step ||
-        stats_version_ != model.version() || stats_.size() != model.size()) {
+        stats_version_ != model.version() || stats_.size() != model.size() ||
+        stats_devices_ != devices) {
       stats_.resize(model.size());
-      for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
+      if (devices.size() == 1 && devices[0] == ".*") {
+        for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
+      } else {
+        const Regexes res(devices);
+        absl::flat_hash_map<std::string_view, bool> seen;
+        const DeviceFilter keep = [&](std::string_view d) {
+          auto [it, added] = seen.emplace(d, false);
+          if (added) it->second = res.Any(std::string(d));
+          return it->second;
+        };
+        for (const auto& g : model.nodes()) {
+          stats_[g->index] = model.StatsOn(*g, step, keep);
+        }
+      }
       stats_valid_ = true;
       stats_step_ = step;
       stats_version_ = model.version();
+      stats_devices_ = devices;
     }
     return stats_;
   }
 
  private:
   std::vector<NodeStats> stats_;
+  std::vector<std::string> stats_devices_;
   bool stats_valid_ = false;
   int64_t stats_step_ = 0;
   uint64_t stats_version_ = 0;
@@ -1102,7 +1121,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   QueryState& q = cache_->query;
   q.Reset(st.nodes, view == ViewKind::kOp || view == ViewKind::kCode);
   q.cancel = cancel_;
-  q.stats = &cache_->StatsFor(*model_, opts.step);
+  q.stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
   ResultTree out;
   out.view = view;
   out.model = model_;
