@@ -1,5 +1,6 @@
-// Saturating int64 arithmetic: statistics from hostile or corrupt files can
-// be huge; sums and products stop at the int64 limits instead of overflowing.
+// Saturating int64 arithmetic, and division rounded down or up: statistics from
+// hostile or corrupt files can be huge; sums and products stop at the int64
+// limits instead of overflowing.
 #ifndef TFPROF_PROFILER_BASE_SATURATE_H_
 #define TFPROF_PROFILER_BASE_SATURATE_H_
 
@@ -28,6 +29,15 @@ inline int64_t SatMul(int64_t a, int64_t b) {
 
 // a += b, saturating.
 inline void SatInc(int64_t* a, int64_t b) { *a = SatAdd(*a, b); }
+
+// a / b rounded toward minus infinity (b > 0, or b < 0 and a != INT64_MIN).
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+// a / b rounded toward plus infinity (same domain).
+inline int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 }  // namespace tfprof
 

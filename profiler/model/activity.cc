@@ -45,4 +45,14 @@ void Activity::Finish() {
   }
 }
 
+void Activity::Shift(int64_t ns) {
+  if (ns == 0) return;
+  for (StepSpan& s : steps_) {
+    s.start_ns = SatAdd(s.start_ns, ns);
+    s.end_ns = SatAdd(s.end_ns, ns);
+  }
+  for (DeviceWork& w : work_) w.start_ns = SatAdd(w.start_ns, ns);
+  for (MemorySample& m : memory_) m.time_ns = SatAdd(m.time_ns, ns);
+}
+
 }  // namespace tfprof

@@ -70,6 +70,8 @@ class Activity {
   // allocator, then time (ties keep the order they were added in); fills
   // in the bytes in use that were not recorded.
   void Finish();
+  // Moves every time by `ns` (the importer's shift of the executions' clock).
+  void Shift(int64_t ns);
 
   bool empty() const {
     return steps_.empty() && work_.empty() && memory_.empty();

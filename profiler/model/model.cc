@@ -714,15 +714,14 @@ absl::Status Model::AddRunMeta(int64_t step,
     }
     for (const auto& stat : dev_stat.node_stats()) {
       if (stat.all_start_micros() > 0) {
-        auto [span, added] = run_spans_.emplace(
-            step, TimeSpan{stat.all_start_micros(),
-                           SatAdd(stat.all_start_micros(),
-                                  stat.all_end_rel_micros())});
+        const int64_t end = SatAdd(
+            stat.all_start_micros(),
+            std::max(stat.all_end_rel_micros(), stat.op_end_rel_micros()));
+        auto [span, added] =
+            run_spans_.emplace(step, TimeSpan{stat.all_start_micros(), end});
         span->second.start_micros =
             std::min(span->second.start_micros, stat.all_start_micros());
-        span->second.end_micros = std::max(
-            span->second.end_micros,
-            SatAdd(stat.all_start_micros(), stat.all_end_rel_micros()));
+        span->second.end_micros = std::max(span->second.end_micros, end);
       }
       std::string_view name = stat.node_name();
       // GPU tracers write "name:OpType"; keep the node name only.

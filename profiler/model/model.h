@@ -311,8 +311,9 @@ class Model {
 
   const std::set<int64_t>& steps() const { return steps_; }
   // Each RunMetadata step's span: its first execution start to its last
-  // execution end, over every node stat with a start (bookkeeping entries
-  // and nodes of no graph included). Not kept by a ProfileProto.
+  // execution end (all_end_rel, or op_end_rel when later), over every node
+  // stat with a start (bookkeeping entries and nodes of no graph included).
+  // Not kept by a ProfileProto.
   const std::map<int64_t, TimeSpan>& run_spans() const { return run_spans_; }
   const std::map<int64_t, std::string>& id_to_string() const {
     return id_to_string_;

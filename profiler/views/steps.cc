@@ -164,6 +164,13 @@ StepTable ComputeSteps(const Model& model) {
   return table;
 }
 
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 WallStats StepWallStats(const StepTable& table) {
   WallStats w;
   if (table.rows.empty()) return w;
@@ -175,7 +182,7 @@ WallStats StepWallStats(const StepTable& table) {
   }
   std::sort(walls.begin(), walls.end());
   w.mean_ns = sum / static_cast<int64_t>(walls.size());
-  w.median_ns = walls[(walls.size() - 1) / 2];
+  w.median_ns = Median(walls);
   w.min_ns = walls.front();
   w.max_ns = walls.back();
   return w;

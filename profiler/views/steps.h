@@ -42,8 +42,12 @@ struct StepTable {
 
 StepTable ComputeSteps(const Model& model);
 
-// Mean (rounded down), median (the lower middle one for an even count), min
-// and max of the rows' wall times; all 0 without rows.
+// The median; for an even count, the mean of the two middle values
+// (rounded toward zero). 0 for none.
+int64_t Median(std::vector<int64_t> v);
+
+// Mean (rounded down), median, min and max of the rows' wall times; all 0
+// without rows.
 struct WallStats {
   int64_t mean_ns = 0, median_ns = 0, min_ns = 0, max_ns = 0;
 };

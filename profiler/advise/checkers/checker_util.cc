@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "profiler/advise/advisor.h"
+#include "profiler/base/saturate.h"
+#include "profiler/views/steps.h"
 
 namespace tfprof {
 
@@ -27,17 +29,10 @@ bool NeedSteps(const CheckerContext& ctx, const std::string& checker) {
 // node.
 std::map<int64_t, Span> StepSpans(const Model& model) {
   std::map<int64_t, Span> spans;
-  ExecDetail d;
-  for (const auto& node : model.nodes()) {
-    for (const StepExec& e : node->execs) {
-      model.DetailInto(e, &d);
-      if (d.all_start_micros <= 0) continue;
-      Span& s = spans[e.step];
-      if (s.start == 0 || d.all_start_micros < s.start) {
-        s.start = d.all_start_micros;
-      }
-      s.end = std::max(s.end, d.latest_end_micros);
-    }
+  for (const StepRow& r : ComputeSteps(model).rows) {
+    if (r.wall_ns <= 0 && r.start_ns == 0) continue;  // no time recorded
+    const int64_t end = SatAdd(r.start_ns, r.wall_ns);
+    spans[r.step] = Span{FloorDiv(r.start_ns, 1000), CeilDiv(end, 1000)};
   }
   return spans;
 }

@@ -23,8 +23,9 @@ struct Span {
   int64_t length() const { return end > start ? end - start : 0; }
 };
 
-// The wall span of each step: the earliest start to the latest end of any
-// node.
+// The wall span of each step in microseconds, from the steps table
+// (ComputeSteps: the step's own markers, else its first start to its last
+// end); a step's start rounded down, its end up.
 std::map<int64_t, Span> StepSpans(const Model& model);
 
 }  // namespace tfprof

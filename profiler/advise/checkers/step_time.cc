@@ -14,16 +14,10 @@
 #include "profiler/advise/checkers/checker_util.h"
 #include "profiler/advise/checkers/checkers.h"
 #include "profiler/base/units.h"
+#include "profiler/views/steps.h"
 
 namespace tfprof {
 namespace {
-
-int64_t Median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 class StepTimeChecker : public Checker {
  public:

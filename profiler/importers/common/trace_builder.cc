@@ -219,6 +219,8 @@ void TraceBuilder::Finish(TraceFormat format) {
         "us so that every execution starts after 0 (tfprof ignores starts "
         "<= 0)"));
   }
+  // The activity record on the same clock as the executions.
+  activity_.Shift(SatMul(shift_, 1000));
 
   if (retyped_ > 0) {
     notes_.push_back(absl::StrCat(

@@ -40,12 +40,6 @@ using ::tensorflow::profiler::XPlane;
 using ::tensorflow::profiler::XSpace;
 using ::tensorflow::profiler::XStat;
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 // Start of an event in microseconds (rounded half up), or nullopt for
 // aggregated events (num_occurrences instead of a time).
 std::optional<int64_t> StartMicros(const XLine& line, const XEvent& ev) {
