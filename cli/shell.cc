@@ -16,6 +16,7 @@
 #include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/emit.h"
+#include "profiler/render/render_memory.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
@@ -232,6 +233,21 @@ absl::Status SummaryCommand(Shell& shell,
   return absl::OkStatus();
 }
 
+// Writes `text` to -output's outfile, or prints it.
+absl::Status WriteOrPrint(Shell& shell, const std::string& text,
+                          const std::map<std::string, std::string>& output,
+                          const char* what) {
+  auto outfile = output.find("outfile");
+  if (outfile == output.end()) {
+    shell.out() << text;
+    return absl::OkStatus();
+  }
+  absl::Status s = WriteFileAtomic(outfile->second, text, shell.input_files());
+  if (!s.ok()) return s;
+  shell.err() << what << " written to " << outfile->second << "\n";
+  return absl::OkStatus();
+}
+
 // steps [-output stdout|file:outfile=F|csv[:outfile=F]|json[:outfile=F]]
 absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   std::string type = "stdout";
@@ -253,15 +269,49 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   const std::string text = type == "csv"    ? RenderStepsCsv(table)
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
-  auto outfile = output.find("outfile");
-  if (outfile == output.end()) {
-    shell.out() << text;
-    return absl::OkStatus();
+  return WriteOrPrint(shell, text, output, "steps");
+}
+
+// memory [-top N] [-output stdout|file:outfile=F|csv[:outfile=F]|
+// timeline:outfile=F]
+absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
+  constexpr char kUsage[] =
+      "usage: memory [-top N] [-output stdout|file:outfile=PATH|csv|"
+      "timeline:outfile=PATH]";
+  int64_t top = 10;
+  std::string type = "stdout";
+  std::map<std::string, std::string> output;
+  for (size_t i = 0; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return absl::InvalidArgumentError(kUsage);
+    if (args[i] == "-top") {
+      if (!absl::SimpleAtoi(args[i + 1], &top) || top < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "memory: -top wants a count >= 0, not '", args[i + 1], "'"));
+      }
+    } else if (args[i] == "-output") {
+      absl::Status s = ParseOutput(args[i + 1], &type, &output);
+      if (!s.ok()) return s;
+      if (type != "stdout" && type != "file" && type != "csv" &&
+          type != "timeline") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "memory: -output ", type,
+            " is not available here; use stdout, file, csv or timeline"));
+      }
+    } else {
+      return absl::InvalidArgumentError(kUsage);
+    }
   }
-  absl::Status s = WriteFileAtomic(outfile->second, text, shell.input_files());
-  if (!s.ok()) return s;
-  shell.err() << "steps written to " << outfile->second << "\n";
-  return absl::OkStatus();
+  const Model& model = shell.profile().model;
+  if (type == "csv") {
+    return WriteOrPrint(shell, RenderMemoryCsv(model), output, "memory events");
+  }
+  if (type == "timeline") {
+    return WriteOrPrint(shell, RenderMemoryTimeline(model), output,
+                        "memory timeline (open it in ui.perfetto.dev)");
+  }
+  return WriteOrPrint(shell,
+                      RenderMemoryText(model, ComputeMemoryPeaks(model), top),
+                      output, "memory report");
 }
 
 absl::Status SaveCommand(Shell& shell, const std::vector<std::string>& args) {
@@ -350,6 +400,12 @@ const std::vector<CommandSpec>& Commands() {
        "One row per step: wall time from the step's own markers, accelerator "
        "busy time (compute, memcpy), idle time, kernels and peak memory.",
        StepsCommand},
+      {"memory",
+       "[-top N] [-output stdout|file:outfile=PATH|csv|timeline:outfile=PATH]",
+       "Memory in use per allocator (traces): the peak, its step, and the "
+       "largest allocations live then with their ops; every event as CSV or "
+       "Chrome counter tracks.",
+       MemoryCommand},
       {"save", "PATH",
        "Write the loaded profile as a ProfileProto (for --profile_path).",
        SaveCommand},

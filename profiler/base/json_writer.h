@@ -61,6 +61,9 @@ class Json {
 
 // JSON string quoting (control characters, quotes and backslashes escaped).
 std::string JsonQuote(const std::string& s);
+// A CSV field: as is, or quoted (quotes doubled) when it holds a comma, a
+// quote or a line break.
+std::string CsvField(const std::string& s);
 
 // Chrome Trace Format events: {"ph", "cat", "name", "pid", "tid", "ts"}.
 Json TraceEvent(const std::string& ph, const std::string& cat,

@@ -51,6 +51,7 @@ struct MemorySample {
   uint32_t allocator = 0;  // Activity::String() id
   uint32_t op = 0;         // the node that allocated or freed; "" if none
   int64_t bytes = 0;       // allocated (> 0) or freed (< 0)
+  uint64_t address = 0;    // of the block; 0 when not recorded
 };
 
 class Activity {

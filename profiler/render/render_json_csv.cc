@@ -143,16 +143,6 @@ void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
   absl::StrAppend(out, pad, "]}");
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  return out + "\"";
-}
-
 void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
   const ResultNode& n = r.nodes[id];
   const Options& o = r.options;

@@ -33,16 +33,6 @@ std::vector<Field> Fields(const StepRow& r) {
   };
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string RenderStepsText(const StepTable& table) {

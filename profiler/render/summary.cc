@@ -10,12 +10,13 @@
 #include "profiler/base/json_writer.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
+#include "profiler/views/memory.h"
 
 namespace tfprof {
 
 namespace {
 
-// Busy time per step of each stream, and each allocator's peak.
+// Busy time per step of each stream.
 void AddActivity(const Activity& a, int64_t steps, ProfileSummary* s) {
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_stream;
   for (const DeviceWork& w : a.work()) {
@@ -31,10 +32,6 @@ void AddActivity(const Activity& a, int64_t steps, ProfileSummary* s) {
       end = std::max(end, e);
     }
     s->stream_busy_ns[stream] = busy / steps;
-  }
-  for (const MemorySample& m : a.memory()) {
-    int64_t& peak = s->allocator_peak_bytes[a.String(m.allocator)];
-    peak = std::max(peak, m.bytes_in_use);
   }
 }
 
@@ -63,6 +60,9 @@ ProfileSummary Summarize(const Model& model) {
   s.wall = StepWallStats(steps);
   s.wall_source = steps.wall_source;
   AddActivity(model.activity(), std::max<int64_t>(s.steps, 1), &s);
+  for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
+    s.allocator_peak_bytes[p.allocator] = p.peak_bytes;
+  }
   return s;
 }
 

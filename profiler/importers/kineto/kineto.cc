@@ -114,6 +114,7 @@ struct CpuArgs {
 
 struct MemoryArgs {
   int64_t time_ns = 0;
+  uint64_t address = 0;
   std::optional<int64_t> bytes;
   int64_t device_type = 0;
   int64_t device_id = 0;
@@ -133,10 +134,13 @@ struct GpuArgs {
 // the DOM parser's at_key() finds them).
 struct EventFields : TraceEventFields {
   JsonScalar correlation, external_id, external_id_lower, flops, call_stack,
-      bytes, device_type, device_id, total_allocated, device, stream;
+      bytes, device_type, device_id, total_allocated, device, stream, addr;
 
   JsonScalar* ArgSlot(absl::string_view key) {
     switch (key.size()) {
+      case 4:
+        if (key == "Addr") return &addr;
+        break;
       case 5:
         if (key == "flops") return &flops;
         if (key == "Bytes") return &bytes;
@@ -439,6 +443,7 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
       a.device_type = f_.device_type.Int().value_or(0);
       a.device_id = f_.device_id.Int().value_or(0);
       a.total_allocated = f_.total_allocated.Int();
+      a.address = static_cast<uint64_t>(f_.addr.Int().value_or(0));
       e->args = static_cast<int32_t>(memory_args_.size());
       memory_args_.push_back(a);
       break;
@@ -542,6 +547,7 @@ void KinetoImport::NestMemory(int32_t i) {
     m.time_ns = a.time_ns;
     m.bytes = *a.bytes;
     m.bytes_in_use = a.total_allocated.value_or(MemorySample::kNotRecorded);
+    m.address = a.address;
     m.allocator = activity->Intern(AllocatorName(a.device_type, a.device_id));
     if (!cpu_stack_.empty()) {
       m.op =

@@ -566,7 +566,15 @@ void XSpaceImport::AddMemorySample(const PlaneStats& stats, const HostEvent& h,
           : MemorySample::kNotRecorded;
   m.allocator = activity->Intern(stats.Text(*h.event, h.md, "allocator_name")
                                      .value_or("unknown_allocator"));
-  if (node >= 0) m.op = activity->Intern(builder_->NodeName(node));
+  // The op TensorFlow names on the event, else the op around it.
+  const std::optional<std::string> tf_op = stats.Text(*h.event, h.md, "tf_op");
+  if (tf_op.has_value() && !tf_op->empty()) {
+    m.op = activity->Intern(*tf_op);
+  } else if (node >= 0) {
+    m.op = activity->Intern(builder_->NodeName(node));
+  }
+  m.address =
+      static_cast<uint64_t>(stats.Int(*h.event, h.md, "addr").value_or(0));
   activity->AddMemorySample(m);
 }
 

@@ -1,0 +1,112 @@
+#include "profiler/render/render_memory.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "profiler/base/json_writer.h"
+#include "profiler/base/saturate.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+std::string At(int64_t t, int64_t origin) {
+  const int64_t d = SatAdd(t, -origin);
+  return d < 0 ? "-" + FormatNanos(-d) : "+" + FormatNanos(d);
+}
+
+}  // namespace
+
+int64_t MemoryOrigin(const Model& model) {
+  const Activity& a = model.activity();
+  int64_t origin = INT64_MAX;
+  for (const StepSpan& s : a.steps()) origin = std::min(origin, s.start_ns);
+  for (const auto& [step, span] : model.run_spans()) {
+    origin = std::min(origin, SatMul(span.start_micros, 1000));
+  }
+  if (origin == INT64_MAX) {
+    for (const MemorySample& m : a.memory()) {
+      origin = std::min(origin, m.time_ns);
+    }
+  }
+  return origin == INT64_MAX ? 0 : origin;
+}
+
+std::string RenderMemoryText(const Model& model,
+                             const std::vector<AllocatorPeak>& peaks,
+                             int64_t top) {
+  if (peaks.empty()) {
+    return "no allocator events in this profile (memory in use over time "
+           "comes from a PyTorch trace's [memory] events or an XSpace's "
+           "allocations)\n";
+  }
+  const int64_t origin = MemoryOrigin(model);
+  std::string out;
+  for (const AllocatorPeak& p : peaks) {
+    absl::StrAppendFormat(
+        &out, "%s: peak %s in use at %s%s, %d events\n", p.allocator,
+        FormatMemory(p.peak_bytes), At(p.peak_time_ns, origin),
+        p.peak_step >= 0 ? absl::StrCat(" (step ", p.peak_step, ")") : "",
+        p.samples);
+    int64_t traced = 0;
+    for (const LiveAllocation& l : p.live) traced = SatAdd(traced, l.bytes);
+    absl::StrAppendFormat(&out,
+                          "  live then: %d blocks the trace shows, %s; %s "
+                          "more in use (allocated before the trace and not "
+                          "freed in it, or without an address)\n",
+                          p.live.size(), FormatMemory(traced),
+                          FormatMemory(p.untraced_bytes));
+    const size_t n = std::min<size_t>(p.live.size(), std::max<int64_t>(top, 0));
+    for (size_t i = 0; i < n; ++i) {
+      const LiveAllocation& l = p.live[i];
+      const std::string op = l.op.empty() ? "(outside any op)" : l.op;
+      if (l.before_trace) {
+        absl::StrAppendFormat(&out,
+                              "  %12s  allocated before the trace; freed at "
+                              "%s by %s\n",
+                              FormatMemory(l.bytes), At(l.time_ns, origin), op);
+      } else {
+        absl::StrAppendFormat(&out, "  %12s  %s (allocated at %s)\n",
+                              FormatMemory(l.bytes), op, At(l.time_ns, origin));
+      }
+    }
+    if (n < p.live.size()) {
+      absl::StrAppendFormat(&out, "  ... %d more (-top N)\n",
+                            p.live.size() - n);
+    }
+  }
+  return out;
+}
+
+std::string RenderMemoryCsv(const Model& model) {
+  const Activity& a = model.activity();
+  const int64_t origin = MemoryOrigin(model);
+  std::string out = "allocator,time_micros,bytes_in_use,bytes,op,address\n";
+  for (const MemorySample& m : a.memory()) {
+    absl::StrAppend(&out, CsvField(a.String(m.allocator)), ",",
+                    NanosAsMicros(SatAdd(m.time_ns, -origin)), ",",
+                    m.bytes_in_use, ",", m.bytes, ",", CsvField(a.String(m.op)),
+                    ",", m.address, "\n");
+  }
+  return out;
+}
+
+std::string RenderMemoryTimeline(const Model& model) {
+  const Activity& a = model.activity();
+  const int64_t origin = MemoryOrigin(model);
+  std::string out =
+      "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
+      "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": "
+      "{\"name\": \"Memory in use\"}}";
+  for (const MemorySample& m : a.memory()) {
+    absl::StrAppend(&out, ",\n{\"name\": ", JsonQuote(a.String(m.allocator)),
+                    ", \"ph\": \"C\", \"pid\": 0, \"ts\": ",
+                    NanosAsMicros(SatAdd(m.time_ns, -origin)),
+                    ", \"args\": {\"bytes_in_use\": ", m.bytes_in_use, "}}");
+  }
+  return out + "\n]}\n";
+}
+
+}  // namespace tfprof

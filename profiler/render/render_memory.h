@@ -1,0 +1,32 @@
+// Memory in use per allocator as text, CSV (every event) or a Chrome trace
+// of counter tracks.
+#ifndef TFPROF_PROFILER_RENDER_RENDER_MEMORY_H_
+#define TFPROF_PROFILER_RENDER_RENDER_MEMORY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/model/model.h"
+#include "profiler/views/memory.h"
+
+namespace tfprof {
+
+// The time all memory output is relative to: the first step's start (or the
+// first memory event's time).
+int64_t MemoryOrigin(const Model& model);
+
+// Each allocator's peak, its step, and the `top` largest allocations live
+// then with their ops.
+std::string RenderMemoryText(const Model& model,
+                             const std::vector<AllocatorPeak>& peaks,
+                             int64_t top);
+// Header: allocator,time_micros,bytes_in_use,bytes,op,address (one row per
+// allocation or free, time relative to MemoryOrigin()).
+std::string RenderMemoryCsv(const Model& model);
+// A Chrome trace with one counter track ("ph": "C") per allocator.
+std::string RenderMemoryTimeline(const Model& model);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_RENDER_RENDER_MEMORY_H_
