@@ -20,6 +20,7 @@
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
+#include "profiler/render/trace_timeline.h"
 
 namespace tfprof {
 namespace cli {
@@ -162,6 +163,21 @@ absl::Status TimelineCommand(Shell& shell,
     }
   }
   const auto& files = shell.profile().run_meta_files;
+  const Model& model = shell.profile().model;
+  if (files.empty() && HasTraceEvents(model)) {
+    // A trace: its own events of the step, at their recorded times.
+    if (step < 0 && !model.steps().empty()) step = *model.steps().begin();
+    absl::StatusOr<std::string> json =
+        TraceEventsTimeline(model, step, nullptr);
+    if (!json.ok()) return json.status();
+    if (outfile.empty()) outfile = absl::StrCat("timeline-", step, ".json");
+    absl::Status s = WriteFileAtomic(outfile, *json, shell.input_files());
+    if (!s.ok()) return s;
+    shell.out() << "Timeline of step " << step << " (the trace's events) "
+                << "written to " << outfile
+                << "; open it in chrome://tracing or ui.perfetto.dev\n";
+    return absl::OkStatus();
+  }
   if (files.empty()) {
     return absl::FailedPreconditionError(
         "timeline needs the RunMetadata files (--run_meta_path); a "
@@ -382,7 +398,7 @@ const std::vector<CommandSpec>& Commands() {
        "[-step N] [-outfile PATH] [-show_dataflow B] [-show_memory B] "
        "[-op_time schedule|gpu|all]",
        "Write one step's Chrome trace as TensorFlow's ProfilerHook does "
-       "(timeline-<step>.json).",
+       "(timeline-<step>.json); for a trace, its own events of the step.",
        TimelineCommand},
       {"check", "[-step N] CONDITION ...",
        "Gate for CI: check thresholds like 'params<=1m' or "

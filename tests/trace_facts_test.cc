@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "catch2/catch.hpp"
@@ -16,6 +17,7 @@
 #include "profiler/load/loader.h"
 #include "profiler/render/render_memory.h"
 #include "profiler/render/summary.h"
+#include "profiler/render/trace_timeline.h"
 #include "profiler/views/memory.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
@@ -306,6 +308,71 @@ TEST_CASE("Kineto steps, kernels and peak memory agree with the raw events") {
   const ProfileSummary s = Summarize(loaded->model);
   REQUIRE(s.allocator_peak_bytes.count("GPU_0") == 1);
   CHECK(s.allocator_peak_bytes.at("GPU_0") == want.peak_gpu_bytes);
+}
+
+TEST_CASE("A Kineto step's timeline has the trace's own events and times") {
+  const std::string path = CorpusFile(kKineto);
+  const JsonValue doc = ReadJsonGz(path);
+  // Step 7 runs from its ProfilerStep#7 to the start of ProfilerStep#8.
+  double s7 = 0, s8 = 0;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("name") || e.at("ph").string != "X") continue;
+    if (e.at("name").string == "ProfilerStep#7") s7 = e.at("ts").number;
+    if (e.at("name").string == "ProfilerStep#8") s8 = e.at("ts").number;
+  }
+  REQUIRE(s8 > s7);
+  std::multiset<std::tuple<std::string, int64_t, int64_t>> want, got;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || e.at("ph").string != "X") continue;
+    const std::string& cat = e.at("cat").string;
+    const double ts = e.at("ts").number;
+    if ((cat == "Operator" || cat == "Runtime") && ts >= s7 && ts < s8) {
+      want.emplace(e.at("name").string, std::llround((ts - s7) * 1000),
+                   std::llround(e.at("dur").number * 1000));
+    }
+  }
+  const auto loaded = LoadTrace(path);
+  absl::StatusOr<std::string> json =
+      TraceEventsTimeline(loaded->model, 7, nullptr);
+  REQUIRE(json.ok());
+  JsonValue tl;
+  std::string error;
+  REQUIRE(testing::ParseJson(*json, &tl, &error));
+  int64_t kernels = 0;
+  for (const JsonValue& e : tl.at("traceEvents").array) {
+    if (e.at("ph").string != "X") continue;
+    if (e.at("cat").string == "Op") {
+      got.emplace(e.at("name").string, std::llround(e.at("ts").number * 1000),
+                  std::llround(e.at("dur").number * 1000));
+    } else if (e.at("cat").string == "Kernel") {
+      ++kernels;
+    }
+  }
+  CHECK(want.size() > 1000);
+  CHECK(got == want);
+  CHECK(kernels == 1462);  // as the steps table counts them
+}
+
+TEST_CASE("An XSpace step's timeline has its kernels at their own times") {
+  const auto loaded =
+      LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
+  absl::StatusOr<std::string> json =
+      TraceEventsTimeline(loaded->model, 0, nullptr);
+  REQUIRE(json.ok());
+  JsonValue tl;
+  std::string error;
+  REQUIRE(testing::ParseJson(*json, &tl, &error));
+  int64_t kernels = 0, kernel_ns = 0;
+  for (const JsonValue& e : tl.at("traceEvents").array) {
+    if (e.at("ph").string == "X" && e.at("cat").string == "Kernel") {
+      ++kernels;
+      kernel_ns += std::llround(e.at("dur").number * 1000);
+    }
+  }
+  // kernel_stats.pb: 145 launches, 719,853 ns in all.
+  CHECK(kernels == 145);
+  CHECK(kernel_ns == 719853);
+  CHECK_FALSE(TraceEventsTimeline(loaded->model, 5, nullptr).ok());
 }
 
 TEST_CASE("RunMetadata steps run from the first start to the last end") {

@@ -27,6 +27,10 @@ void Activity::Finish() {
                    [](const DeviceWork& a, const DeviceWork& b) {
                      return a.start_ns < b.start_ns;
                    });
+  std::stable_sort(host_.begin(), host_.end(),
+                   [](const HostSpan& a, const HostSpan& b) {
+                     return a.start_ns < b.start_ns;
+                   });
   std::stable_sort(memory_.begin(), memory_.end(),
                    [](const MemorySample& a, const MemorySample& b) {
                      if (a.allocator != b.allocator) {
@@ -52,6 +56,7 @@ void Activity::Shift(int64_t ns) {
     s.end_ns = SatAdd(s.end_ns, ns);
   }
   for (DeviceWork& w : work_) w.start_ns = SatAdd(w.start_ns, ns);
+  for (HostSpan& h : host_) h.start_ns = SatAdd(h.start_ns, ns);
   for (MemorySample& m : memory_) m.time_ns = SatAdd(m.time_ns, ns);
 }
 

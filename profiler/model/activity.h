@@ -40,6 +40,16 @@ struct DeviceWork {
   WorkKind kind = WorkKind::kKernel;
 };
 
+// One host (CPU) event as the trace records it, nested events included.
+struct HostSpan {
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t step = 0;
+  uint32_t name = 0;    // the event's own name
+  uint32_t node = 0;    // the node it counts on
+  uint32_t thread = 0;  // "<pid>/<tid>" (Kineto), "<plane>/<line>" (XSpace)
+};
+
 // The bytes in use of one allocator right after an allocation or a free.
 struct MemorySample {
   // bytes_in_use when the trace did not record it: Activity::Finish() makes
@@ -66,20 +76,22 @@ class Activity {
   // Widens the span of `step` to cover [start_ns, end_ns).
   void AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns);
   void AddWork(const DeviceWork& work) { work_.push_back(work); }
+  void AddHostSpan(const HostSpan& span) { host_.push_back(span); }
   void AddMemorySample(const MemorySample& m) { memory_.push_back(m); }
-  // Sorts everything: spans by step, work by start, memory samples by
-  // allocator, then time (ties keep the order they were added in); fills
-  // in the bytes in use that were not recorded.
+  // Sorts everything: spans by step, work and host spans by start, memory
+  // samples by allocator, then time (ties keep the order they were added in);
+  // fills in the bytes in use that were not recorded.
   void Finish();
   // Moves every time by `ns` (the importer's shift of the executions' clock).
   void Shift(int64_t ns);
 
   bool empty() const {
-    return steps_.empty() && work_.empty() && memory_.empty();
+    return steps_.empty() && work_.empty() && memory_.empty() && host_.empty();
   }
   const std::vector<StepSpan>& steps() const { return steps_; }
   const std::vector<DeviceWork>& work() const { return work_; }
   const std::vector<MemorySample>& memory() const { return memory_; }
+  const std::vector<HostSpan>& host() const { return host_; }
 
  private:
   StringTable strings_;
@@ -87,6 +99,7 @@ class Activity {
   std::vector<StepSpan> steps_;
   std::vector<DeviceWork> work_;
   std::vector<MemorySample> memory_;
+  std::vector<HostSpan> host_;
 };
 
 }  // namespace tfprof

@@ -1,6 +1,8 @@
 #include "profiler/render/emit.h"
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
@@ -9,6 +11,7 @@
 #include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/render_text.h"
+#include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
 
 namespace tfprof {
@@ -28,6 +31,23 @@ absl::Status WriteTimeline(const std::string& path, const Timeline& timeline,
   *target.out << "Timeline written to " << path
               << "; open it in chrome://tracing or ui.perfetto.dev\n";
   return absl::OkStatus();
+}
+
+// A graph view's timeline of one step: for a trace, the trace's own events
+// of the displayed nodes at their recorded times; else tfprof's layout.
+absl::StatusOr<Timeline> GraphOrTraceTimeline(const ResultTree& result,
+                                              const Model& model,
+                                              int64_t step) {
+  if (!HasTraceEvents(model)) return GraphTimeline(result, model, step);
+  std::set<std::string> nodes;
+  for (const ResultNode& n : result.nodes) {
+    if (n.graph_node != nullptr) nodes.insert(n.graph_node->name);
+  }
+  absl::StatusOr<std::string> json = TraceEventsTimeline(model, step, &nodes);
+  if (!json.ok()) return json.status();
+  Timeline t;
+  t.json = std::move(*json);
+  return t;
 }
 
 absl::StatusOr<ResultTree> EmitTimelines(Views* views, const Model& model,
@@ -65,8 +85,11 @@ absl::StatusOr<ResultTree> EmitTimelines(Views* views, const Model& model,
     one.step = step;
     absl::StatusOr<ResultTree> result = views->Query(view, one);
     if (!result.ok()) return result.status();
-    absl::Status s = WriteTimeline(absl::StrCat(outfile, "_", step),
-                                   GraphTimeline(*result, model, step), target);
+    absl::StatusOr<Timeline> timeline =
+        GraphOrTraceTimeline(*result, model, step);
+    if (!timeline.ok()) return timeline.status();
+    absl::Status s =
+        WriteTimeline(absl::StrCat(outfile, "_", step), *timeline, target);
     if (!s.ok()) return s;
     last = std::move(*result);
   }

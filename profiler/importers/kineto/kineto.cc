@@ -87,6 +87,9 @@ IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
 struct Event {
   int64_t start = 0;     // microseconds
   int64_t duration = 0;  // microseconds
+  // kCpu: as read, for the activity record.
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
   // Filled by the nesting pass (kCpu).
   int64_t exclusive = 0;  // duration minus that of nested kCpu events
   int64_t step = 0;
@@ -335,6 +338,7 @@ class KinetoImport {
   std::vector<MemoryArgs> memory_args_;
   std::vector<GpuArgs> gpu_args_;
   absl::flat_hash_map<std::string, int32_t> threads_;
+  std::vector<std::string> thread_names_;  // "<pid>/<tid>" by index
   // The launching runtime call of a correlation id, the op of an External
   // id (the first CPU event that has it).
   absl::flat_hash_map<IdKey, int32_t> by_correlation_;
@@ -366,6 +370,7 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
   }
   e.name = Intern(&strings_, name);
   e.category = Intern(&strings_, category);
+  if (e.kind == Kind::kCpu) std::tie(e.start_ns, e.duration_ns) = NanoTimes(e);
   KeepStepSpan(e, name);
   const int32_t index = static_cast<int32_t>(events_.size());
   if (e.kind != Kind::kGpu) {
@@ -373,6 +378,7 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
                                          f_.tid.IdText().value_or(""));
     auto [it, inserted] =
         threads_.emplace(key, static_cast<int32_t>(threads_.size()));
+    if (inserted) thread_names_.push_back(key);
     e.thread = it->second;
   }
   KeepArgs(index, &e);
@@ -614,6 +620,12 @@ void KinetoImport::AddCpuExecs() {
     const TraceBuilder::ExecRef exec =
         builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start,
                           std::max<int64_t>(e.exclusive, 0));
+    Activity* activity = builder_->activity();
+    activity->AddHostSpan(HostSpan{
+        e.start_ns, e.duration_ns, e.step,
+        activity->Intern(strings_.Get(e.name)),
+        activity->Intern(builder_->NodeName(e.node)),
+        activity->Intern(thread_names_[static_cast<size_t>(e.thread)])});
     if (e.args >= 0) {
       const CpuArgs& a = cpu_args_[e.args];
       if (a.flops.has_value()) builder_->AddFloatOps(e.node, *a.flops);

@@ -312,8 +312,10 @@ class XSpaceImport {
   // plus stack reserved, as xprof's memory profile counts them).
   void AddMemorySample(const PlaneStats& stats, const HostEvent& h,
                        int32_t node);
+  // `thread`: the line's name for the activity record.
   void AddHostExecs(const PlaneStats& stats,
-                    const std::vector<HostEvent>& events);
+                    const std::vector<HostEvent>& events,
+                    const std::string& thread);
   void AddMemory(const PlaneStats& stats, const std::vector<HostEvent>& events,
                  const HostEvent& h, TraceBuilder::ExecRef exec);
 
@@ -446,7 +448,10 @@ void XSpaceImport::ImportHostPlane(const XPlane& plane) {
       }
     }
     NestHostEvents(stats, &events);
-    AddHostExecs(stats, events);
+    AddHostExecs(stats, events,
+                 absl::StrCat(plane.name(), "/",
+                              line.name().empty() ? absl::StrCat(line.id())
+                                                  : line.name()));
   }
 }
 
@@ -579,9 +584,16 @@ void XSpaceImport::AddMemorySample(const PlaneStats& stats, const HostEvent& h,
 }
 
 void XSpaceImport::AddHostExecs(const PlaneStats& stats,
-                                const std::vector<HostEvent>& events) {
+                                const std::vector<HostEvent>& events,
+                                const std::string& thread) {
+  Activity* activity = builder_->activity();
+  const uint32_t thread_id = activity->Intern(thread);
   for (const HostEvent& h : events) {
     if (h.kind != HostKind::kOp) continue;
+    activity->AddHostSpan(HostSpan{
+        h.start_ns, DurationNs(*h.event), h.step,
+        activity->Intern(h.md != nullptr ? h.md->name() : std::string()),
+        activity->Intern(builder_->NodeName(h.node)), thread_id});
     const TraceBuilder::ExecRef exec =
         builder_->AddExec(h.step, kHostCpuDevice, h.node, h.start,
                           std::max<int64_t>(h.exclusive, 0));
