@@ -496,8 +496,41 @@ TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
   }
 }
 
+TEST_CASE("Kernels of RunMetadata GPU streams, by op type") {
+  // TensorFlow's RunMetadata keeps one node stat per kernel on its stream
+  // (".../stream:N"), labelled "<node>:<OpType> <launch dimensions>";
+  // copies are named MEMCPY... or carry num_bytes.
+  const InputPaths paths = testing::TfTestData();
+  tfcore::RunMetadata rm;
+  REQUIRE(rm.ParseFromString(testing::ReadFile(paths.run_meta_path)));
+  std::map<std::string, std::pair<int64_t, int64_t>> want;
+  for (const auto& dev : rm.step_stats().dev_stats()) {
+    const std::string& d = dev.device();
+    const size_t at = d.find("/stream:");
+    if (at == std::string::npos || d.substr(at) == "/stream:all") continue;
+    for (const auto& ns : dev.node_stats()) {
+      const std::string& label = ns.timeline_label();
+      if (ns.node_name().find("MEMCPY") != std::string::npos ||
+          label.find("num_bytes") != std::string::npos) {
+        continue;
+      }
+      const std::string head = label.substr(0, label.find(' '));
+      auto& k = want[head.substr(head.find(':') + 1)];
+      ++k.first;
+      k.second += ns.op_end_rel_micros() * 1000;
+    }
+  }
+  REQUIRE(!want.empty());
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  CHECK(KernelRows((*loaded)->model) == want);
+}
+
 TEST_CASE("The kernel view needs kernels") {
-  auto loaded = LoadProfile(testing::TfTestData());
+  InputPaths paths;
+  paths.run_meta_path =
+      CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
+  auto loaded = LoadProfile(paths);  // copies only
   REQUIRE(loaded.ok());
   Views views(&(*loaded)->model, nullptr);
   absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, Options());

@@ -49,6 +49,17 @@ void Activity::Finish() {
   }
 }
 
+void Activity::MergeWork(std::vector<DeviceWork> work) {
+  auto by_start = [](const DeviceWork& a, const DeviceWork& b) {
+    return a.start_ns < b.start_ns;
+  };
+  std::stable_sort(work.begin(), work.end(), by_start);
+  const size_t middle = work_.size();
+  work_.insert(work_.end(), work.begin(), work.end());
+  std::inplace_merge(work_.begin(), work_.begin() + middle, work_.end(),
+                     by_start);
+}
+
 void Activity::Shift(int64_t ns) {
   if (ns == 0) return;
   for (StepSpan& s : steps_) {

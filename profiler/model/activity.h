@@ -77,6 +77,9 @@ class Activity {
   void AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns);
   void AddWork(const DeviceWork& work) { work_.push_back(work); }
   void AddHostSpan(const HostSpan& span) { host_.push_back(span); }
+  // Adds work to a finished record, keeping it sorted (linear in what is
+  // there: a merge, not a sort).
+  void MergeWork(std::vector<DeviceWork> work);
   void AddMemorySample(const MemorySample& m) { memory_.push_back(m); }
   // Sorts everything: spans by step, work and host spans by start, memory
   // samples by allocator, then time (ties keep the order they were added in);

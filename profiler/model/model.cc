@@ -704,6 +704,7 @@ absl::Status Model::AddRunMeta(int64_t step,
   bool has_gpu_scheduling = false;
   bool has_gpu_stream = false;
   PendingExec pending;
+  std::vector<DeviceWork> work;
   for (const auto& dev_stat : run_meta.step_stats().dev_stats()) {
     // Each device is classified once, not per execution on it.
     const std::string dev = absl::AsciiStrToLower(dev_stat.device());
@@ -727,6 +728,10 @@ absl::Status Model::AddRunMeta(int64_t step,
       // GPU tracers write "name:OpType"; keep the node name only.
       const size_t colon = name.find(':');
       if (colon != std::string_view::npos) name = name.substr(0, colon);
+      if (kind == DeviceKind::kStream &&
+          source_ == ProfileSource::kTensorFlow) {
+        StreamWork(name, step, dev, stat, &work);
+      }
       GraphNode* node = FindMutable(name);
       if (node == nullptr) {
         // Nodes absent from the graph (or profiles with no graph at all) are
@@ -746,7 +751,47 @@ absl::Status Model::AddRunMeta(int64_t step,
     StoreExec(detail, &MutableExec(key.first, key.second));
   }
   if (has_gpu_scheduling && !has_gpu_stream) miss_accelerator_stream_ = true;
+  if (!work.empty()) activity_.MergeWork(std::move(work));
   return absl::OkStatus();
+}
+
+// A GPU stream's node stat is one kernel or copy. TensorFlow's tracer
+// labels a kernel "<node>:<OpType> <launch dimensions>" (the kernel's own
+// name is not recorded, so the op type names it) and names a copy
+// "MEMCPY<kind>" (in the node name or the label).
+void Model::StreamWork(std::string_view node, int64_t step,
+                       const std::string& dev,
+                       const tfcore::NodeExecStats& stat,
+                       std::vector<DeviceWork>* work) {
+  if (stat.all_start_micros() <= 0) return;
+  std::string_view label = stat.timeline_label();
+  const size_t space = label.find(' ');
+  std::string_view head = label.substr(0, space);
+  const std::string_view rest =
+      space == std::string_view::npos ? "" : label.substr(space + 1);
+  const size_t colon = head.find(':');
+  if (colon != std::string_view::npos) head = head.substr(colon + 1);
+  DeviceWork w;
+  w.start_ns = SatMul(stat.all_start_micros(), 1000);
+  w.duration_ns = SatMul(stat.op_end_rel_micros(), 1000);
+  w.step = step;
+  const std::string_view node_name = stat.node_name();
+  const size_t memcpy_at = node_name.find("MEMCPY");
+  const bool copy = memcpy_at != std::string_view::npos ||
+                    head.substr(0, 6) == "MEMCPY" ||
+                    rest.find("num_bytes") != std::string_view::npos;
+  w.kind = copy ? WorkKind::kMemcpy : WorkKind::kKernel;
+  std::string_view name = head;
+  if (memcpy_at != std::string_view::npos) {
+    name = node_name.substr(memcpy_at);
+  } else if (name.empty()) {
+    name = node_name;
+  }
+  w.name = activity_.Intern(name);
+  w.stream = activity_.Intern(dev);
+  if (FindMutable(node) != nullptr) w.op = activity_.Intern(node);
+  if (!copy && rest.substr(0, 5) == "regs:") w.launch = activity_.Intern(rest);
+  work->push_back(w);
 }
 
 void Model::AddOpLog(const tfpb::OpLogProto& op_log) {

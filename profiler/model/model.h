@@ -368,6 +368,10 @@ class Model {
   // Encodes `detail` into the arena and stores it and its sums in `exec`.
   void StoreExec(const ExecDetail& detail, StepExec* exec);
   const uint8_t* Store(const std::string& bytes);
+  // Records a GPU stream's node stat as accelerator work (TensorFlow inputs).
+  void StreamWork(std::string_view node, int64_t step, const std::string& dev,
+                  const tfcore::NodeExecStats& stat,
+                  std::vector<DeviceWork>* work);
   // One execution on `dev` (lower case) of the given kind.
   void AddStepStat(GraphNode* node, int64_t step, const std::string& dev,
                    DeviceKind kind, const tfcore::NodeExecStats& stat,

@@ -167,9 +167,9 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
   for (const DeviceWork& w : a.work()) any |= w.kind == WorkKind::kKernel;
   if (!any) {
     return absl::FailedPreconditionError(
-        "the kernel view needs accelerator kernels with their names: a "
-        "PyTorch (Kineto) trace or an XSpace with GPU activity "
-        "(--trace_path); this profile has none");
+        "the kernel view needs accelerator kernels: GPU stream stats in "
+        "RunMetadata, a PyTorch (Kineto) trace or an XSpace with GPU "
+        "activity; this profile has none");
   }
   std::vector<ResultNode> rows;
   for (const auto& [name, sum] :

@@ -1,5 +1,6 @@
 // The kernel view: a flat list of accelerator kernels by name, with the ops
-// that launched them, from a trace's accelerator work (Model::activity()).
+// that launched them, from the accelerator work of Model::activity() (a
+// trace's kernels, or RunMetadata GPU stream stats, named by op type).
 // Not part of tfprof; its rows and output follow the op view's.
 #ifndef TFPROF_PROFILER_VIEWS_KERNELS_H_
 #define TFPROF_PROFILER_VIEWS_KERNELS_H_
