@@ -230,11 +230,18 @@ TEST_CASE("Memory CSV and counter tracks carry every allocation event") {
   CHECK(peak["gpu_host_bfc"] == 4864);
 }
 
+// A pid or tid as text.
+std::string Id(const JsonValue& v) {
+  return v.kind == JsonValue::kString ? v.string : std::to_string(JsonInt(v));
+}
+
 // The raw events of a Kineto trace, read with the tests' JSON parser.
 struct KinetoFacts {
   std::map<int64_t, std::pair<double, double>> steps;         // ts, dur (us)
   std::map<std::string, std::pair<int64_t, double>> kernels;  // n, dur (us)
   int64_t peak_gpu_bytes = -1;
+  // "<pid>/<tid>" -> [ts, ts + dur) of its Operator and Runtime events (us).
+  std::map<std::string, std::vector<std::pair<double, double>>> threads;
 };
 
 KinetoFacts ReadKineto(const std::string& path) {
@@ -252,8 +259,13 @@ KinetoFacts ReadKineto(const std::string& path) {
     if (e.at("ph").string == "X" && name.rfind("ProfilerStep#", 0) == 0) {
       f.steps[std::stoll(name.substr(13))] = {e.at("ts").number,
                                               e.at("dur").number};
-    } else if (e.at("ph").string == "X" &&
-               (cat == "kernel" || cat == "Kernel")) {
+    }
+    if (e.at("ph").string == "X" &&
+        (cat == "Operator" || cat == "Runtime" || cat == "cpu_op")) {
+      f.threads[Id(e.at("pid")) + "/" + Id(e.at("tid"))].emplace_back(
+          e.at("ts").number, e.at("ts").number + e.at("dur").number);
+    }
+    if (e.at("ph").string == "X" && (cat == "kernel" || cat == "Kernel")) {
       auto& k = f.kernels[name];
       ++k.first;
       k.second += e.at("dur").number;
@@ -306,6 +318,22 @@ TEST_CASE("Kineto steps, kernels and peak memory agree with the raw events") {
   }
   CHECK(launches == 8772);
   const ProfileSummary s = Summarize(loaded->model);
+  // Each host thread's busy time per step: the union of its Operator and
+  // Runtime events over the six steps.
+  for (const auto& [thread, v] : want.threads) {
+    INFO(thread);
+    std::vector<std::pair<double, double>> iv = v;
+    std::sort(iv.begin(), iv.end());
+    double busy = 0, end = -1e300;
+    for (const auto& [b, e] : iv) {
+      if (e > std::max(b, end)) busy += e - std::max(b, end);
+      end = std::max(end, e);
+    }
+    REQUIRE(s.lane_busy_ns.count("host thread " + thread) == 1);
+    CHECK(std::abs(s.lane_busy_ns.at("host thread " + thread) -
+                   busy * 1000 / 6) <= 1);
+  }
+  CHECK(want.threads.size() == 2);
   REQUIRE(s.allocator_peak_bytes.count("GPU_0") == 1);
   CHECK(s.allocator_peak_bytes.at("GPU_0") == want.peak_gpu_bytes);
 }

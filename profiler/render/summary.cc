@@ -16,23 +16,18 @@ namespace tfprof {
 
 namespace {
 
-// Busy time per step of each stream.
+// Busy time per step of each stream and host thread (overlaps once).
 void AddActivity(const Activity& a, int64_t steps, ProfileSummary* s) {
-  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_stream;
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> lanes;
   for (const DeviceWork& w : a.work()) {
-    by_stream[a.String(w.stream)].emplace_back(
-        w.start_ns, SatAdd(w.start_ns, w.duration_ns));
+    lanes[a.String(w.stream)].emplace_back(w.start_ns,
+                                           SatAdd(w.start_ns, w.duration_ns));
   }
-  for (auto& [stream, v] : by_stream) {
-    std::sort(v.begin(), v.end());
-    int64_t busy = 0, end = INT64_MIN;
-    for (const auto& [b, e] : v) {
-      const int64_t from = std::max(b, end);
-      if (e > from) busy = SatAdd(busy, e - from);
-      end = std::max(end, e);
-    }
-    s->stream_busy_ns[stream] = busy / steps;
+  for (const HostSpan& h : a.host()) {
+    lanes["host thread " + a.String(h.thread)].emplace_back(
+        h.start_ns, SatAdd(h.start_ns, h.duration_ns));
   }
+  for (auto& [lane, v] : lanes) s->lane_busy_ns[lane] = UnionLength(&v) / steps;
 }
 
 }  // namespace
@@ -73,12 +68,12 @@ std::string RenderSummary(const ProfileSummary& s,
                         s.nodes, s.nodes_with_execs);
   absl::StrAppendFormat(&out, "steps:       %d\n", s.steps);
   absl::StrAppendFormat(&out, "devices:     %d\n",
-                        s.devices.size() + s.stream_busy_ns.size());
+                        s.devices.size() + s.lane_busy_ns.size());
   for (const auto& [dev, n] : s.devices) {
     absl::StrAppendFormat(&out, "  %-60s %d nodes\n", dev, n);
   }
-  for (const auto& [stream, busy] : s.stream_busy_ns) {
-    absl::StrAppendFormat(&out, "  %-60s %s busy/step\n", stream,
+  for (const auto& [lane, busy] : s.lane_busy_ns) {
+    absl::StrAppendFormat(&out, "  %-60s %s busy/step\n", lane,
                           FormatNanos(busy));
   }
   std::vector<std::pair<std::string, int64_t>> ops(s.op_types.begin(),
@@ -153,7 +148,7 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
     first = false;
   };
   for (const auto& [name, n] : s.devices) device(name, n, -1, -1);
-  for (const auto& [name, busy] : s.stream_busy_ns) device(name, 0, busy, -1);
+  for (const auto& [name, busy] : s.lane_busy_ns) device(name, 0, busy, -1);
   for (const auto& [name, peak] : s.allocator_peak_bytes) {
     device(name, 0, -1, peak);
   }

@@ -29,8 +29,9 @@ struct ProfileSummary {
   // Wall time per step (from the steps table) and where it came from.
   WallStats wall;
   std::string wall_source;
-  // Accelerator streams (trace inputs): busy time per step, overlaps once.
-  std::map<std::string, int64_t> stream_busy_ns;
+  // Accelerator streams and host threads (traces, RunMetadata GPU streams):
+  // busy time per step, overlaps counted once.
+  std::map<std::string, int64_t> lane_busy_ns;
   // The most bytes each allocator had in use (trace inputs).
   std::map<std::string, int64_t> allocator_peak_bytes;
 };

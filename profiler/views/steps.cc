@@ -13,7 +13,8 @@ namespace {
 
 using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
 
-// The length of the union of the intervals (sorts them).
+}  // namespace
+
 int64_t UnionLength(std::vector<Interval>* v) {
   std::sort(v->begin(), v->end());
   int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
@@ -29,6 +30,8 @@ int64_t UnionLength(std::vector<Interval>* v) {
   if (cur_end > cur_start) total = SatAdd(total, cur_end - cur_start);
   return total;
 }
+
+namespace {
 
 // What one step's executions and accelerator work cover.
 struct StepWork {

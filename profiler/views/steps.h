@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/model/model.h"
@@ -41,6 +42,9 @@ struct StepTable {
 };
 
 StepTable ComputeSteps(const Model& model);
+
+// The length of the union of [start, end) intervals (sorts them).
+int64_t UnionLength(std::vector<std::pair<int64_t, int64_t>>* intervals);
 
 // The median; for an even count, the mean of the two middle values
 // (rounded toward zero). 0 for none.
