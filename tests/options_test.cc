@@ -7,7 +7,7 @@ namespace {
 
 TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 22);
+  REQUIRE(t.size() == 23);
   CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");

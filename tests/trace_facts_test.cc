@@ -524,6 +524,45 @@ TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
   }
 }
 
+TEST_CASE("-show_kernels lists each op's kernels under it") {
+  const auto loaded =
+      LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
+  Views views(&loaded->model, nullptr);
+  Options o;
+  o.max_depth = 1000;
+  o.show_kernels = true;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
+  REQUIRE(r.ok());
+  int64_t launches = 0, ops = 0;
+  for (const ResultNode& n : r->nodes) {
+    int64_t kernel_micros = 0, kernels = 0;
+    for (size_t c : n.children) {
+      const ResultNode& k = r->nodes[c];
+      if (std::string(k.fixed_type) != "_kernel") continue;
+      ++kernels;
+      launches += k.self.run_count;
+      kernel_micros += k.self.accelerator_exec_micros;
+    }
+    if (kernels == 0) continue;
+    ++ops;
+    INFO(n.name);
+    // The op's accelerator time is its kernels' (each rounded once).
+    CHECK(std::abs(kernel_micros - n.self.accelerator_exec_micros) <= kernels);
+  }
+  CHECK(ops > 20);
+  // Every launch of a known op, as the kernel view counts them.
+  Options k;
+  k.max_depth = 1000;
+  absl::StatusOr<ResultTree> kv = views.Query(ViewKind::kKernel, k);
+  REQUIRE(kv.ok());
+  int64_t linked = 0;
+  for (size_t c : kv->root().children) {
+    linked +=
+        kv->nodes[c].kernel->launches - kv->nodes[c].kernel->unlinked_launches;
+  }
+  CHECK(launches == linked);
+}
+
 TEST_CASE("Kernels of RunMetadata GPU streams, by op type") {
   // TensorFlow's RunMetadata keeps one node stat per kernel on its stream
   // (".../stream:N"), labelled "<node>:<OpType> <launch dimensions>";

@@ -158,7 +158,72 @@ void SortRows(const std::string& by, std::vector<ResultNode>* rows) {
                    });
 }
 
+// A kernel's launches and time for one op.
+struct OpKernel {
+  int64_t launches = 0, ns = 0;
+  std::set<int64_t> steps;
+};
+
 }  // namespace
+
+void AttachKernels(const Model& model, ResultTree* tree) {
+  const Activity& a = model.activity();
+  const Options& o = tree->options;
+  // op -> kernel name -> sums, for the step and the kept streams.
+  absl::flat_hash_map<uint32_t, std::map<std::string, OpKernel>> by_op;
+  std::vector<std::unique_ptr<RE2>> res = Compile(o.device_regexes);
+  absl::flat_hash_map<uint32_t, bool> kept;
+  for (const DeviceWork& w : a.work()) {
+    if (w.kind != WorkKind::kKernel || w.op == 0 ||
+        (o.step >= 0 && w.step != o.step)) {
+      continue;
+    }
+    auto [it, added] = kept.emplace(w.stream, false);
+    if (added) it->second = AnyMatch(res, a.String(w.stream));
+    if (!it->second) continue;
+    OpKernel& k = by_op[w.op][a.String(w.name)];
+    ++k.launches;
+    k.ns = SatAdd(k.ns, w.duration_ns);
+    k.steps.insert(w.step);
+  }
+  absl::flat_hash_map<std::string_view, uint32_t> op_ids;
+  for (const auto& [op, kernels] : by_op) op_ids[a.String(op)] = op;
+  const size_t n = tree->nodes.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<const GraphNode*> launchers;
+    if (tree->nodes[i].graph_node != nullptr) {
+      launchers.push_back(tree->nodes[i].graph_node);
+    }
+    for (const MemberNode& m : tree->nodes[i].members) {
+      launchers.push_back(m.node);
+    }
+    std::map<std::string, OpKernel> kernels;
+    for (const GraphNode* g : launchers) {
+      auto id = op_ids.find(g->name);
+      if (id == op_ids.end()) continue;
+      for (const auto& [name, k] : by_op[id->second]) {
+        OpKernel& sum = kernels[name];
+        sum.launches += k.launches;
+        sum.ns = SatAdd(sum.ns, k.ns);
+        sum.steps.insert(k.steps.begin(), k.steps.end());
+      }
+    }
+    for (const auto& [name, k] : kernels) {
+      const int64_t div =
+          o.step >= 0
+              ? 1
+              : std::max<int64_t>(1, static_cast<int64_t>(k.steps.size()));
+      ResultNode child;
+      child.name = name;
+      child.account = true;
+      child.fixed_type = "_kernel";
+      child.self = KernelStats(k.launches / div, k.ns / div);
+      child.total.AddSelf(child.self);
+      tree->nodes.push_back(std::move(child));
+      tree->nodes[i].children.push_back(tree->nodes.size() - 1);
+    }
+  }
+}
 
 absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
                                            const Options& opts) {

@@ -26,6 +26,14 @@ namespace tfprof {
 absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
                                            const Options& opts);
 
+// -show_kernels for the scope, graph and code views: under each displayed
+// node that launched kernels in the query's step (on streams matching
+// -device_regexes), one child per kernel name (fixed type "_kernel", after
+// the node's own children) with its launches and time, averaged as the
+// kernel view does. The node's totals stay as they are: its accelerator time
+// already holds these kernels. Code view nodes take their graph nodes'.
+void AttachKernels(const Model& model, ResultTree* tree);
+
 }  // namespace tfprof
 
 #endif  // TFPROF_PROFILER_VIEWS_KERNELS_H_

@@ -200,6 +200,10 @@ const std::vector<OptionSpec>& OptionTable() {
        "Comma-separated regexes; only executions on a device (lower case, "
        "e.g. .*gpu:3.*) matching one count: time, runs, and memory of nodes "
        "placed there."},
+      {"show_kernels", K::kBool, "false",
+       "Scope, graph and code views: list under each op the accelerator "
+       "kernels it launched (name, launches, time) where the input records "
+       "them."},
       {"account_displayed_op_only", K::kBool, "false",
        "If true, totals count only the nodes that are displayed."},
       {"select", K::kSelect, "micros",
@@ -325,12 +329,14 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
       *ListField(name, opts) = SplitList(value);
       return absl::OkStatus();
     case OptionKind::kBool: {
+      bool* field = name == "show_kernels" ? &opts->show_kernels
+                                           : &opts->account_displayed_op_only;
       std::string v = absl::AsciiStrToLower(value);
       if (v == "true" || v == "t" || v == "yes" || v == "y" || v == "1") {
-        opts->account_displayed_op_only = true;
+        *field = true;
       } else if (v == "false" || v == "f" || v == "no" || v == "n" ||
                  v == "0") {
-        opts->account_displayed_op_only = false;
+        *field = false;
       } else {
         return BadValue(name, value, "expected true or false");
       }
@@ -461,6 +467,7 @@ std::string OptionsToString(const Options& o) {
   str("-show_name_regexes", absl::StrJoin(o.show_name_regexes, ","));
   str("-hide_name_regexes", absl::StrJoin(o.hide_name_regexes, ","));
   str("-device_regexes", absl::StrJoin(o.device_regexes, ","));
+  str("-show_kernels", o.show_kernels ? "true" : "false");
   str("-account_displayed_op_only",
       o.account_displayed_op_only ? "true" : "false");
   str("-select", absl::StrJoin(o.select, ","));

@@ -49,6 +49,7 @@ struct Options {
   std::vector<std::string> show_name_regexes = {".*"};
   std::vector<std::string> hide_name_regexes;
   std::vector<std::string> device_regexes = {".*"};  // not in tfprof today
+  bool show_kernels = false;                         // not in tfprof
   bool account_displayed_op_only = false;
   std::set<std::string> select = {"micros"};
   std::string output_type = "stdout";

@@ -1126,18 +1126,22 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   out.view = view;
   out.model = model_;
   out.options = opts;
+  absl::StatusOr<ResultTree> result;
   switch (view) {
     case ViewKind::kScope:
     case ViewKind::kCode:
-      return QueryTreeView(st, c, checkpoint_, view == ViewKind::kCode, &q,
-                           std::move(out));
+      result = QueryTreeView(st, c, checkpoint_, view == ViewKind::kCode, &q,
+                             std::move(out));
+      break;
     case ViewKind::kGraph:
-      return QueryGraphView(st, c, checkpoint_, &q, std::move(out));
+      result = QueryGraphView(st, c, checkpoint_, &q, std::move(out));
+      break;
     case ViewKind::kOp:
     case ViewKind::kKernel:
-      break;
+      return QueryOpView(st, c, checkpoint_, &q, std::move(out));
   }
-  return QueryOpView(st, c, checkpoint_, &q, std::move(out));
+  if (result.ok() && opts.show_kernels) AttachKernels(*model_, &*result);
+  return result;
 }
 
 }  // namespace tfprof
