@@ -403,6 +403,112 @@ TEST_CASE("An XSpace step's timeline has its kernels at their own times") {
   CHECK_FALSE(TraceEventsTimeline(loaded->model, 5, nullptr).ok());
 }
 
+// An XSpace's kernels per name (launches, ns) and its step groups' spans,
+// read straight from the planes.
+struct XSpaceFacts {
+  std::map<std::string, std::pair<int64_t, int64_t>> kernels;
+  std::map<int64_t, std::pair<int64_t, int64_t>> steps;  // group: start, end
+};
+
+XSpaceFacts ReadXSpace(const std::string& path) {
+  tensorflow::profiler::XSpace space;
+  REQUIRE(space.ParseFromString(testing::ReadFile(path)));
+  XSpaceFacts f;
+  for (const auto& plane : space.planes()) {
+    if (plane.name().rfind("/device:GPU:", 0) != 0) continue;
+    std::map<std::string, int64_t> stat_ids;
+    for (const auto& [id, md] : plane.stat_metadata()) stat_ids[md.name()] = id;
+    auto has_stat = [&](const auto& stats, const std::string& name) {
+      auto it = stat_ids.find(name);
+      if (it == stat_ids.end()) return false;
+      for (const auto& st : stats) {
+        if (st.metadata_id() == it->second) return true;
+      }
+      return false;
+    };
+    for (const auto& line : plane.lines()) {
+      const bool stream = line.name().rfind("Stream #", 0) == 0;
+      for (const auto& ev : line.events()) {
+        const auto& md = plane.event_metadata().at(ev.metadata_id());
+        const int64_t start =
+            line.timestamp_ns() + (ev.offset_ps() + 500) / 1000;
+        const int64_t dur = (ev.duration_ps() + 500) / 1000;
+        if (stream && md.name().rfind("Memcpy", 0) != 0 &&
+            md.name().rfind("Memset", 0) != 0 &&
+            !has_stat(ev.stats(), "memcpy_details") &&
+            !has_stat(md.stats(), "memcpy_details")) {
+          auto& k = f.kernels[md.name()];
+          ++k.first;
+          k.second += dur;
+        }
+        if (line.name() != "Steps") continue;
+        auto it = stat_ids.find("group_id");
+        REQUIRE(it != stat_ids.end());
+        for (const auto& st : ev.stats()) {
+          if (st.metadata_id() != it->second) continue;
+          const int64_t g = st.int64_value() != 0
+                                ? st.int64_value()
+                                : static_cast<int64_t>(st.uint64_value());
+          auto [span, added] =
+              f.steps.emplace(g, std::make_pair(start, start + dur));
+          span->second.first = std::min(span->second.first, start);
+          span->second.second = std::max(span->second.second, start + dur);
+        }
+      }
+    }
+  }
+  return f;
+}
+
+TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
+  int64_t checked = 0;
+  for (const testing::CorpusCase& c : testing::CorpusCases()) {
+    const std::string& path = c.paths.trace_path;
+    const bool xspace =
+        path.size() > 10 && path.substr(path.size() - 10) == ".xplane.pb";
+    const bool kineto = path.find(".pt.trace.json") != std::string::npos ||
+                        path.find("_trace.json.gz") != std::string::npos;
+    if (!xspace && !kineto) continue;
+    INFO(c.name);
+    std::map<std::string, std::pair<int64_t, int64_t>> kernels;
+    std::map<int64_t, int64_t> walls;  // step -> ns
+    if (xspace) {
+      const XSpaceFacts f = ReadXSpace(path);
+      kernels = f.kernels;
+      for (const auto& [g, span] : f.steps) {
+        walls[g] = span.second - span.first;
+      }
+    } else {
+      const KinetoFacts f = ReadKineto(path);
+      for (const auto& [name, k] : f.kernels) {
+        kernels[name] = {k.first, std::llround(k.second * 1000)};
+      }
+      for (const auto& [step, span] : f.steps) {
+        walls[step] = std::llround(span.second * 1000);
+      }
+    }
+    const auto loaded = LoadTrace(path);
+    if (!kernels.empty()) {
+      const auto rows = KernelRows(loaded->model);
+      REQUIRE(rows.size() == kernels.size());
+      for (const auto& [name, k] : kernels) {
+        INFO(name);
+        REQUIRE(rows.count(name) == 1);
+        CHECK(rows.at(name).first == k.first);
+        CHECK(std::abs(rows.at(name).second - k.second) <= k.first);
+      }
+    }
+    const StepTable t = ComputeSteps(loaded->model);
+    for (const StepRow& r : t.rows) {
+      INFO("step " << r.step);
+      CHECK(r.from_markers == (walls.count(r.step) == 1));
+      if (walls.count(r.step) == 1) CHECK(r.wall_ns == walls.at(r.step));
+    }
+    ++checked;
+  }
+  CHECK(checked >= 4);  // the bundled Kineto, HTA and XSpace traces
+}
+
 TEST_CASE("RunMetadata steps run from the first start to the last end") {
   const InputPaths paths = testing::TfTestData();
   auto loaded = LoadProfile(paths);
