@@ -239,6 +239,9 @@ std::string Id(const JsonValue& v) {
 struct KinetoFacts {
   std::map<int64_t, std::pair<double, double>> steps;         // ts, dur (us)
   std::map<std::string, std::pair<int64_t, double>> kernels;  // n, dur (us)
+  // Launch dimensions per kernel name, as "regs:R shm:S grid:x,y,z
+  // block:x,y,z" where the args have grid and block.
+  std::map<std::string, std::set<std::string>> launches;
   int64_t peak_gpu_bytes = -1;
   // "<pid>/<tid>" -> [ts, ts + dur) of its Operator and Runtime events (us).
   std::map<std::string, std::vector<std::pair<double, double>>> threads;
@@ -269,6 +272,23 @@ KinetoFacts ReadKineto(const std::string& path) {
       auto& k = f.kernels[name];
       ++k.first;
       k.second += e.at("dur").number;
+      const JsonValue& a = e.at("args");
+      if (a.Has("grid") && a.Has("block")) {
+        auto dims = [&](const JsonValue& v) {
+          std::string out;
+          for (const JsonValue& d : v.array) {
+            out += (out.empty() ? "" : ",") + std::to_string(JsonInt(d));
+          }
+          return out;
+        };
+        auto num = [&](const char* key) {
+          return a.Has(key) ? JsonInt(a.at(key)) : 0;
+        };
+        f.launches[name].insert(
+            "regs:" + std::to_string(num("registers per thread")) +
+            " shm:" + std::to_string(num("shared memory")) +
+            " grid:" + dims(a.at("grid")) + " block:" + dims(a.at("block")));
+      }
     } else if (name == "[memory]" && e.Has("args")) {
       const JsonValue& a = e.at("args");
       if (a.Has("Device Type") && a.at("Device Type").number == 1) {
@@ -472,6 +492,7 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
     INFO(c.name);
     std::map<std::string, std::pair<int64_t, int64_t>> kernels;
     std::map<int64_t, int64_t> walls;  // step -> ns
+    std::map<std::string, std::set<std::string>> launches;
     if (xspace) {
       const XSpaceFacts f = ReadXSpace(path);
       kernels = f.kernels;
@@ -480,6 +501,7 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
       }
     } else {
       const KinetoFacts f = ReadKineto(path);
+      launches = f.launches;
       for (const auto& [name, k] : f.kernels) {
         kernels[name] = {k.first, std::llround(k.second * 1000)};
       }
@@ -496,6 +518,20 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
         REQUIRE(rows.count(name) == 1);
         CHECK(rows.at(name).first == k.first);
         CHECK(std::abs(rows.at(name).second - k.second) <= k.first);
+      }
+    }
+    if (!launches.empty()) {
+      Views views(&loaded->model, nullptr);
+      Options o;
+      o.max_depth = 1000000;
+      absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+      REQUIRE(r.ok());
+      for (size_t c : r->root().children) {
+        const ResultNode& n = r->nodes[c];
+        INFO(n.name);
+        const std::set<std::string>& want = launches[n.name];
+        CHECK(std::set<std::string>(n.kernel->launch.begin(),
+                                    n.kernel->launch.end()) == want);
       }
     }
     const StepTable t = ComputeSteps(loaded->model);

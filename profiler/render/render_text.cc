@@ -1,5 +1,6 @@
 #include "profiler/render/render_text.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -213,8 +214,16 @@ std::string KernelCell(const KernelFacts& k) {
       "%d launches, min/avg/max %s/%s/%s", k.launches, FormatNanos(k.min_ns),
       FormatNanos(k.launches > 0 ? k.total_ns / k.launches : 0),
       FormatNanos(k.max_ns));
-  if (!k.launch.empty()) {
-    absl::StrAppend(&cell, ", ", absl::StrJoin(k.launch, " | "));
+  // The text row names a few launch shapes; -output json lists them all.
+  constexpr size_t kShown = 3;
+  const size_t shown = std::min(k.launch.size(), kShown);
+  if (shown > 0) {
+    absl::StrAppend(&cell, ", ",
+                    absl::StrJoin(k.launch.begin(), k.launch.begin() + shown,
+                                  " | "));
+  }
+  if (k.launch.size() > shown) {
+    absl::StrAppend(&cell, " (+", k.launch.size() - shown, " more)");
   }
   return cell;
 }

@@ -258,6 +258,29 @@ bool JsonReader::String(Value& value, std::string_view token,
          Unescape(raw.raw(), token.data() + token.size(), out);
 }
 
+bool JsonReader::ReadInts(Value& value, JsonInts* out) {
+  *out = JsonInts();
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '[') return Skip(value);
+  simdjson::ondemand::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+  bool all_ints = true;
+  for (auto element : array) {
+    Value v;
+    if (element.get(v) != simdjson::SUCCESS) return false;
+    JsonScalar scalar;
+    if (!Read(v, &scalar)) return false;
+    std::optional<int64_t> i = scalar.Int();
+    if (!i.has_value() || out->size == JsonInts::kMax) {
+      all_ints = false;
+      continue;
+    }
+    out->values[out->size++] = *i;
+  }
+  if (!all_ints) *out = JsonInts();
+  return true;
+}
+
 bool JsonReader::Read(Value& value, JsonScalar* out) {
   const std::string_view token = value.raw_json_token();
   if (token.empty()) return false;

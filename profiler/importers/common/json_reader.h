@@ -103,6 +103,13 @@ struct JsonScalar {
   bool Nanos(int64_t* out) const;
 };
 
+// A short array of integers read from a JSON value (launch dimensions).
+struct JsonInts {
+  static constexpr int kMax = 3;
+  int64_t values[kMax] = {};
+  int size = 0;  // 0: absent, or not an array of at most kMax integers
+};
+
 // Reads one JSON trace document (see above). Methods returning bool return
 // false on a JSON error; the document is then done with (ScanJsonTrace()
 // gets the error from the DOM parser).
@@ -150,6 +157,10 @@ class JsonReader {
     if (slot == nullptr || slot->present()) return Skip(value);
     return Read(value, slot);
   }
+  // An array of at most JsonInts::kMax integers (e.g. "[864, 1, 1]"); false
+  // on a JSON error. Anything else (not an array, longer, other elements)
+  // leaves *out empty.
+  bool ReadInts(Value& value, JsonInts* out);
   // Whether a value is an object (without consuming it).
   static bool IsObject(Value& value) {
     const std::string_view token = value.raw_json_token();

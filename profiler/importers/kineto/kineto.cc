@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
@@ -125,6 +126,7 @@ struct MemoryArgs {
 };
 
 struct GpuArgs {
+  int32_t launch = -1;  // "regs:R shm:S grid:x,y,z block:x,y,z" (strings)
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   IdKey correlation;
@@ -137,8 +139,9 @@ struct GpuArgs {
 // the DOM parser's at_key() finds them).
 struct EventFields : TraceEventFields {
   JsonScalar correlation, external_id, external_id_lower, flops, call_stack,
-      bytes, device_type, device_id, total_allocated, device, stream, addr;
-
+      bytes, device_type, device_id, total_allocated, device, stream, addr,
+      registers, shared_memory;
+  JsonInts grid, block;
   JsonScalar* ArgSlot(absl::string_view key) {
     switch (key.size()) {
       case 4:
@@ -164,8 +167,14 @@ struct EventFields : TraceEventFields {
         if (key == "external id") return &external_id_lower;
         if (key == "Device Type") return &device_type;
         break;
+      case 13:
+        if (key == "shared memory") return &shared_memory;
+        break;
       case 15:
         if (key == "Total Allocated") return &total_allocated;
+        break;
+      case 20:
+        if (key == "registers per thread") return &registers;
         break;
     }
     return nullptr;
@@ -176,6 +185,12 @@ bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
   *f = EventFields();
   return ReadTraceEvent(reader, event, f,
                         [&](absl::string_view key, JsonReader::Value& value) {
+                          if (key == "grid" && f->grid.size == 0) {
+                            return reader->ReadInts(value, &f->grid);
+                          }
+                          if (key == "block" && f->block.size == 0) {
+                            return reader->ReadInts(value, &f->block);
+                          }
                           return reader->ReadFirst(value, f->ArgSlot(key));
                         });
 }
@@ -267,6 +282,18 @@ std::vector<Frame> ParseCallStack(absl::string_view text) {
     frames.erase(frames.begin(), frames.end() - kMaxFrames);
   }
   return frames;
+}
+
+// [864, 1, 1] -> "864,1,1".
+std::string Dims(const JsonInts& dims) {
+  return absl::StrJoin(dims.values, dims.values + dims.size, ",");
+}
+
+// A kernel's launch as XSpace's kernel_details writes it.
+std::string LaunchText(const EventFields& f) {
+  return absl::StrCat("regs:", f.registers.Int().value_or(0),
+                      " shm:", f.shared_memory.Int().value_or(0),
+                      " grid:", Dims(f.grid), " block:", Dims(f.block));
 }
 
 std::string AllocatorName(int64_t device_type, int64_t device_id) {
@@ -463,6 +490,9 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
         a.external_id = MakeIdKey(f_.external_id_lower, &strings_);
       }
       a.device = f_.device.Int().value_or(0);
+      if (f_.grid.size > 0 && f_.block.size > 0) {
+        a.launch = Intern(&strings_, LaunchText(f_));
+      }
       std::string stream = f_.stream.IdText().value_or("");
       if (stream.empty()) {
         std::string tid = f_.tid.IdText().value_or("0");
@@ -712,6 +742,7 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   w.name = activity->Intern(strings_.Get(g.name));
   w.stream = activity->Intern(stream);
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
+  if (a.launch >= 0) w.launch = activity->Intern(strings_.Get(a.launch));
   const std::string& category = strings_.Get(g.category);
   w.kind = absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
            : absl::StrContains(category, "emset") ? WorkKind::kMemset
