@@ -218,9 +218,9 @@ std::string KernelCell(const KernelFacts& k) {
   constexpr size_t kShown = 3;
   const size_t shown = std::min(k.launch.size(), kShown);
   if (shown > 0) {
-    absl::StrAppend(&cell, ", ",
-                    absl::StrJoin(k.launch.begin(), k.launch.begin() + shown,
-                                  " | "));
+    absl::StrAppend(
+        &cell, ", ",
+        absl::StrJoin(k.launch.begin(), k.launch.begin() + shown, " | "));
   }
   if (k.launch.size() > shown) {
     absl::StrAppend(&cell, " (+", k.launch.size() - shown, " more)");
