@@ -1,6 +1,7 @@
-// Steps, kernels, devices and peak memory of traces, checked against figures
-// no tfprof code computes: xprof's own analyses of the same capture
-// (kernel_stats.pb, overview_page.pb, memory_profile.json.gz, decoded with
+// Steps, kernels, devices, ops and peak memory of traces, checked against
+// figures no tfprof code computes: xprof's own analyses of the same capture
+// (kernel_stats.pb, tensorflow_stats.pb, overview_page.pb,
+// memory_profile.json.gz, decoded with
 // their protos or a JSON parser), and for Kineto traces the raw events read
 // by the tests' own JSON parser.
 #include <algorithm>
@@ -96,6 +97,53 @@ TEST_CASE("Kernel view agrees with xprof's kernel_stats.pb") {
     const double got = static_cast<double>(rows.at(name).second);
     CHECK(std::abs(got - want.second) <= 0.01 * want.second);
   }
+}
+
+TEST_CASE("Each op's self time and runs agree with xprof's tensorflow_stats") {
+  // xprof's per-op table (without idle time): for each op on the host and on
+  // the device, its occurrences and self time in microseconds. Ours: the
+  // scope view's own figures of the op's node (cpu time for the host,
+  // accelerator time for the device), each op's nanoseconds rounded once.
+  xprof::TfStatsDatabase db;
+  REQUIRE(db.ParseFromString(testing::ReadFile(
+      CorpusFile(std::string(kAoberai) + "tensorflow_stats.pb"))));
+  const auto& records = db.without_idle().tf_stats_record();
+  REQUIRE(records.size() == 122);
+  const auto loaded =
+      LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
+  Views views(&loaded->model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  o.account_displayed_op_only = false;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
+  REQUIRE(r.ok());
+  std::map<std::string, const ResultNode*> by_name;
+  for (const ResultNode& n : r->nodes) by_name[n.name] = &n;
+  double host_us = 0, device_us = 0;
+  for (const xprof::TfStatsRecord& rec : records) {
+    // tf.data stages are "Iterator::A::B" there, scopes "Iterator/A/B" here;
+    // a few op names keep their ":Type" there.
+    std::string name = rec.op_name();
+    for (size_t at; (at = name.find("::")) != std::string::npos;) {
+      name.replace(at, 2, "/");
+    }
+    if (rec.op_type() != "Dataset" && name.find(':') != std::string::npos) {
+      name = name.substr(0, name.find(':'));
+    }
+    INFO(rec.host_or_device() << " " << name);
+    REQUIRE(by_name.count(name) == 1);
+    const NodeStats& self = by_name.at(name)->self;
+    const bool device = rec.host_or_device() == "Device";
+    REQUIRE((device || rec.host_or_device() == "Host"));
+    const int64_t ours =
+        device ? self.accelerator_exec_micros : self.cpu_exec_micros;
+    CHECK(std::abs(ours - rec.total_self_time_in_us()) <= 0.5 + 1e-6);
+    CHECK(self.run_count == rec.occurrences());
+    (device ? device_us : host_us) += rec.total_self_time_in_us();
+  }
+  // Totals within a microsecond per op.
+  CHECK(std::abs(r->root().total.accelerator_exec_micros - device_us) <= 104);
+  CHECK(std::abs(r->root().total.cpu_exec_micros - host_us) <= 18);
 }
 
 TEST_CASE("Step wall time agrees with xprof's overview page") {

@@ -172,6 +172,10 @@ void Compare(const OpTable& want_in, const OpTable& got_in) {
 
 Model ToModel(const ImportedTrace& t) {
   Model m;
+  // As the loader does: tfprof's 1us minimum is for TensorFlow inputs.
+  m.set_source(t.format == TraceFormat::kKineto   ? ProfileSource::kPyTorch
+               : t.format == TraceFormat::kXSpace ? ProfileSource::kXSpace
+                                                  : ProfileSource::kTensorFlow);
   m.AddGraph(t.graph);
   for (const auto& [step, rm] : t.steps) REQUIRE(m.AddRunMeta(step, rm).ok());
   m.AddOpLog(t.op_log);
@@ -609,7 +613,7 @@ Raw RawKineto(const std::string& json) {
     if (e.memory) continue;
     const int64_t excl = std::max<int64_t>(e.excl, 0);
     Sums& s = raw.steps[e.step][KinetoType(e.name)];
-    s.cpu += std::max<int64_t>(excl, 1);
+    s.cpu += excl;
     ++s.runs;
     s.requested += owner_bytes[static_cast<int>(i)];
     raw.devices[kCpu] += excl;
@@ -633,7 +637,7 @@ Raw RawKineto(const std::string& json) {
     const std::string type =
         launcher >= 0 ? KinetoType(cpu[launcher].name) : g.cat;
     const int64_t step = launcher >= 0 ? cpu[launcher].step : step_at(g.start);
-    raw.steps[step][type].acc += std::max<int64_t>(g.dur, 1);
+    raw.steps[step][type].acc += g.dur;
   }
   return raw;
 }
@@ -753,6 +757,17 @@ std::pair<int64_t, int64_t> XTime(const XLine& line, const XEvent& ev) {
   return {static_cast<int64_t>(start), (ev.duration_ps() + 500000) / 1000000};
 }
 
+// The same in nanoseconds.
+std::pair<int64_t, int64_t> XTimeNs(const XLine& line, const XEvent& ev) {
+  const __int128 ps =
+      static_cast<__int128>(line.timestamp_ns()) * 1000 + ev.offset_ps();
+  return {static_cast<int64_t>((ps + 500) / 1000),
+          (ev.duration_ps() + 500) / 1000};
+}
+
+// Nanoseconds to the nearest microsecond (halves up; ns >= 0).
+int64_t NearestUs(int64_t ns) { return (ns + 500) / 1000; }
+
 std::string XName(const XPlane& p, const XEvent& ev) {
   auto it = p.event_metadata().find(ev.metadata_id());
   return it == p.event_metadata().end() ? "" : it->second.name();
@@ -773,133 +788,205 @@ std::string XStatText(const XPlane& p, const XEvent& ev, const char* name) {
   return "";
 }
 
-bool XOp(const std::string& name, std::string* type) {
-  static const RE2 re(R"([^:\s]+:([A-Za-z_][A-Za-z0-9_]*))");
-  return RE2::FullMatch(name, re, type);
+// "<node>:<OpType>" -> node, type.
+bool XOp(const std::string& name, std::string* node, std::string* type) {
+  static const RE2 re(R"(([^:\s]+):([A-Za-z_][A-Za-z0-9_]*))");
+  return RE2::FullMatch(name, re, node, type);
+}
+
+// A host op: a TensorFlow op, or a tf.data iterator (type "Dataset").
+bool XHostOp(const std::string& name, std::string* node, std::string* type) {
+  if (name.rfind("Iterator::", 0) == 0) {
+    *node = name;
+    *type = "Dataset";
+    return true;
+  }
+  return XOp(name, node, type);
+}
+
+// One op of an XSpace, by (node, type): nanoseconds and runs.
+struct XNode {
+  int64_t cpu_ns = 0;
+  std::map<std::string, int64_t> device_ns;  // stream devices
+  int64_t host_runs = 0;
+  int64_t line_runs = 0;  // events on a GPU's "TensorFlow Ops" line
+  std::string gpu;        // the GPU of the line or of its first linked work
+  bool linked_work = false;
+  int64_t bytes = 0;
+};
+using XNodes = std::map<std::pair<std::string, std::string>, XNode>;
+
+// Host ops of one line, with exclusive times (nesting in microseconds,
+// overlaps in nanoseconds); launches and allocations to the innermost op
+// around them (found by brute force).
+void RawXSpaceHostLine(
+    const XPlane& p, const XLine& line, XNodes* nodes,
+    std::map<std::string, std::pair<std::string, std::string>>* launch) {
+  struct HostOp {
+    int64_t start, dur, start_ns, dur_ns, excl_ns;
+    std::pair<std::string, std::string> key;
+    int64_t bytes = 0;
+  };
+  std::vector<HostOp> host;
+  for (const XEvent& ev : line.events()) {
+    std::string node, type;
+    if (!XHostOp(XName(p, ev), &node, &type)) continue;
+    auto [start, dur] = XTime(line, ev);
+    auto [start_ns, dur_ns] = XTimeNs(line, ev);
+    host.push_back({start, dur, start_ns, dur_ns, dur_ns, {node, type}});
+  }
+  auto innermost = [&](int64_t t) {
+    int best = -1;
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (host[i].start <= t && t < host[i].start + host[i].dur &&
+          (best < 0 || host[i].start > host[best].start ||
+           (host[i].start == host[best].start &&
+            host[i].dur < host[best].dur))) {
+        best = static_cast<int>(i);
+      }
+    }
+    return best;
+  };
+  // Nested ops give their time to the parent's exclusive time.
+  for (size_t i = 0; i < host.size(); ++i) {
+    int parent = -1;
+    for (size_t j = 0; j < host.size(); ++j) {
+      if (j == i) continue;
+      const bool encloses =
+          host[j].start <= host[i].start &&
+          host[i].start < host[j].start + host[j].dur &&
+          (host[j].start < host[i].start || host[j].dur > host[i].dur);
+      if (encloses && (parent < 0 || host[j].start > host[parent].start ||
+                       (host[j].start == host[parent].start &&
+                        host[j].dur < host[parent].dur))) {
+        parent = static_cast<int>(j);
+      }
+    }
+    if (parent >= 0) {
+      const HostOp& c = host[i];
+      HostOp& q = host[parent];
+      const int64_t overlap =
+          std::min(c.start_ns + c.dur_ns, q.start_ns + q.dur_ns) -
+          std::max(c.start_ns, q.start_ns);
+      q.excl_ns -= std::max<int64_t>(overlap, 0);
+    }
+  }
+  for (const XEvent& ev : line.events()) {
+    const std::string name = XName(p, ev);
+    const int64_t start = XTime(line, ev).first;
+    const std::string corr = XStatText(p, ev, "correlation_id");
+    std::string unused_node, unused_type;
+    if (name == "MemoryAllocation") {
+      const int owner = innermost(start);
+      if (owner >= 0) {
+        host[owner].bytes += std::stoll(XStatText(p, ev, "allocation_bytes"));
+      }
+    } else if (!corr.empty() && !XHostOp(name, &unused_node, &unused_type)) {
+      const int owner = innermost(start);
+      if (owner >= 0) {
+        (*launch)[XStatText(p, ev, "context_id") + "/" + corr] =
+            host[owner].key;
+      }
+    }
+  }
+  for (const HostOp& h : host) {
+    XNode& n = (*nodes)[h.key];
+    n.cpu_ns += std::max<int64_t>(h.excl_ns, 0);
+    ++n.host_runs;
+    n.bytes += h.bytes;
+  }
+}
+
+// The op a stream event belongs to: its launch's, else the innermost
+// annotation's, else "_unlinked/<kind>" (not linked).
+std::pair<std::string, std::string> XStreamOp(
+    const XPlane& p, const XEvent& ev,
+    const std::map<std::string, std::pair<std::string, std::string>>& launch,
+    bool* linked) {
+  *linked = true;
+  const std::string key =
+      XStatText(p, ev, "context_id") + "/" + XStatText(p, ev, "correlation_id");
+  if (launch.count(key)) return launch.at(key);
+  // The innermost annotation: the last "::" part, up to '#'.
+  std::string a = XStatText(p, ev, "annotation");
+  std::string op;
+  while (!a.empty() && op.empty()) {
+    size_t sep = a.rfind("::");
+    std::string part = sep == std::string::npos ? a : a.substr(sep + 2);
+    a = sep == std::string::npos ? "" : a.substr(0, sep);
+    op = part.substr(0, part.find('#'));
+  }
+  std::string node, type;
+  if (!op.empty()) {
+    if (XOp(op, &node, &type)) return {node, type};
+    return {op, op};
+  }
+  *linked = false;
+  const std::string n = XName(p, ev);
+  const std::string kind =
+      n.rfind("Memcpy", 0) == 0 || n.rfind("Memset", 0) == 0 ? n : "kernel";
+  return {"_unlinked/" + kind, kind};
 }
 
 Raw RawXSpace(const std::string& bytes) {
   XSpace space;
   REQUIRE(space.ParseFromString(bytes));
-  Raw raw;
-  OpTable& ops = raw.steps[0];
-  // Host ops, with exclusive times; launches and allocations to the
-  // innermost op around them (found by brute force).
-  std::map<std::string, std::string> launch_type;  // "ctx/corr" -> op type
+  XNodes nodes;
+  std::map<std::string, std::pair<std::string, std::string>> launch;
   for (const XPlane& p : space.planes()) {
     if (p.name() != "/host:CPU") continue;
     for (const XLine& line : p.lines()) {
-      struct HostOp {
-        int64_t start, dur, excl;
-        std::string type;
-        int64_t bytes = 0;
-      };
-      std::vector<HostOp> host;
-      for (const XEvent& ev : line.events()) {
-        std::string type;
-        if (!XOp(XName(p, ev), &type)) continue;
-        auto [start, dur] = XTime(line, ev);
-        host.push_back({start, dur, dur, type});
-      }
-      auto innermost = [&](int64_t t) {
-        int best = -1;
-        for (size_t i = 0; i < host.size(); ++i) {
-          if (host[i].start <= t && t < host[i].start + host[i].dur &&
-              (best < 0 || host[i].start > host[best].start ||
-               (host[i].start == host[best].start &&
-                host[i].dur < host[best].dur))) {
-            best = static_cast<int>(i);
-          }
-        }
-        return best;
-      };
-      // Nested ops give their time to the parent's exclusive time.
-      for (size_t i = 0; i < host.size(); ++i) {
-        int parent = -1;
-        for (size_t j = 0; j < host.size(); ++j) {
-          if (j == i) continue;
-          const bool encloses =
-              host[j].start <= host[i].start &&
-              host[i].start < host[j].start + host[j].dur &&
-              (host[j].start < host[i].start || host[j].dur > host[i].dur);
-          if (encloses && (parent < 0 || host[j].start > host[parent].start ||
-                           (host[j].start == host[parent].start &&
-                            host[j].dur < host[parent].dur))) {
-            parent = static_cast<int>(j);
-          }
-        }
-        if (parent >= 0) {
-          host[parent].excl -= std::min(host[i].start + host[i].dur,
-                                        host[parent].start + host[parent].dur) -
-                               host[i].start;
-        }
-      }
-      for (const XEvent& ev : line.events()) {
-        const std::string name = XName(p, ev);
-        const int64_t start = XTime(line, ev).first;
-        const std::string corr = XStatText(p, ev, "correlation_id");
-        if (name == "MemoryAllocation") {
-          const int owner = innermost(start);
-          if (owner >= 0) {
-            host[owner].bytes +=
-                std::stoll(XStatText(p, ev, "allocation_bytes"));
-          }
-        } else if (!corr.empty()) {
-          std::string unused;
-          if (XOp(name, &unused)) continue;
-          const int owner = innermost(start);
-          if (owner >= 0) {
-            launch_type[XStatText(p, ev, "context_id") + "/" + corr] =
-                host[owner].type;
-          }
-        }
-      }
-      for (const HostOp& h : host) {
-        Sums& s = ops[h.type];
-        s.cpu += std::max<int64_t>(std::max<int64_t>(h.excl, 0), 1);
-        ++s.runs;
-        s.requested += h.bytes;
-        raw.devices[kCpu] += std::max<int64_t>(h.excl, 0);
-      }
+      RawXSpaceHostLine(p, line, &nodes, &launch);
     }
   }
-  // GPU activity on the stream lines.
+  // GPU activity on the stream lines; op runs on the "TensorFlow Ops" line.
   for (const XPlane& p : space.planes()) {
     if (p.name().rfind("/device:GPU:", 0) != 0) continue;
     const std::string gpu = p.name().substr(12);
     for (const XLine& line : p.lines()) {
+      if (line.name() == "TensorFlow Ops") {
+        for (const XEvent& ev : line.events()) {
+          std::string node, type;
+          if (!XOp(XName(p, ev), &node, &type)) continue;
+          XNode& n = nodes[{node, type}];
+          ++n.line_runs;
+          n.gpu = gpu;
+        }
+        continue;
+      }
       if (line.name().rfind("Stream #", 0) != 0) continue;
       const std::string stream =
           line.name().substr(8, line.name().find('(') - 8);
       for (const XEvent& ev : line.events()) {
-        const int64_t dur = XTime(line, ev).second;
-        std::string type;
-        const std::string key = XStatText(p, ev, "context_id") + "/" +
-                                XStatText(p, ev, "correlation_id");
-        if (launch_type.count(key)) {
-          type = launch_type[key];
-        } else {
-          // The innermost annotation: the last "::" part, up to '#'.
-          std::string a = XStatText(p, ev, "annotation");
-          std::string op;
-          while (!a.empty() && op.empty()) {
-            size_t sep = a.rfind("::");
-            std::string part = sep == std::string::npos ? a : a.substr(sep + 2);
-            a = sep == std::string::npos ? "" : a.substr(0, sep);
-            op = part.substr(0, part.find('#'));
-          }
-          if (!op.empty()) {
-            if (!XOp(op, &type)) type = op;
-          } else {
-            const std::string n = XName(p, ev);
-            type = n.rfind("Memcpy", 0) == 0 || n.rfind("Memset", 0) == 0
-                       ? n
-                       : "kernel";
-          }
-        }
-        ops[type].acc += std::max<int64_t>(dur, 1);
-        raw.devices[kGpuPrefix + gpu + "/stream:all"] += dur;
-        raw.devices[kGpuPrefix + gpu + "/stream:" + stream] += dur;
+        const int64_t dur_ns = XTimeNs(line, ev).second;
+        bool linked = false;
+        XNode& n = nodes[XStreamOp(p, ev, launch, &linked)];
+        if (linked && !n.linked_work && n.gpu.empty()) n.gpu = gpu;
+        n.linked_work |= linked;
+        n.device_ns[kGpuPrefix + gpu + "/stream:all"] += dur_ns;
+        n.device_ns[kGpuPrefix + gpu + "/stream:" + stream] += dur_ns;
+      }
+    }
+  }
+  // Each op's time on a device is rounded once, as a whole.
+  Raw raw;
+  OpTable& ops = raw.steps[0];
+  for (const auto& [key, n] : nodes) {
+    Sums& s = ops[key.second];
+    s.cpu += NearestUs(n.cpu_ns);
+    s.requested += n.bytes;
+    if (n.host_runs > 0) {
+      s.runs += n.host_runs;
+      raw.devices[kCpu] += NearestUs(n.cpu_ns);
+    } else if (n.line_runs > 0 || n.linked_work) {
+      s.runs += n.line_runs > 0 ? n.line_runs : 1;
+      raw.devices[kGpuPrefix + n.gpu] += 0;  // runs, no time
+    }
+    for (const auto& [device, ns] : n.device_ns) {
+      raw.devices[device] += NearestUs(ns);
+      if (device.size() > 11 &&
+          device.compare(device.size() - 11, 11, "/stream:all") == 0) {
+        s.acc += NearestUs(ns);
       }
     }
   }

@@ -20,6 +20,16 @@ int64_t EndOf(const Event& e) {
   return SatAdd(e.start, e.duration);
 }
 
+// The nanoseconds of `parent` that nested `child` covers (the nesting is
+// decided in microseconds; this is the overlap at the finer resolution).
+template <typename Event>
+int64_t NestedNanos(const Event& child, const Event& parent) {
+  const int64_t end = std::min(SatAdd(child.start_ns, child.duration_ns),
+                               SatAdd(parent.start_ns, parent.duration_ns));
+  return std::max<int64_t>(
+      SatAdd(end, -std::max(child.start_ns, parent.start_ns)), 0);
+}
+
 // Sorts event indices for the sweep: by `key(event)` (e.g. the thread),
 // then start, longer first (an enclosing event before what it encloses),
 // then kind, then index.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -23,6 +24,10 @@ constexpr char kGpuDevicePrefix[] =
     "/job:localhost/replica:0/task:0/device:gpu:";
 
 }  // namespace
+
+std::string GpuDevice(int64_t gpu) {
+  return absl::StrCat(kGpuDevicePrefix, gpu);
+}
 
 std::string GpuStreamAllDevice(int64_t gpu) {
   return absl::StrCat(kGpuDevicePrefix, gpu, "/stream:all");
@@ -50,6 +55,9 @@ std::string SafeName(absl::string_view name) {
   if (safe.empty()) safe = "_unnamed";
   return safe;
 }
+
+// Nanoseconds to the nearest microsecond, halves up.
+int64_t NearestMicros(int64_t ns) { return FloorDiv(SatAdd(ns, 500), 1000); }
 
 void AppendPacked(absl::string_view s, std::string* packed) {
   const uint32_t n = static_cast<uint32_t>(s.size());
@@ -154,14 +162,14 @@ void TraceBuilder::AddFloatOps(int32_t node, int64_t flops) {
 
 TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
                                             const std::string& device,
-                                            int32_t node, int64_t start_micros,
-                                            int64_t duration_micros) {
+                                            int32_t node, int64_t start_ns,
+                                            int64_t duration_ns) {
   std::unique_ptr<StepData>& data = steps_[step];
   if (data == nullptr) data = std::make_unique<StepData>();
   const int32_t device_id = Device(device);
   const uint32_t index = static_cast<uint32_t>(data->execs.size());
-  data->execs.push_back(Exec{start_micros, duration_micros, node, device_id});
-  min_start_ = std::min(min_start_, start_micros);
+  data->execs.push_back(Exec{start_ns, duration_ns, node, device_id});
+  min_start_ns_ = std::min(min_start_ns_, start_ns);
   ++num_execs_;
   if (device_class_[device_id] == 1) {
     data->first_canonical.emplace(node, index);
@@ -212,8 +220,9 @@ void TraceBuilder::Finish(TraceFormat format) {
   for (auto& [step, data] : steps_) data->first_canonical = {};
 
   // Timestamps: tfprof ignores executions whose start is not positive.
-  if (num_execs_ > 0 && min_start_ < 1) {
-    shift_ = SatAdd(1, -std::max(min_start_, INT64_MIN + 2));
+  const int64_t min_start = NearestMicros(min_start_ns_);
+  if (num_execs_ > 0 && min_start < 1) {
+    shift_ = SatAdd(1, -std::max(min_start, INT64_MIN + 2));
     notes_.push_back(absl::StrCat(
         "timestamps shifted by +", shift_,
         "us so that every execution starts after 0 (tfprof ignores starts "
@@ -325,8 +334,15 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   tfcore::StepStats* stats = run_meta->mutable_step_stats();
   // Devices in the order of their first execution in the step.
   std::vector<int32_t> slot(devices_.size(), -1);
+  // Each (node, device)'s running total of nanoseconds so far.
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, int64_t> running;
   for (uint32_t i = 0; i < data->execs.size(); ++i) {
     const Exec& e = data->execs[i];
+    int64_t& before = running[{e.node, e.device}];
+    const int64_t after = SatAdd(before, e.duration_ns);
+    const int64_t duration = NearestMicros(after) - NearestMicros(before);
+    before = after;
+    const int64_t start = NearestMicros(e.start_ns);
     if (slot[e.device] < 0) {
       slot[e.device] = stats->dev_stats_size();
       stats->add_dev_stats()->set_device(devices_.Get(e.device));
@@ -336,10 +352,10 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
     auto details = data->details.find(i);
     if (details != data->details.end()) stat->Swap(details->second.get());
     stat->set_node_name(nodes_[e.node].name);
-    stat->set_all_start_micros(shift_ != 0 ? SatAdd(e.start, shift_) : e.start);
+    stat->set_all_start_micros(shift_ != 0 ? SatAdd(start, shift_) : start);
     stat->set_op_start_rel_micros(0);
-    stat->set_op_end_rel_micros(e.duration);
-    stat->set_all_end_rel_micros(e.duration);
+    stat->set_op_end_rel_micros(duration);
+    stat->set_all_end_rel_micros(duration);
     if (shift_ != 0) {
       for (auto& mem : *stat->mutable_memory()) {
         for (auto& rec : *mem.mutable_allocation_records()) {

@@ -35,6 +35,8 @@ inline constexpr char kExpectedFormats[] =
     "; expected a TensorFlow timeline JSON, a PyTorch profiler (Kineto) JSON "
     "or an XSpace .xplane.pb";
 
+// ".../device:gpu:N": where a GPU op is placed (a run, no time).
+std::string GpuDevice(int64_t gpu);
 // ".../device:gpu:N/stream:all": where accelerator time is counted.
 std::string GpuStreamAllDevice(int64_t gpu);
 // ".../device:gpu:N/stream:S": the real stream (device list only).
@@ -102,9 +104,19 @@ class TraceBuilder {
     explicit operator bool() const { return step != nullptr; }
   };
   // Records one execution of `node` on `device` in `step`: start and
-  // duration in microseconds (duration >= 0).
+  // duration in nanoseconds (duration >= 0). The RunMetadata of a step
+  // rounds each start to the nearest microsecond and the durations so that
+  // a node's durations on a device add up to their rounded sum: each is the
+  // rounded running total after it minus the rounded total before it (so
+  // many short events are not each rounded, and zero stays zero).
   ExecRef AddExec(int64_t step, const std::string& device, int32_t node,
-                  int64_t start_micros, int64_t duration_micros);
+                  int64_t start_ns, int64_t duration_ns);
+  // The same in whole microseconds (inputs with no finer resolution).
+  ExecRef AddExecMicros(int64_t step, const std::string& device, int32_t node,
+                        int64_t start_micros, int64_t duration_micros) {
+    return AddExec(step, device, node, SatMul(start_micros, 1000),
+                   SatMul(duration_micros, 1000));
+  }
   // Where the memory and outputs of an execution go: a message of which only
   // the `memory` and `output` fields are used (made on first use). Valid
   // until the execution's step is built.
@@ -142,8 +154,8 @@ class TraceBuilder {
   bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
 
   struct Exec {
-    int64_t start = 0;
-    int64_t duration = 0;
+    int64_t start_ns = 0;
+    int64_t duration_ns = 0;
     int32_t node = 0;
     int32_t device = 0;
   };
@@ -196,7 +208,7 @@ class TraceBuilder {
   std::vector<Counted> counts_;
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
   Activity activity_;
-  int64_t min_start_ = INT64_MAX;
+  int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;
   int64_t shift_ = 0;

@@ -92,7 +92,7 @@ struct Event {
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   // Filled by the nesting pass (kCpu).
-  int64_t exclusive = 0;  // duration minus that of nested kCpu events
+  int64_t exclusive_ns = 0;  // duration minus that of nested kCpu events
   int64_t step = 0;
   int32_t name = 0;      // string table
   int32_t category = 0;  // string table
@@ -608,14 +608,12 @@ void KinetoImport::NestMemory(int32_t i) {
 // its ancestors' names; the Python frames open around it are its call stack.
 void KinetoImport::NestCpu(int32_t i) {
   Event& e = events_[i];
-  e.exclusive = e.duration;
+  e.exclusive_ns = e.duration_ns;
   if (!cpu_stack_.empty()) {
     Event& parent = events_[cpu_stack_.back()];
     e.parent = cpu_stack_.back();
-    const int64_t parent_end = EndOf(parent);
-    const int64_t inside = std::min(EndOf(e), parent_end) - e.start;  // >= 0
-    if (EndOf(e) > parent_end) ++partial_;
-    parent.exclusive -= inside;
+    if (EndOf(e) > EndOf(parent)) ++partial_;
+    parent.exclusive_ns -= NestedNanos(e, parent);
     if (parent.depth < kMaxPathDepth) {
       e.anchor = e.parent;
       e.depth = parent.depth + 1;
@@ -648,8 +646,8 @@ void KinetoImport::AddCpuExecs() {
   for (const Event& e : events_) {
     if (e.kind != Kind::kCpu) continue;
     const TraceBuilder::ExecRef exec =
-        builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start,
-                          std::max<int64_t>(e.exclusive, 0));
+        builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start_ns,
+                          std::max<int64_t>(e.exclusive_ns, 0));
     Activity* activity = builder_->activity();
     activity->AddHostSpan(HostSpan{
         e.start_ns, e.duration_ns, e.step,
@@ -724,9 +722,9 @@ void KinetoImport::AddGpuExecs() {
     }
     const std::string stream =
         GpuStreamDevice(a.device, strings_.Get(a.stream));
-    builder_->AddExec(step, GpuStreamAllDevice(a.device), node, g.start,
-                      g.duration);
-    builder_->AddExec(step, stream, node, g.start, g.duration);
+    builder_->AddExec(step, GpuStreamAllDevice(a.device), node, a.start_ns,
+                      a.duration_ns);
+    builder_->AddExec(step, stream, node, a.start_ns, a.duration_ns);
     AddWork(g, stream, launcher >= 0 ? node : -1, step);
   }
 }

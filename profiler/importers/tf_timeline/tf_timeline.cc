@@ -343,7 +343,7 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
       return;
     }
   }
-  builder_->AddExec(step_, *device, *node, start, duration);
+  builder_->AddExecMicros(step_, *device, *node, start, duration);
   ClassifyDevice(*device, kind, *node, start, duration, ev);
 }
 
@@ -394,7 +394,8 @@ void TfTimelineImport::SumStreamLanes() {
       }
     }
     const std::string& gpu = lane_gpus_.names[e.gpu];
-    builder_->AddExec(step_, gpu + "/stream:all", e.node, e.start, e.duration);
+    builder_->AddExecMicros(step_, gpu + "/stream:all", e.node, e.start,
+                            e.duration);
     auto& [n, micros] = synthesized[gpu];
     ++n;
     micros = SatAdd(micros, e.duration);

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
@@ -231,6 +232,18 @@ std::string StreamId(const XLine& line) {
   return absl::StrCat(line.id());
 }
 
+// tf.data iterators run as host events named by their place in the input
+// pipeline, "Iterator::Model::ParallelMapV2::Zip[0]::..."; xprof counts them
+// as ops of type "Dataset". Their nodes name the stages as a scope path,
+// "Iterator/Model/ParallelMapV2/Zip[0]/...", so the scope view shows the
+// pipeline as a tree.
+constexpr absl::string_view kIteratorPrefix = "Iterator::";
+constexpr absl::string_view kDatasetType = "Dataset";
+
+std::string DatasetNodeName(absl::string_view event_name) {
+  return absl::StrReplaceAll(event_name, {{"::", "/"}});
+}
+
 enum class HostKind : uint8_t { kPython = 0, kOp = 1, kOther = 2 };
 
 struct HostEvent {
@@ -238,6 +251,7 @@ struct HostEvent {
   int64_t start = 0;
   int64_t start_ns = 0;
   int64_t duration = 0;
+  int64_t duration_ns = 0;
   const XEvent* event = nullptr;
   const XEventMetadata* md = nullptr;
   absl::string_view name;  // op: node name; python: event name
@@ -245,7 +259,7 @@ struct HostEvent {
   bool memory = false;
   bool deallocation = false;
   // Ops, after the sweep.
-  int64_t exclusive = 0;
+  int64_t exclusive_ns = 0;
   int32_t node = -1;
   int64_t step = 0;
   std::vector<int32_t> memory_events;
@@ -280,6 +294,7 @@ class XSpaceImport {
     FindSteps();
     for (const XPlane* plane : hosts_) ImportHostPlane(*plane);
     for (const XPlane* plane : gpus_) ImportGpuPlane(*plane);
+    CountLinkedOpRuns();
     AddNotes();
     return absl::OkStatus();
   }
@@ -321,8 +336,16 @@ class XSpaceImport {
 
   // --- GPU activity on the stream lines.
   void ImportGpuPlane(const XPlane& plane);
+  // The derived "TensorFlow Ops" line: one event per run of an op on the
+  // GPU. Ops with no host execution in the step get a run on the GPU
+  // (".../device:gpu:N", no time: their time is their kernels').
+  void CountDeviceOpRuns(const PlaneStats& stats, const XPlane& plane,
+                         const XLine& line, int64_t gpu);
+  // Ops with GPU work in a step but no run there yet (no host event, not
+  // on a "TensorFlow Ops" line): one run on the GPU of their first work.
+  void CountLinkedOpRuns();
   void ImportStreamEvent(const PlaneStats& stats, const XPlane& plane,
-                         const XLine& line, const XEvent& ev,
+                         const XLine& line, const XEvent& ev, int64_t gpu,
                          const std::string& stream_all,
                          const std::string& stream_device);
   // Records a stream event as accelerator work of `node` (-1: not known).
@@ -350,6 +373,10 @@ class XSpaceImport {
   std::vector<int32_t> op_stack_, py_stack_;
   int64_t orphan_memory_ = 0, bad_events_ = 0;
   int64_t by_correlation_ = 0, by_annotation_ = 0, unlinked_ = 0;
+  int64_t device_op_runs_ = 0;
+  // (step, node) -> (gpu, start ns) of the first GPU work linked to an op.
+  absl::flat_hash_map<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>>
+      linked_work_;
 };
 
 absl::Status XSpaceImport::Parse(absl::string_view contents) {
@@ -466,6 +493,7 @@ void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
   }
   h.event = &ev;
   h.start_ns = StartNs(line, ev);
+  h.duration_ns = DurationNs(ev);
   h.md = Metadata(plane, ev);
   const absl::string_view name =
       h.md != nullptr ? absl::string_view(h.md->name()) : "";
@@ -475,6 +503,10 @@ void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
     h.name = name;
   } else if (SplitTfOp(name, &h.name, &h.type)) {
     h.kind = HostKind::kOp;
+  } else if (absl::StartsWith(name, kIteratorPrefix)) {
+    h.kind = HostKind::kOp;  // a tf.data iterator: counted like an op
+    h.name = name;
+    h.type = kDatasetType;
   } else if (name == "MemoryAllocation" || name == "MemoryDeallocation") {
     h.kind = HostKind::kOther;
     h.memory = true;
@@ -539,12 +571,14 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
 void XSpaceImport::NestOp(const PlaneStats& stats, int32_t i,
                           std::vector<HostEvent>* events) {
   HostEvent& h = (*events)[i];
-  h.exclusive = h.duration;
+  h.exclusive_ns = h.duration_ns;
   if (!op_stack_.empty()) {
     HostEvent& parent = (*events)[op_stack_.back()];
-    parent.exclusive -= std::min(EndOf(h), EndOf(parent)) - h.start;
+    parent.exclusive_ns -= NestedNanos(h, parent);
   }
-  h.node = builder_->TypedNode(h.name, h.type);
+  h.node = h.type == kDatasetType
+               ? builder_->TypedNode(DatasetNodeName(h.name), h.type)
+               : builder_->TypedNode(h.name, h.type);
   h.step = StepOf(stats.Int(*h.event, h.md, "group_id"), h.start);
   if (!py_stack_.empty() && !builder_->HasCode(h.node)) {
     builder_->SetCode(h.node,
@@ -591,12 +625,12 @@ void XSpaceImport::AddHostExecs(const PlaneStats& stats,
   for (const HostEvent& h : events) {
     if (h.kind != HostKind::kOp) continue;
     activity->AddHostSpan(HostSpan{
-        h.start_ns, DurationNs(*h.event), h.step,
+        h.start_ns, h.duration_ns, h.step,
         activity->Intern(h.md != nullptr ? h.md->name() : std::string()),
         activity->Intern(builder_->NodeName(h.node)), thread_id});
     const TraceBuilder::ExecRef exec =
-        builder_->AddExec(h.step, kHostCpuDevice, h.node, h.start,
-                          std::max<int64_t>(h.exclusive, 0));
+        builder_->AddExec(h.step, kHostCpuDevice, h.node, h.start_ns,
+                          std::max<int64_t>(h.exclusive_ns, 0));
     AddMemory(stats, events, h, exec);
   }
 }
@@ -629,6 +663,10 @@ void XSpaceImport::ImportGpuPlane(const XPlane& plane) {
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
   for (const XLine& line : plane.lines()) {
+    if (line.name() == "TensorFlow Ops") {
+      CountDeviceOpRuns(stats, plane, line, gpu);
+      continue;
+    }
     if (!absl::StartsWith(line.name(), "Stream #")) {
       if (line.name() != "Steps" && line.events_size() > 0) {
         builder_->Count(file_,
@@ -642,14 +680,48 @@ void XSpaceImport::ImportGpuPlane(const XPlane& plane) {
     const std::string stream_all = GpuStreamAllDevice(gpu);
     const std::string stream_device = GpuStreamDevice(gpu, StreamId(line));
     for (const XEvent& ev : line.events()) {
-      ImportStreamEvent(stats, plane, line, ev, stream_all, stream_device);
+      ImportStreamEvent(stats, plane, line, ev, gpu, stream_all, stream_device);
     }
+  }
+}
+
+void XSpaceImport::CountDeviceOpRuns(const PlaneStats& stats,
+                                     const XPlane& plane, const XLine& line,
+                                     int64_t gpu) {
+  const std::string device = GpuDevice(gpu);
+  for (const XEvent& ev : line.events()) {
+    int64_t start, duration;
+    const XEventMetadata* md = Metadata(plane, ev);
+    absl::string_view name, type;
+    if (md == nullptr || !SplitTfOp(md->name(), &name, &type) ||
+        !TimeOf(line, ev, &start, &duration)) {
+      continue;
+    }
+    const int32_t node = builder_->TypedNode(name, type);
+    const int64_t step = StepOf(stats.Int(ev, md, "group_id"), start);
+    // An op that also ran on the host counts its runs there.
+    if (builder_->FirstCanonicalExec(step, node)) continue;
+    builder_->AddExec(step, device, node, StartNs(line, ev), 0);
+    ++device_op_runs_;
+  }
+}
+
+void XSpaceImport::CountLinkedOpRuns() {
+  std::vector<
+      std::pair<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>>>
+      work(linked_work_.begin(), linked_work_.end());
+  std::sort(work.begin(), work.end());  // a stable order of executions
+  for (const auto& [key, first] : work) {
+    const auto [step, node] = key;
+    if (builder_->FirstCanonicalExec(step, node)) continue;
+    builder_->AddExec(step, GpuDevice(first.first), node, first.second, 0);
+    ++device_op_runs_;
   }
 }
 
 void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
                                      const XPlane& plane, const XLine& line,
-                                     const XEvent& ev,
+                                     const XEvent& ev, int64_t gpu,
                                      const std::string& stream_all,
                                      const std::string& stream_device) {
   int64_t start, duration;
@@ -675,8 +747,13 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
     linked_by_annotation = unlinked_ == before;
     step = StepOf(stats.Int(ev, md, "group_id"), start);
   }
-  builder_->AddExec(step, stream_all, node, start, duration);
-  builder_->AddExec(step, stream_device, node, start, duration);
+  const int64_t start_ns = StartNs(line, ev);
+  const int64_t duration_ns = DurationNs(ev);
+  if (launch != launches_.end() || linked_by_annotation) {
+    linked_work_.try_emplace({step, node}, gpu, start_ns);
+  }
+  builder_->AddExec(step, stream_all, node, start_ns, duration_ns);
+  builder_->AddExec(step, stream_device, node, start_ns, duration_ns);
   AddWork(stats, line, ev, md, stream_device,
           launch != launches_.end() || linked_by_annotation ? node : -1, step);
 }
@@ -753,6 +830,11 @@ void XSpaceImport::AddNotes() {
   builder_->Count(
       file_, "GPU events linked to the op that launched them by correlation id",
       by_correlation_);
+  builder_->Count(file_,
+                  "runs of ops on the GPU (ops with no host event in the "
+                  "step: each event of the \"TensorFlow Ops\" line, else one "
+                  "per step with GPU work)",
+                  device_op_runs_);
 }
 
 }  // namespace
