@@ -397,13 +397,89 @@ TEST_CASE("Kineto steps, kernels and peak memory agree with the raw events") {
       if (e > std::max(b, end)) busy += e - std::max(b, end);
       end = std::max(end, e);
     }
-    REQUIRE(s.lane_busy_ns.count("host thread " + thread) == 1);
-    CHECK(std::abs(s.lane_busy_ns.at("host thread " + thread) -
-                   busy * 1000 / 6) <= 1);
+    REQUIRE(s.LaneBusy("host thread " + thread) >= 0);
+    CHECK(std::abs(s.LaneBusy("host thread " + thread) - busy * 1000 / 6) <= 1);
   }
   CHECK(want.threads.size() == 2);
   REQUIRE(s.allocator_peak_bytes.count("GPU_0") == 1);
   CHECK(s.allocator_peak_bytes.at("GPU_0") == want.peak_gpu_bytes);
+  // The host threads are lanes of the CPU; GPU 0 holds its stream and the
+  // PyTorch allocator GPU_0.
+  const DeviceSummary* cpu = s.FindDevice("host thread 25738/25772");
+  REQUIRE(cpu != nullptr);
+  CHECK(cpu->name == "/job:localhost/replica:0/task:0/device:cpu:0");
+  const DeviceSummary* gpu =
+      s.FindDevice("/job:localhost/replica:0/task:0/device:gpu:0");
+  REQUIRE(gpu != nullptr);
+  CHECK(gpu->peak_bytes() == want.peak_gpu_bytes);
+  CHECK(gpu->allocators.front().first == "GPU_0");
+}
+
+TEST_CASE("summary lists every GPU of an XSpace, busy as its streams are") {
+  for (const std::string rel :
+       {std::string(kAoberai) + "xplane.pb",
+        std::string("tensorflow-profiler-demo/GPU-multi-worker/"
+                    "34.83.195.179_6003.xplane.pb")}) {
+    if (!testing::HaveCorpusFile(rel)) continue;
+    INFO(rel);
+    const std::string path = CorpusFile(rel);
+    tensorflow::profiler::XSpace space;
+    REQUIRE(space.ParseFromString(testing::ReadFile(path)));
+    // Per GPU plane: each stream line's events and all of them, in ns.
+    using Spans = std::vector<std::pair<int64_t, int64_t>>;
+    std::map<int, std::map<std::string, Spans>> planes;
+    for (const auto& plane : space.planes()) {
+      if (plane.name().rfind("/device:GPU:", 0) != 0) continue;
+      auto& lines = planes[std::stoi(plane.name().substr(12))];
+      for (const auto& line : plane.lines()) {
+        if (line.name().rfind("Stream #", 0) != 0) continue;
+        const std::string id = line.name().substr(8, line.name().find('(') - 8);
+        for (const auto& ev : line.events()) {
+          const int64_t start =
+              line.timestamp_ns() + (ev.offset_ps() + 500) / 1000;
+          lines[id].emplace_back(start,
+                                 start + (ev.duration_ps() + 500) / 1000);
+          lines["all"].emplace_back(lines[id].back());
+        }
+      }
+    }
+    auto union_ns = [](Spans v) {
+      std::sort(v.begin(), v.end());
+      int64_t busy = 0, end = INT64_MIN;
+      for (const auto& [b, e] : v) {
+        if (e > std::max(b, end)) busy += e - std::max(b, end);
+        end = std::max(end, e);
+      }
+      return busy;
+    };
+    const auto loaded = LoadTrace(path);
+    const ProfileSummary s = Summarize(loaded->model);
+    const int64_t steps = std::max<int64_t>(s.steps, 1);
+    for (const auto& [gpu, lines] : planes) {
+      const std::string name =
+          "/job:localhost/replica:0/task:0/device:gpu:" + std::to_string(gpu);
+      INFO(name);
+      const DeviceSummary* d = s.FindDevice(name);
+      REQUIRE(d != nullptr);
+      CHECK(d->name == name);
+      if (lines.empty()) {
+        CHECK(d->lanes.empty());
+        continue;
+      }
+      CHECK(d->busy_ns == union_ns(lines.at("all")) / steps);
+      CHECK(d->lanes.size() == lines.size() - 1);
+      for (const auto& [id, spans] : lines) {
+        if (id == "all") continue;
+        CHECK(s.LaneBusy(name + "/stream:" + id) == union_ns(spans) / steps);
+      }
+      // Its allocator, "GPU_<n>_bfc", when the capture has one.
+      const std::string bfc = "GPU_" + std::to_string(gpu) + "_bfc";
+      if (s.allocator_peak_bytes.count(bfc)) {
+        REQUIRE(!d->allocators.empty());
+        CHECK(d->allocators.front().first == bfc);
+      }
+    }
+  }
 }
 
 TEST_CASE("A Kineto step's timeline has the trace's own events and times") {
@@ -712,6 +788,45 @@ TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
           0.5 * want.second + 1);
     CHECK(t.cpu_exec_micros == 0);
   }
+}
+
+TEST_CASE("-select device names the streams an op's kernels ran on") {
+  // Every GPU event of the PyTorch trace is on device 0, stream 7: an op with
+  // accelerator time lists that stream beside its host placement; the others
+  // only the host.
+  const JsonValue doc = ReadJsonGz(CorpusFile(kKineto));
+  std::set<std::string> streams;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || !e.Has("args")) continue;
+    const std::string& cat = e.at("cat").string;
+    if (cat == "Kernel" || cat == "Memcpy" || cat == "Memset") {
+      streams.insert(std::to_string(JsonInt(e.at("args").at("device"))) + "/" +
+                     std::to_string(JsonInt(e.at("args").at("stream"))));
+    }
+  }
+  REQUIRE(streams == std::set<std::string>{"0/7"});
+  const auto loaded = LoadTrace(CorpusFile(kKineto));
+  Views views(&loaded->model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  o.account_displayed_op_only = false;
+  int64_t with_kernels = 0;
+  for (ViewKind view : {ViewKind::kScope, ViewKind::kOp}) {
+    absl::StatusOr<ResultTree> r = views.Query(view, o);
+    REQUIRE(r.ok());
+    for (const ResultNode& n : r->nodes) {
+      if (&n == &r->root()) continue;
+      INFO(n.name);
+      std::vector<std::string> want = {
+          "/job:localhost/replica:0/task:0/device:cpu:0"};
+      if (n.self.accelerator_exec_micros > 0) {
+        want.push_back("/job:localhost/replica:0/task:0/device:gpu:0/stream:7");
+        ++with_kernels;
+      }
+      CHECK(NodeDevices(*r, n) == want);
+    }
+  }
+  CHECK(with_kernels > 50);
 }
 
 TEST_CASE("-show_kernels lists each op's kernels under it") {

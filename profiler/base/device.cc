@@ -4,6 +4,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 
 namespace tfprof {
 namespace {
@@ -97,6 +99,35 @@ std::string HostDeviceOf(std::string_view placement) {
     }
   }
   return host;
+}
+
+std::optional<Processor> ProcessorOfDevice(std::string_view device) {
+  const std::string_view owner = LaneOwner(device);
+  if (!EndsInPlacement(owner)) return std::nullopt;
+  const size_t colon = owner.rfind(':');
+  Processor p;
+  p.gpu = EndsWithNoCase(owner.substr(0, colon), "gpu");
+  if (!absl::SimpleAtoi(Absl(owner.substr(colon + 1)), &p.index)) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::optional<Processor> ProcessorOfAllocator(std::string_view allocator) {
+  const std::string name = absl::AsciiStrToLower(Absl(allocator));
+  if (absl::StrContains(name, "host") || absl::StartsWith(name, "cpu")) {
+    return Processor{false, 0};
+  }
+  absl::string_view rest = name;
+  if (!absl::ConsumePrefix(&rest, "gpu_")) return std::nullopt;
+  const size_t digits = rest.find_first_not_of("0123456789");
+  Processor p{true, 0};
+  if (digits == 0 || !absl::SimpleAtoi(rest.substr(0, digits), &p.index)) {
+    return std::nullopt;
+  }
+  rest.remove_prefix(digits == absl::string_view::npos ? rest.size() : digits);
+  if (!rest.empty() && rest != "_bfc") return std::nullopt;
+  return p;
 }
 
 std::string_view LaneOwner(std::string_view device) {

@@ -5,6 +5,8 @@
 #ifndef TFPROF_PROFILER_BASE_DEVICE_H_
 #define TFPROF_PROFILER_BASE_DEVICE_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +40,27 @@ std::string HostDeviceOf(std::string_view placement);
 // ("/device:gpu:0/stream:7" -> "/device:gpu:0"); other names are returned
 // whole.
 std::string_view LaneOwner(std::string_view device);
+
+// Which processor a device or an allocator belongs to, when its name says:
+// a CPU or a GPU and its number.
+struct Processor {
+  bool gpu = false;
+  int64_t index = 0;
+  bool operator<(const Processor& o) const {
+    return gpu != o.gpu ? !gpu : index < o.index;
+  }
+  bool operator==(const Processor& o) const {
+    return gpu == o.gpu && index == o.index;
+  }
+};
+
+// A placement or one of its lanes: ".../device:gpu:1/stream:7" -> GPU 1,
+// "/job:w/task:0/cpu:0" -> CPU 0; nullopt for anything else.
+std::optional<Processor> ProcessorOfDevice(std::string_view device);
+// An allocator's name: "GPU_0_bfc" (TensorFlow), "GPU_0" (PyTorch) -> GPU 0;
+// host allocators ("cpu", "gpu_host_bfc", "cuda_host_bfc") -> CPU 0;
+// nullopt for others.
+std::optional<Processor> ProcessorOfAllocator(std::string_view allocator);
 
 }  // namespace tfprof
 

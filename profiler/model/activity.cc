@@ -17,6 +17,11 @@ void Activity::AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns) {
   s.end_ns = std::max(s.end_ns, end_ns);
 }
 
+void Activity::AddDevice(std::string_view device) {
+  auto it = std::lower_bound(devices_.begin(), devices_.end(), device);
+  if (it == devices_.end() || *it != device) devices_.emplace(it, device);
+}
+
 void Activity::Finish() {
   std::sort(
       steps_.begin(), steps_.end(),

@@ -81,6 +81,9 @@ class Activity {
   // there: a merge, not a sort).
   void MergeWork(std::vector<DeviceWork> work);
   void AddMemorySample(const MemorySample& m) { memory_.push_back(m); }
+  // An accelerator the input declares (".../device:gpu:N"), whether or not
+  // anything ran on it.
+  void AddDevice(std::string_view device);
   // Sorts everything: spans by step, work and host spans by start, memory
   // samples by allocator, then time (ties keep the order they were added in);
   // fills in the bytes in use that were not recorded.
@@ -95,6 +98,8 @@ class Activity {
   const std::vector<DeviceWork>& work() const { return work_; }
   const std::vector<MemorySample>& memory() const { return memory_; }
   const std::vector<HostSpan>& host() const { return host_; }
+  // Declared accelerators, sorted.
+  const std::vector<std::string>& devices() const { return devices_; }
 
  private:
   StringTable strings_;
@@ -103,6 +108,7 @@ class Activity {
   std::vector<DeviceWork> work_;
   std::vector<MemorySample> memory_;
   std::vector<HostSpan> host_;
+  std::vector<std::string> devices_;
 };
 
 }  // namespace tfprof

@@ -819,6 +819,27 @@ void Model::AddCheckpointVariables(const std::vector<std::string>& names) {
   }
 }
 
+const std::vector<uint32_t>& Model::KernelStreams(const GraphNode& node) const {
+  static const std::vector<uint32_t> kNone;
+  StreamIndex& index = stream_index_;
+  std::lock_guard<std::mutex> lock(index.mutex);
+  if (index.version != version_) {
+    index.streams.clear();
+    for (const DeviceWork& w : activity_.work()) {
+      if (w.op == 0) continue;
+      const GraphNode* n = Find(activity_.String(w.op));
+      if (n != nullptr) index.streams[n->index].push_back(w.stream);
+    }
+    for (auto& [i, streams] : index.streams) {
+      std::sort(streams.begin(), streams.end());
+      streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+    }
+    index.version = version_;
+  }
+  auto it = index.streams.find(node.index);
+  return it == index.streams.end() ? kNone : it->second;
+}
+
 double Model::run_coverage() const {
   return static_cast<double>(covered_nodes_.size()) /
          (static_cast<double>(nodes_.size()) + 1e-10);

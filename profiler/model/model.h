@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -330,6 +331,9 @@ class Model {
     activity_ = std::move(activity);
     ++version_;
   }
+  // The GPU streams the accelerator work a node launched ran on (activity
+  // string ids, sorted); empty for none. Indexed on first use.
+  const std::vector<uint32_t>& KernelStreams(const GraphNode& node) const;
   bool miss_accelerator_stream() const { return miss_accelerator_stream_; }
   // Share of graph nodes that appeared in some RunMetadata.
   double run_coverage() const;
@@ -397,6 +401,21 @@ class Model {
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
   Activity activity_;
+  // KernelStreams' index (node index -> streams), built for `version`; a
+  // moved model builds it again.
+  struct StreamIndex {
+    StreamIndex() = default;
+    StreamIndex(StreamIndex&&) noexcept {}
+    StreamIndex& operator=(StreamIndex&&) noexcept {
+      version = 0;
+      streams.clear();
+      return *this;
+    }
+    std::mutex mutex;
+    uint64_t version = 0;
+    absl::flat_hash_map<size_t, std::vector<uint32_t>> streams;
+  };
+  mutable StreamIndex stream_index_;
   bool miss_accelerator_stream_ = false;
   uint64_t generation_ = 0;
   uint64_t version_ = 1;

@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <climits>
+#include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
@@ -16,21 +23,165 @@ namespace tfprof {
 
 namespace {
 
-// Busy time per step of each stream and host thread (overlaps once).
-void AddActivity(const Activity& a, int64_t steps, ProfileSummary* s) {
-  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> lanes;
-  for (const DeviceWork& w : a.work()) {
-    lanes[a.String(w.stream)].emplace_back(w.start_ns,
-                                           SatAdd(w.start_ns, w.duration_ns));
+// Names compared with their runs of digits as numbers ("stream:7" before
+// "stream:13").
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (absl::ascii_isdigit(a[i]) && absl::ascii_isdigit(b[j])) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && absl::ascii_isdigit(a[ei])) ++ei;
+      while (ej < b.size() && absl::ascii_isdigit(b[ej])) ++ej;
+      // Without leading zeros a longer run is a larger number.
+      std::string_view x = a.substr(i, ei - i), y = b.substr(j, ej - j);
+      while (x.size() > 1 && x[0] == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y[0] == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
   }
+  return a.size() - i < b.size() - j;
+}
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+// The devices of a model, found by name or by processor (the placement
+// ".../device:gpu:0", its streams and "GPU_0_bfc" are one device).
+class DeviceTable {
+ public:
+  // The device named `name` (a placement, or the owner of a lane), made
+  // if new.
+  DeviceSummary& Get(std::string_view name) {
+    const std::string owner(LaneOwner(name));
+    auto it = index_.find(owner);
+    if (it != index_.end()) return devices_[it->second];
+    const std::optional<Processor> p = ProcessorOfDevice(owner);
+    if (p.has_value()) {
+      auto same = by_processor_.find(*p);
+      if (same != by_processor_.end()) return devices_[same->second];
+      by_processor_[*p] = devices_.size();
+    }
+    index_[owner] = devices_.size();
+    devices_.emplace_back().name = owner;
+    return devices_.back();
+  }
+  // The device of a processor, or null when none has it.
+  DeviceSummary* Find(const Processor& p) {
+    auto it = by_processor_.find(p);
+    return it == by_processor_.end() ? nullptr : &devices_[it->second];
+  }
+  // CPUs, then GPUs by number, then other devices by name.
+  std::vector<DeviceSummary> Take() {
+    std::vector<std::pair<std::optional<Processor>, DeviceSummary>> all;
+    for (DeviceSummary& d : devices_) {
+      all.emplace_back(ProcessorOfDevice(d.name), std::move(d));
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      if (a.first.has_value() != b.first.has_value()) {
+        return a.first.has_value();
+      }
+      if (a.first.has_value() && !(*a.first == *b.first)) {
+        return *a.first < *b.first;
+      }
+      return NaturalLess(a.second.name, b.second.name);
+    });
+    std::vector<DeviceSummary> out;
+    for (auto& [p, d] : all) out.push_back(std::move(d));
+    return out;
+  }
+
+ private:
+  std::deque<DeviceSummary> devices_;
+  std::map<std::string, size_t> index_;
+  std::map<Processor, size_t> by_processor_;
+};
+
+// Busy time per step of each lane (stream or host thread) of `owner`, and
+// of the owner: its lanes' union.
+void AddLanes(std::map<std::string, Intervals>& lanes, int64_t steps,
+              DeviceSummary* owner) {
+  Intervals all;
+  for (auto& [name, v] : lanes) {
+    all.insert(all.end(), v.begin(), v.end());
+    owner->lanes.push_back(LaneSummary{name, UnionLength(&v) / steps});
+  }
+  std::stable_sort(owner->lanes.begin(), owner->lanes.end(),
+                   [](const LaneSummary& a, const LaneSummary& b) {
+                     return NaturalLess(a.name, b.name);
+                   });
+  owner->busy_ns = UnionLength(&all) / steps;
+}
+
+std::vector<DeviceSummary> SummarizeDevices(
+    const Model& model, int64_t steps,
+    const std::map<std::string, int64_t>& allocator_peaks) {
+  DeviceTable table;
+  for (const auto& node : model.nodes()) {
+    if (!node->canonical_device().empty()) {
+      ++table.Get(node->canonical_device()).nodes;
+    }
+  }
+  const Activity& a = model.activity();
+  for (const std::string& d : a.devices()) table.Get(d);
+  // GPU lanes by device, host threads on the host.
+  std::map<std::string, std::map<std::string, Intervals>> streams;
+  for (const DeviceWork& w : a.work()) {
+    const std::string& stream = a.String(w.stream);
+    streams[std::string(LaneOwner(stream))][stream].emplace_back(
+        w.start_ns, SatAdd(w.start_ns, w.duration_ns));
+  }
+  for (auto& [owner, lanes] : streams) {
+    AddLanes(lanes, steps, &table.Get(owner));
+  }
+  std::map<std::string, Intervals> threads;
   for (const HostSpan& h : a.host()) {
-    lanes["host thread " + a.String(h.thread)].emplace_back(
+    threads["host thread " + a.String(h.thread)].emplace_back(
         h.start_ns, SatAdd(h.start_ns, h.duration_ns));
   }
-  for (auto& [lane, v] : lanes) s->lane_busy_ns[lane] = UnionLength(&v) / steps;
+  if (!threads.empty()) {
+    DeviceSummary* host = table.Find(Processor{false, 0});
+    AddLanes(threads, steps, host != nullptr ? host : &table.Get("host"));
+  }
+  for (const auto& [allocator, peak] : allocator_peaks) {
+    const std::optional<Processor> p = ProcessorOfAllocator(allocator);
+    DeviceSummary* d = p.has_value() ? table.Find(*p) : nullptr;
+    if (d != nullptr) d->allocators.emplace_back(allocator, peak);
+  }
+  std::vector<DeviceSummary> out = table.Take();
+  for (DeviceSummary& d : out) {
+    std::stable_sort(
+        d.allocators.begin(), d.allocators.end(),
+        [](const auto& x, const auto& y) { return x.second > y.second; });
+  }
+  return out;
 }
 
 }  // namespace
+
+const DeviceSummary* ProfileSummary::FindDevice(std::string_view name) const {
+  for (const DeviceSummary& d : devices) {
+    if (d.name == name) return &d;
+    for (const LaneSummary& l : d.lanes) {
+      if (l.name == name) return &d;
+    }
+  }
+  return nullptr;
+}
+
+int64_t ProfileSummary::LaneBusy(std::string_view lane) const {
+  for (const DeviceSummary& d : devices) {
+    for (const LaneSummary& l : d.lanes) {
+      if (l.name == lane) return l.busy_ns;
+    }
+  }
+  return -1;
+}
 
 ProfileSummary Summarize(const Model& model) {
   ProfileSummary s;
@@ -39,8 +190,6 @@ ProfileSummary Summarize(const Model& model) {
   s.has_code_traces = model.has_code_traces();
   for (const auto& node : model.nodes()) {
     if (!node->execs.empty()) ++s.nodes_with_execs;
-    if (!node->canonical_device().empty())
-      ++s.devices[node->canonical_device()];
     ++s.op_types[node->op];
     const NodeStats st = node->Stats(-1);
     s.exec_micros += st.exec_micros;
@@ -54,12 +203,68 @@ ProfileSummary Summarize(const Model& model) {
   const StepTable steps = ComputeSteps(model);
   s.wall = StepWallStats(steps);
   s.wall_source = steps.wall_source;
-  AddActivity(model.activity(), std::max<int64_t>(s.steps, 1), &s);
   for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
     s.allocator_peak_bytes[p.allocator] = p.peak_bytes;
   }
+  s.devices = SummarizeDevices(model, std::max<int64_t>(s.steps, 1),
+                               s.allocator_peak_bytes);
   return s;
 }
+
+namespace {
+
+std::string BusyMicros(int64_t ns) { return ns < 0 ? "-1" : NanosAsMicros(ns); }
+
+std::string AllocatorJson(const std::string& name, int64_t peak) {
+  return absl::StrCat("{\"name\": ", JsonQuote(name),
+                      ", \"peak_bytes\": ", peak, "}");
+}
+
+// "devices: N (S GPU streams, T host threads)", then a row per device with
+// its nodes, busy time and peak memory, and a row per lane under it.
+void RenderDevices(const ProfileSummary& s, std::string* out) {
+  int64_t streams = 0, threads = 0;
+  for (const DeviceSummary& d : s.devices) {
+    for (const LaneSummary& l : d.lanes) {
+      ++(absl::StartsWith(l.name, "host thread ") ? threads : streams);
+    }
+  }
+  std::vector<std::string> lanes;
+  if (streams > 0) {
+    lanes.push_back(
+        absl::StrCat(streams, streams == 1 ? " GPU lane" : " GPU lanes"));
+  }
+  if (threads > 0) {
+    lanes.push_back(
+        absl::StrCat(threads, threads == 1 ? " host thread" : " host threads"));
+  }
+  absl::StrAppendFormat(
+      out, "devices:     %d%s\n", s.devices.size(),
+      lanes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(lanes, ", "), ")"));
+  for (const DeviceSummary& d : s.devices) {
+    std::vector<std::string> facts;
+    facts.push_back(absl::StrCat(d.nodes, " nodes"));
+    if (d.busy_ns >= 0) {
+      facts.push_back(absl::StrCat(FormatNanos(d.busy_ns), " busy/step"));
+    } else if (d.nodes == 0) {
+      facts.push_back("no events");
+    }
+    for (const auto& [name, peak] : d.allocators) {
+      facts.push_back(
+          absl::StrCat("peak ", FormatMemory(peak), " (", name, ")"));
+    }
+    absl::StrAppendFormat(out, "  %-60s %s\n", d.name,
+                          absl::StrJoin(facts, ", "));
+    for (const LaneSummary& l : d.lanes) {
+      absl::string_view name = l.name;
+      if (absl::ConsumePrefix(&name, d.name)) absl::ConsumePrefix(&name, "/");
+      absl::StrAppendFormat(out, "    %-58s %s busy/step\n", name,
+                            FormatNanos(l.busy_ns));
+    }
+  }
+}
+
+}  // namespace
 
 std::string RenderSummary(const ProfileSummary& s,
                           const LoadedProfile* loaded) {
@@ -67,15 +272,7 @@ std::string RenderSummary(const ProfileSummary& s,
   absl::StrAppendFormat(&out, "nodes:       %d (%d with run statistics)\n",
                         s.nodes, s.nodes_with_execs);
   absl::StrAppendFormat(&out, "steps:       %d\n", s.steps);
-  absl::StrAppendFormat(&out, "devices:     %d\n",
-                        s.devices.size() + s.lane_busy_ns.size());
-  for (const auto& [dev, n] : s.devices) {
-    absl::StrAppendFormat(&out, "  %-60s %d nodes\n", dev, n);
-  }
-  for (const auto& [lane, busy] : s.lane_busy_ns) {
-    absl::StrAppendFormat(&out, "  %-60s %s busy/step\n", lane,
-                          FormatNanos(busy));
-  }
+  RenderDevices(s, &out);
   std::vector<std::pair<std::string, int64_t>> ops(s.op_types.begin(),
                                                    s.op_types.end());
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
@@ -106,9 +303,16 @@ std::string RenderSummary(const ProfileSummary& s,
                         "summed over nodes\n",
                         FormatMemory(s.requested_bytes),
                         FormatMemory(s.peak_bytes));
+  // (Allocators of a device are on its row.)
   for (const auto& [allocator, peak] : s.allocator_peak_bytes) {
-    absl::StrAppendFormat(&out, "peak memory: %s in use on %s\n",
-                          FormatMemory(peak), allocator);
+    bool shown = false;
+    for (const DeviceSummary& d : s.devices) {
+      for (const auto& [name, bytes] : d.allocators) shown |= name == allocator;
+    }
+    if (!shown) {
+      absl::StrAppendFormat(&out, "peak memory: %s in use on %s\n",
+                            FormatMemory(peak), allocator);
+    }
   }
   absl::StrAppendFormat(&out, "parameters:  %s\n", FormatNumber(s.parameters));
   absl::StrAppendFormat(&out, "float ops:   %s\n", FormatNumber(s.float_ops));
@@ -138,19 +342,30 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
       "}, \"node_micros_per_step\": ", s.exec_micros,
       ", \"has_code_traces\": ", s.has_code_traces ? "true" : "false",
       ", \"devices\": [");
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceSummary& d = s.devices[i];
+    absl::StrAppend(
+        &out, i == 0 ? "" : ", ", "{\"name\": ", JsonQuote(d.name),
+        ", \"nodes\": ", d.nodes, ", \"busy_micros\": ", BusyMicros(d.busy_ns),
+        ", \"peak_bytes\": ", d.peak_bytes(), ", \"allocators\": [");
+    for (size_t j = 0; j < d.allocators.size(); ++j) {
+      absl::StrAppend(
+          &out, j == 0 ? "" : ", ",
+          AllocatorJson(d.allocators[j].first, d.allocators[j].second));
+    }
+    absl::StrAppend(&out, "], \"lanes\": [");
+    for (size_t j = 0; j < d.lanes.size(); ++j) {
+      absl::StrAppend(
+          &out, j == 0 ? "" : ", ", "{\"name\": ", JsonQuote(d.lanes[j].name),
+          ", \"busy_micros\": ", BusyMicros(d.lanes[j].busy_ns), "}");
+    }
+    out += "]}";
+  }
+  out += "], \"allocators\": [";
   bool first = true;
-  auto device = [&](const std::string& name, int64_t nodes, int64_t busy_ns,
-                    int64_t peak) {
-    absl::StrAppend(&out, first ? "" : ", ", "{\"name\": ", JsonQuote(name),
-                    ", \"nodes\": ", nodes, ", \"busy_micros\": ",
-                    busy_ns < 0 ? "-1" : NanosAsMicros(busy_ns),
-                    ", \"peak_bytes\": ", peak, "}");
-    first = false;
-  };
-  for (const auto& [name, n] : s.devices) device(name, n, -1, -1);
-  for (const auto& [name, busy] : s.lane_busy_ns) device(name, 0, busy, -1);
   for (const auto& [name, peak] : s.allocator_peak_bytes) {
-    device(name, 0, -1, peak);
+    absl::StrAppend(&out, first ? "" : ", ", AllocatorJson(name, peak));
+    first = false;
   }
   return out + "]}\n";
 }

@@ -5,17 +5,40 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "profiler/load/loader.h"
 #include "profiler/views/steps.h"
 
 namespace tfprof {
 
+// A lane of a device: a GPU stream or copy lane, or a host thread.
+struct LaneSummary {
+  std::string name;     // as recorded (".../gpu:0/stream:7", "host thread 1/2")
+  int64_t busy_ns = 0;  // per step, overlaps once
+};
+
+// A device (CPU or GPU) with what ran on it.
+struct DeviceSummary {
+  std::string name;
+  int64_t nodes = 0;     // nodes placed on it (their canonical device)
+  int64_t busy_ns = -1;  // per step: any of its streams busy; -1 none known
+  // The most bytes its allocators had in use, each (largest first).
+  std::vector<std::pair<std::string, int64_t>> allocators;
+  std::vector<LaneSummary> lanes;  // streams (GPU), host threads (CPU)
+  int64_t peak_bytes() const {
+    return allocators.empty() ? -1 : allocators.front().second;
+  }
+};
+
 struct ProfileSummary {
   int64_t nodes = 0;
   int64_t nodes_with_execs = 0;
   int64_t steps = 0;
-  std::map<std::string, int64_t> devices;   // canonical device -> nodes
+  // CPUs first, then GPUs by number, then other devices by name.
+  std::vector<DeviceSummary> devices;
   std::map<std::string, int64_t> op_types;  // op -> nodes
   // Averages over steps (the -step -1 rule), summed over nodes.
   int64_t exec_micros = 0;
@@ -29,18 +52,22 @@ struct ProfileSummary {
   // Wall time per step (from the steps table) and where it came from.
   WallStats wall;
   std::string wall_source;
-  // Accelerator streams and host threads (traces, RunMetadata GPU streams):
-  // busy time per step, overlaps counted once.
-  std::map<std::string, int64_t> lane_busy_ns;
   // The most bytes each allocator had in use (trace inputs).
   std::map<std::string, int64_t> allocator_peak_bytes;
+
+  // The device whose name (or a lane's) is `name`, or null.
+  const DeviceSummary* FindDevice(std::string_view name) const;
+  // The busy time of a lane per step, or -1 when there is no such lane.
+  int64_t LaneBusy(std::string_view lane) const;
 };
 
 ProfileSummary Summarize(const Model& model);
 
 // The summary as JSON: the counts, "time_per_step" (wall micros: mean,
-// median, min, max), and "devices": [{"name", "nodes", "busy_micros",
-// "peak_bytes"}] (busy per step; -1 where not known).
+// median, min, max), "devices": [{"name", "nodes", "busy_micros",
+// "peak_bytes", "allocators": [{"name", "peak_bytes"}], "lanes": [{"name",
+// "busy_micros"}]}] (busy per step; -1 where not known) and "allocators":
+// [{"name", "peak_bytes"}].
 std::string RenderSummaryJson(const ProfileSummary& s);
 
 // Renders the summary; `loaded` adds the load figures (bytes, seconds).

@@ -123,7 +123,8 @@ inline int64_t FlatRowRuns(const ResultNode& n) {
 // them for every displayed node up front would cost memory for nothing).
 // Devices: scope/graph: the node's canonical device, if any; op/code: the
 // set of its graph nodes' canonical devices (an empty one included, as
-// tfprof prints it). Sorted.
+// tfprof prints it). For traces (not TensorFlow inputs), also the GPU
+// streams the nodes' kernels ran on. Sorted.
 std::vector<std::string> NodeDevices(const ResultTree& tree,
                                      const ResultNode& node);
 // Op types, sorted: the graph node's, the union of the members', or the

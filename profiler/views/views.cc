@@ -875,16 +875,26 @@ std::vector<std::string> NodeDevices(const ResultTree& tree,
   if (tree.view == ViewKind::kKernel && node.kernel != nullptr) {
     return node.kernel->streams;
   }
+  // Traces also name the streams a node's kernels ran on (tfprof's own
+  // inputs keep its output: the placement only).
+  const bool streams = tree.model->source() != ProfileSource::kTensorFlow;
+  std::set<std::string> devices;
+  auto add = [&](const GraphNode& g) {
+    if (!g.canonical_device().empty()) devices.insert(g.canonical_device());
+    if (!streams) return;
+    for (uint32_t s : tree.model->KernelStreams(g)) {
+      devices.insert(tree.model->activity().String(s));
+    }
+  };
   if (tree.view == ViewKind::kOp || tree.view == ViewKind::kCode) {
-    std::set<std::string> devices;
-    for (const MemberNode& m : node.members) devices.insert(m.device());
-    return {devices.begin(), devices.end()};
+    for (const MemberNode& m : node.members) {
+      if (m.device().empty()) devices.insert("");
+      add(*m.node);
+    }
+  } else if (node.graph_node != nullptr) {
+    add(*node.graph_node);
   }
-  if (node.graph_node != nullptr &&
-      !node.graph_node->canonical_device().empty()) {
-    return {node.graph_node->canonical_device()};
-  }
-  return {};
+  return {devices.begin(), devices.end()};
 }
 
 std::vector<std::string> NodeOpTypes(const ResultTree& tree,

@@ -662,6 +662,7 @@ void XSpaceImport::AddMemory(const PlaneStats& stats,
 void XSpaceImport::ImportGpuPlane(const XPlane& plane) {
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
+  builder_->activity()->AddDevice(GpuDevice(gpu));
   for (const XLine& line : plane.lines()) {
     if (line.name() == "TensorFlow Ops") {
       CountDeviceOpRuns(stats, plane, line, gpu);
