@@ -525,6 +525,65 @@ TEST_CASE("A Kineto step's timeline has the trace's own events and times") {
   CHECK(kernels == 1462);  // as the steps table counts them
 }
 
+TEST_CASE("A TensorFlow timeline's step timeline has its events again") {
+  // The ops of the "<device> Compute" rows (but the runtime's _SOURCE) and
+  // the kernels of the "/gpu:0/stream:N" rows, by node name, at their times
+  // from the step's first event.
+  const std::string path =
+      CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.json");
+  JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJson(testing::ReadFile(path), &doc, &error));
+  std::map<int64_t, std::string> process;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (e.at("ph").string == "M" && e.at("name").string == "process_name") {
+      process[JsonInt(e.at("pid"))] = e.at("args").at("name").string;
+    }
+  }
+  using Event = std::tuple<std::string, int64_t, int64_t>;  // name, ts, dur
+  std::multiset<Event> ops, kernels;
+  int64_t t0 = INT64_MAX;
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (e.at("ph").string != "X" ||
+        e.at("args").at("name").string == "_SOURCE") {
+      continue;
+    }
+    const std::string& p = process.at(JsonInt(e.at("pid")));
+    const int64_t ts = JsonInt(e.at("ts")), dur = JsonInt(e.at("dur"));
+    if (p.find("/stream:") != std::string::npos) {
+      kernels.emplace(e.at("args").at("name").string, ts, dur);
+    } else if (p.rfind("/job:", 0) == 0) {
+      ops.emplace(e.at("args").at("name").string, ts, dur);
+    } else {
+      continue;  // the memcpy row repeats the streams' copies
+    }
+    t0 = std::min(t0, ts);
+  }
+  auto from_t0 = [&](const std::multiset<Event>& in) {
+    std::multiset<Event> out;
+    for (const auto& [name, ts, dur] : in) out.emplace(name, ts - t0, dur);
+    return out;
+  };
+  REQUIRE(ops.size() == 25);
+  REQUIRE(kernels.size() == 20);
+  const auto loaded = LoadTrace(path);
+  absl::StatusOr<std::string> json =
+      TraceEventsTimeline(loaded->model, 0, nullptr);
+  REQUIRE(json.ok());
+  JsonValue tl;
+  REQUIRE(testing::ParseJson(*json, &tl, &error));
+  std::multiset<Event> got_ops, got_kernels;
+  for (const JsonValue& e : tl.at("traceEvents").array) {
+    if (e.at("ph").string != "X") continue;
+    (e.at("cat").string == "Op" ? got_ops : got_kernels)
+        .emplace(
+            e.at("args").at(e.at("cat").string == "Op" ? "node" : "op").string,
+            std::llround(e.at("ts").number), std::llround(e.at("dur").number));
+  }
+  CHECK(got_ops == from_t0(ops));
+  CHECK(got_kernels == from_t0(kernels));
+}
+
 TEST_CASE("An XSpace step's timeline has its kernels at their own times") {
   const auto loaded =
       LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));

@@ -102,20 +102,31 @@ class DeviceTable {
   std::map<Processor, size_t> by_processor_;
 };
 
-// Busy time per step of each lane (stream or host thread) of `owner`, and
-// of the owner: its lanes' union.
+// Busy time per step of each lane (stream or host thread) of `owner`, and,
+// with `owner_busy`, of the owner: its lanes' union.
 void AddLanes(std::map<std::string, Intervals>& lanes, int64_t steps,
-              DeviceSummary* owner) {
+              bool threads, bool owner_busy, DeviceSummary* owner) {
   Intervals all;
   for (auto& [name, v] : lanes) {
     all.insert(all.end(), v.begin(), v.end());
-    owner->lanes.push_back(LaneSummary{name, UnionLength(&v) / steps});
+    owner->lanes.push_back(LaneSummary{name, UnionLength(&v) / steps, threads});
   }
   std::stable_sort(owner->lanes.begin(), owner->lanes.end(),
                    [](const LaneSummary& a, const LaneSummary& b) {
                      return NaturalLess(a.name, b.name);
                    });
-  owner->busy_ns = UnionLength(&all) / steps;
+  if (owner_busy) owner->busy_ns = UnionLength(&all) / steps;
+}
+
+// The device whose host thread `thread` is: a TensorFlow timeline's
+// "<device> Compute" row belongs to that device, other threads to the host.
+std::string ThreadOwner(const std::string& thread) {
+  absl::string_view device = thread;
+  if (absl::ConsumeSuffix(&device, " Compute") &&
+      ProcessorOfDevice(std::string_view(device.data(), device.size()))) {
+    return std::string(device);
+  }
+  return "";
 }
 
 std::vector<DeviceSummary> SummarizeDevices(
@@ -137,16 +148,23 @@ std::vector<DeviceSummary> SummarizeDevices(
         w.start_ns, SatAdd(w.start_ns, w.duration_ns));
   }
   for (auto& [owner, lanes] : streams) {
-    AddLanes(lanes, steps, &table.Get(owner));
+    AddLanes(lanes, steps, false, true, &table.Get(owner));
   }
-  std::map<std::string, Intervals> threads;
+  // Host threads by owner ("" for the host); a GPU's busy time stays its
+  // streams'.
+  std::map<std::string, std::map<std::string, Intervals>> threads;
   for (const HostSpan& h : a.host()) {
-    threads["host thread " + a.String(h.thread)].emplace_back(
-        h.start_ns, SatAdd(h.start_ns, h.duration_ns));
+    const std::string& thread = a.String(h.thread);
+    const std::string owner = ThreadOwner(thread);
+    threads[owner][owner.empty() ? "host thread " + thread : thread]
+        .emplace_back(h.start_ns, SatAdd(h.start_ns, h.duration_ns));
   }
-  if (!threads.empty()) {
-    DeviceSummary* host = table.Find(Processor{false, 0});
-    AddLanes(threads, steps, host != nullptr ? host : &table.Get("host"));
+  for (auto& [owner, lanes] : threads) {
+    DeviceSummary* d =
+        owner.empty() ? table.Find(Processor{false, 0}) : &table.Get(owner);
+    if (d == nullptr) d = &table.Get("host");
+    const std::optional<Processor> p = ProcessorOfDevice(d->name);
+    AddLanes(lanes, steps, true, !(p.has_value() && p->gpu), d);
   }
   for (const auto& [allocator, peak] : allocator_peaks) {
     const std::optional<Processor> p = ProcessorOfAllocator(allocator);
@@ -226,7 +244,7 @@ void RenderDevices(const ProfileSummary& s, std::string* out) {
   int64_t streams = 0, threads = 0;
   for (const DeviceSummary& d : s.devices) {
     for (const LaneSummary& l : d.lanes) {
-      ++(absl::StartsWith(l.name, "host thread ") ? threads : streams);
+      ++(l.thread ? threads : streams);
     }
   }
   std::vector<std::string> lanes;
@@ -257,7 +275,12 @@ void RenderDevices(const ProfileSummary& s, std::string* out) {
                           absl::StrJoin(facts, ", "));
     for (const LaneSummary& l : d.lanes) {
       absl::string_view name = l.name;
-      if (absl::ConsumePrefix(&name, d.name)) absl::ConsumePrefix(&name, "/");
+      absl::string_view rest = name;
+      if (absl::ConsumePrefix(&rest, d.name) &&
+          (absl::ConsumePrefix(&rest, "/") ||
+           absl::ConsumePrefix(&rest, " "))) {
+        name = rest;
+      }
       absl::StrAppendFormat(out, "    %-58s %s busy/step\n", name,
                             FormatNanos(l.busy_ns));
     }
@@ -357,7 +380,8 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
     for (size_t j = 0; j < d.lanes.size(); ++j) {
       absl::StrAppend(
           &out, j == 0 ? "" : ", ", "{\"name\": ", JsonQuote(d.lanes[j].name),
-          ", \"busy_micros\": ", BusyMicros(d.lanes[j].busy_ns), "}");
+          ", \"kind\": \"", d.lanes[j].thread ? "thread" : "stream",
+          "\", \"busy_micros\": ", BusyMicros(d.lanes[j].busy_ns), "}");
     }
     out += "]}";
   }

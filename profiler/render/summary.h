@@ -18,6 +18,7 @@ namespace tfprof {
 struct LaneSummary {
   std::string name;     // as recorded (".../gpu:0/stream:7", "host thread 1/2")
   int64_t busy_ns = 0;  // per step, overlaps once
+  bool thread = false;  // a host thread (else a GPU stream or copy lane)
 };
 
 // A device (CPU or GPU) with what ran on it.
@@ -66,7 +67,8 @@ ProfileSummary Summarize(const Model& model);
 // The summary as JSON: the counts, "time_per_step" (wall micros: mean,
 // median, min, max), "devices": [{"name", "nodes", "busy_micros",
 // "peak_bytes", "allocators": [{"name", "peak_bytes"}], "lanes": [{"name",
-// "busy_micros"}]}] (busy per step; -1 where not known) and "allocators":
+// "kind" ("stream" or "thread"), "busy_micros"}]}] (busy per step; -1 where not
+// known) and "allocators":
 // [{"name", "peak_bytes"}].
 std::string RenderSummaryJson(const ProfileSummary& s);
 

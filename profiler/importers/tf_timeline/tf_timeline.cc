@@ -345,6 +345,17 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
   }
   builder_->AddExecMicros(step_, *device, *node, start, duration);
   ClassifyDevice(*device, kind, *node, start, duration, ev);
+  if (canonical) {
+    // The op as the timeline drew it, on its device's "Compute" row.
+    Activity* activity = builder_->activity();
+    const absl::string_view name = ev.name.String().value_or("");
+    activity->AddHostSpan(
+        HostSpan{SatMul(start, 1000), SatMul(duration, 1000), step_,
+                 activity->Intern(std::string_view(name.data(), name.size())),
+                 activity->Intern(builder_->NodeName(*node)),
+                 activity->Intern(absl::StrCat(absl::AsciiStrToLower(*device),
+                                               " Compute"))});
+  }
 }
 
 void TfTimelineImport::ClassifyDevice(const std::string& device,
