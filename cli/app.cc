@@ -205,6 +205,25 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
   auto owned_shell = std::make_unique<Shell>(std::move(*loaded), in,
                                              flags->options, io.out, io.err);
   Shell& shell = *owned_shell;
+  const InputPaths& base = flags->base_inputs;
+  if (!base.profile_path.empty() || !base.graph_path.empty() ||
+      !base.run_meta_path.empty() || !base.trace_path.empty()) {
+    absl::Status combination = CheckInputCombination(base);
+    if (!combination.ok()) {
+      *io.err << "tfprof: base: " << combination.message() << "\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<std::unique_ptr<LoadedProfile>> base_loaded =
+        LoadWithProgress(base, io);
+    if (!base_loaded.ok()) {
+      *io.err << "tfprof: base: " << base_loaded.status().message() << "\n";
+      return kExitError;
+    }
+    for (const std::string& note : (*base_loaded)->notes) {
+      *io.err << "base: " << note << "\n";
+    }
+    shell.SetBase(std::move(*base_loaded), base);
+  }
   struct LeaveToExit {
     std::unique_ptr<Shell>* shell;
     bool on;

@@ -40,9 +40,15 @@ const std::vector<InputFlag>& InputFlags() {
   return flags;
 }
 
+// Input flags with this in front name the base run (--base_profile_path).
+const std::string kBasePrefix = "base_";
+
 std::vector<std::string> AllFlagNames() {
   std::vector<std::string> names = {"script", "keep_going", "help"};
-  for (const InputFlag& f : InputFlags()) names.push_back(f.name);
+  for (const InputFlag& f : InputFlags()) {
+    names.push_back(f.name);
+    names.push_back(kBasePrefix + f.name);
+  }
   for (const OptionSpec& o : OptionTable()) names.push_back(o.name);
   return names;
 }
@@ -91,11 +97,13 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       continue;
     }
     bool matched = false;
+    const bool base = absl::StartsWith(name, kBasePrefix);
+    const std::string input = base ? name.substr(kBasePrefix.size()) : name;
     for (const InputFlag& f : InputFlags()) {
-      if (name == f.name) {
+      if (input == f.name) {
         absl::Status s = take_value();
         if (!s.ok()) return s;
-        flags.inputs.*(f.field) = value;
+        (base ? flags.base_inputs : flags.inputs).*(f.field) = value;
         matched = true;
         break;
       }
@@ -144,6 +152,11 @@ std::string FlagsUsage() {
     absl::StrAppendFormat(&out, "  --%-26s %s\n", std::string(f.name) + "=",
                           f.help);
   }
+  absl::StrAppendFormat(
+      &out, "  --%-26s %s\n", "base_<input flag>=",
+      "The same inputs for a base run to compare with (--base_profile_path, "
+      "--base_trace_path, ...): the diff command, and check terms with "
+      "'base'.");
   out += "\nScript flags:\n";
   absl::StrAppendFormat(&out, "  --%-26s %s\n", "script=FILE",
                         "Run the commands in FILE, one per line ('#' starts "

@@ -14,6 +14,7 @@ namespace cli {
 
 struct Flags {
   InputPaths inputs;
+  InputPaths base_inputs;   // --base_<input flag>: the run to compare with
   Options options;          // defaults for every command
   std::string script;       // --script=FILE
   bool keep_going = false;  // --keep_going: scripts go on after errors

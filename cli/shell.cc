@@ -3,19 +3,23 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/advise/gates.h"
+#include "profiler/advise/gates_report.h"
 #include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/emit.h"
+#include "profiler/render/render_diff.h"
 #include "profiler/render/render_memory.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
@@ -201,15 +205,68 @@ absl::Status TimelineCommand(Shell& shell,
   return absl::OkStatus();
 }
 
+// Writes `text` to -output's outfile, or prints it.
+absl::Status WriteOrPrint(Shell& shell, const std::string& text,
+                          const std::map<std::string, std::string>& output,
+                          const char* what) {
+  auto outfile = output.find("outfile");
+  if (outfile == output.end()) {
+    shell.out() << text;
+    return absl::OkStatus();
+  }
+  absl::Status s = WriteFileAtomic(outfile->second, text, shell.input_files());
+  if (!s.ok()) return s;
+  shell.err() << what << " written to " << outfile->second << "\n";
+  return absl::OkStatus();
+}
+
+// A report's -output: TYPE or TYPE:outfile=PATH, TYPE one of stdout,
+// junit, markdown.
+absl::Status ParseReportOutput(const std::string& spec, std::string* type,
+                               std::string* outfile) {
+  const size_t colon = spec.find(':');
+  *type = spec.substr(0, colon);
+  if (*type != "stdout" && *type != "junit" && *type != "markdown") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("check: -output ", *type,
+                     " is not available (stdout, junit, markdown)"));
+  }
+  if (colon != std::string::npos) {
+    const std::string rest = spec.substr(colon + 1);
+    if (rest.rfind("outfile=", 0) != 0 || rest.size() == 8) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check: -output ", spec, ": expected ", *type, ":outfile=PATH"));
+    }
+    *outfile = rest.substr(8);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   int64_t step = shell.options().step;
   std::vector<Condition> conditions;
+  std::string type = "stdout", outfile;
+  GateBase base;
+  if (shell.base() != nullptr) base.model = &shell.base()->model;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-step") {
-      if (i + 1 >= args.size() || !absl::SimpleAtoi(args[i + 1], &step)) {
+    if (args[i] == "-step" || args[i] == "-output" || args[i] == "-alpha") {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("check: ", args[i], " needs a value"));
+      }
+      const std::string& v = args[++i];
+      if (args[i - 1] == "-step" && !absl::SimpleAtoi(v, &step)) {
         return absl::InvalidArgumentError("check: -step needs a step number");
       }
-      ++i;
+      if (args[i - 1] == "-alpha" && (!absl::SimpleAtod(v, &base.alpha) ||
+                                      !(base.alpha > 0) || base.alpha >= 1)) {
+        return absl::InvalidArgumentError(
+            "check: -alpha wants a false discovery rate in (0, 1)");
+      }
+      if (args[i - 1] == "-output") {
+        absl::Status s = ParseReportOutput(v, &type, &outfile);
+        if (!s.ok()) return s;
+      }
       continue;
     }
     absl::StatusOr<Condition> c = ParseCondition(args[i]);
@@ -218,16 +275,25 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   if (conditions.empty()) {
     return absl::InvalidArgumentError(
-        "usage: check [-step N] CONDITION ..., e.g. check 'params<=1m' "
-        "'micros[.*Conv2D.*]<20ms'");
+        "usage: check [-step N] [-alpha Q] [-output "
+        "stdout|junit|markdown[:outfile=PATH]] CONDITION ..., e.g. check "
+        "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05'");
   }
   absl::StatusOr<std::vector<GateResult>> results =
-      EvaluateGates(shell.profile().model, conditions, step);
+      EvaluateGates(shell.profile().model, conditions, step, base);
   if (!results.ok()) return results.status();
   int failed = 0;
-  for (const GateResult& r : *results) {
-    shell.out() << r.message << "\n";
-    failed += r.passed ? 0 : 1;
+  for (const GateResult& r : *results) failed += r.passed ? 0 : 1;
+  if (type == "junit" || type == "markdown") {
+    std::map<std::string, std::string> output;
+    if (!outfile.empty()) output["outfile"] = outfile;
+    const std::string report = type == "junit" ? RenderGatesJUnit(*results)
+                                               : RenderGatesMarkdown(*results);
+    absl::Status s = WriteOrPrint(shell, report, output, "check report");
+    if (!s.ok()) return s;
+  }
+  if (type != "junit" || !outfile.empty()) {
+    for (const GateResult& r : *results) shell.out() << r.message << "\n";
   }
   if (failed > 0) {
     return absl::AbortedError(
@@ -246,21 +312,6 @@ absl::Status SummaryCommand(Shell& shell,
   const ProfileSummary s = Summarize(shell.profile().model);
   shell.out() << (json ? RenderSummaryJson(s)
                        : RenderSummary(s, &shell.profile()));
-  return absl::OkStatus();
-}
-
-// Writes `text` to -output's outfile, or prints it.
-absl::Status WriteOrPrint(Shell& shell, const std::string& text,
-                          const std::map<std::string, std::string>& output,
-                          const char* what) {
-  auto outfile = output.find("outfile");
-  if (outfile == output.end()) {
-    shell.out() << text;
-    return absl::OkStatus();
-  }
-  absl::Status s = WriteFileAtomic(outfile->second, text, shell.input_files());
-  if (!s.ok()) return s;
-  shell.err() << what << " written to " << outfile->second << "\n";
   return absl::OkStatus();
 }
 
@@ -286,6 +337,145 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
   return WriteOrPrint(shell, text, output, "steps");
+}
+
+std::optional<ViewKind> ViewNamed(const std::string& name) {
+  for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
+                     ViewKind::kCode, ViewKind::kKernel}) {
+    if (name == ViewName(v)) return v;
+  }
+  return std::nullopt;
+}
+
+// diff VIEW [-map 'RE=>REWRITE']... [-alpha Q] [-significant_only B]
+//      [-output stdout|file|json|csv|markdown[:outfile=F]] [view options]
+absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
+  constexpr char kUsage[] =
+      "usage: diff scope|graph|op|code|kernel [-map 'RE=>REWRITE']... "
+      "[-alpha Q] [-significant_only true] [-output "
+      "stdout|json|csv|markdown[:outfile=PATH]] [view options]";
+  if (shell.base() == nullptr) {
+    return absl::FailedPreconditionError(
+        "diff needs a base run: load one with 'base FILE' or "
+        "--base_profile_path / --base_trace_path / --base_graph_path ...");
+  }
+  const std::optional<ViewKind> view =
+      args.empty() ? std::nullopt : ViewNamed(args[0]);
+  if (!view.has_value()) return absl::InvalidArgumentError(kUsage);
+  DiffOptions diff;
+  std::string type = "stdout", outfile;
+  std::vector<std::string> rest;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool ours = a == "-map" || a == "-alpha" ||
+                      a == "-significant_only" || a == "-output";
+    if (!ours) {
+      rest.push_back(a);
+      continue;
+    }
+    if (i + 1 >= args.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("diff: ", a, " needs a value"));
+    }
+    const std::string v = RestoreQuotedCommas(args[++i]);
+    if (a == "-map") {
+      absl::StatusOr<DiffRule> rule = ParseDiffRule(v);
+      if (!rule.ok()) return rule.status();
+      diff.rules.push_back(*rule);
+    } else if (a == "-alpha") {
+      if (!absl::SimpleAtod(v, &diff.alpha) || !(diff.alpha > 0) ||
+          diff.alpha >= 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "diff: -alpha wants a false discovery rate in (0, 1), not '", v,
+            "'"));
+      }
+    } else if (a == "-significant_only") {
+      if (v != "true" && v != "false") {
+        return absl::InvalidArgumentError(
+            "diff: -significant_only wants true or false");
+      }
+      diff.significant_only = v == "true";
+    } else {
+      const size_t colon = v.find(':');
+      type = v.substr(0, colon);
+      const auto& types = DiffOutputTypes();
+      if (std::find(types.begin(), types.end(), type) == types.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("diff: -output ", type, " is not available (",
+                         absl::StrJoin(types, ", "), ")"));
+      }
+      if (colon != std::string::npos) {
+        const std::string spec = v.substr(colon + 1);
+        if (spec.rfind("outfile=", 0) != 0 || spec.size() == 8) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "diff: -output ", v, ": expected ", type, ":outfile=PATH"));
+        }
+        outfile = spec.substr(8);
+      }
+      if (type == "file" && outfile.empty()) {
+        return absl::InvalidArgumentError(
+            "diff: -output file needs :outfile=PATH");
+      }
+    }
+  }
+  Options opts = shell.options();
+  absl::Status s = ParseOptionTokens(rest, 0, &opts);
+  if (!s.ok()) return s;
+  absl::StatusOr<DiffTree> tree =
+      QueryDiff(*view, opts, diff, shell.base_views(), shell.base()->model,
+                &shell.views(), shell.profile().model);
+  if (!tree.ok()) return tree.status();
+  for (const std::string& n : tree->notes) shell.err() << "note: " << n << "\n";
+  std::map<std::string, std::string> output;
+  if (!outfile.empty()) output["outfile"] = outfile;
+  return WriteOrPrint(shell, RenderDiff(*tree, type), output, "diff");
+}
+
+// base FILE[,FILE...] | base -INPUT_FLAG PATH ... | base none
+absl::Status BaseCommand(Shell& shell, const std::vector<std::string>& args) {
+  constexpr char kUsage[] =
+      "usage: base FILE[,FILE...] | base -profile_path F | base -trace_path "
+      "F,... | base -graph_path G -run_meta_path R,... [-op_log_path O] | "
+      "base none";
+  if (args.size() == 1 && args[0] == "none") {
+    shell.SetBase(nullptr, InputPaths());
+    shell.err() << "base dropped\n";
+    return absl::OkStatus();
+  }
+  InputPaths in;
+  if (args.size() == 1) {
+    // A ProfileProto, else traces (by their content, as --trace_path).
+    const std::string first =
+        SplitList(args[0]).empty() ? std::string() : SplitList(args[0]).front();
+    const bool trace =
+        absl::EndsWith(first, ".json") || absl::EndsWith(first, ".json.gz") ||
+        absl::EndsWith(first, ".pb") || absl::EndsWith(first, ".gz");
+    (trace ? in.trace_path : in.profile_path) = args[0];
+  } else {
+    if (args.empty() || args.size() % 2 != 0) {
+      return absl::InvalidArgumentError(kUsage);
+    }
+    for (size_t i = 0; i < args.size(); i += 2) {
+      std::string InputPaths::*field =
+          args[i] == "-profile_path"      ? &InputPaths::profile_path
+          : args[i] == "-trace_path"      ? &InputPaths::trace_path
+          : args[i] == "-graph_path"      ? &InputPaths::graph_path
+          : args[i] == "-run_meta_path"   ? &InputPaths::run_meta_path
+          : args[i] == "-op_log_path"     ? &InputPaths::op_log_path
+          : args[i] == "-checkpoint_path" ? &InputPaths::checkpoint_path
+                                          : nullptr;
+      if (field == nullptr) return absl::InvalidArgumentError(kUsage);
+      in.*field = args[i + 1];
+    }
+  }
+  absl::Status ok = CheckInputCombination(in);
+  if (!ok.ok()) return absl::InvalidArgumentError(ok.message());
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
+  if (!loaded.ok()) return loaded.status();
+  shell.err() << "base: " << (*loaded)->model.size() << " nodes, "
+              << (*loaded)->model.steps().size() << " steps\n";
+  shell.SetBase(std::move(*loaded), std::move(in));
+  return absl::OkStatus();
 }
 
 // memory [-top N] [-output stdout|file:outfile=F|csv[:outfile=F]|
@@ -400,10 +590,23 @@ const std::vector<CommandSpec>& Commands() {
        "Write one step's Chrome trace as TensorFlow's ProfilerHook does "
        "(timeline-<step>.json); for a trace, its own events of the step.",
        TimelineCommand},
-      {"check", "[-step N] CONDITION ...",
-       "Gate for CI: check thresholds like 'params<=1m' or "
-       "'micros[.*Conv.*]<20ms'; exit status 3 if any fails.",
+      {"check",
+       "[-step N] [-alpha Q] [-output stdout|junit|markdown[:outfile=PATH]] "
+       "CONDITION ...",
+       "Gate for CI: check thresholds like 'params<=1m', "
+       "'micros[.*Conv.*]<20ms' or, against the base run, "
+       "'micros<=base*1.05' and 'significant(micros)==0'; exit status 3 if "
+       "any fails.",
        CheckCommand},
+      {"diff",
+       "scope|graph|op|code|kernel [-map 'RE=>REWRITE']... [-alpha Q] "
+       "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]] "
+       "[view options]",
+       "Compare a view with the base run: each row's base, current, change "
+       "and whether it beats the step-to-step noise.",
+       DiffCommand},
+      {"base", "FILE[,FILE...] | -INPUT_FLAG PATH ... | none",
+       "Load (or drop) the base run that diff compares with.", BaseCommand},
       {"set", "-option value ...",
        "Change options for all later commands (options typed after a view "
        "command apply to that command only).",
@@ -562,17 +765,37 @@ Shell::Shell(std::unique_ptr<LoadedProfile> profile, InputPaths inputs,
       out_(out),
       err_(err) {}
 
+namespace {
+void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
+  for (const std::string* path :
+       {&in.profile_path, &in.graph_path, &in.op_log_path}) {
+    if (!path->empty()) files->push_back(*path);
+  }
+  for (const std::string* list : {&in.run_meta_path, &in.trace_path}) {
+    for (const std::string& f : SplitList(*list)) files->push_back(f);
+  }
+  if (!in.checkpoint_path.empty()) {
+    files->push_back(in.checkpoint_path);
+    files->push_back(in.checkpoint_path + ".index");
+  }
+}
+}  // namespace
+
 std::vector<std::string> Shell::input_files() const {
-  std::vector<std::string> files = {inputs_.profile_path, inputs_.graph_path,
-                                    inputs_.op_log_path};
-  for (const std::string& f : SplitList(inputs_.run_meta_path)) {
-    files.push_back(f);
-  }
-  if (profile_->checkpoint != nullptr) {
-    files.push_back(inputs_.checkpoint_path);
-    files.push_back(inputs_.checkpoint_path + ".index");
-  }
+  std::vector<std::string> files;
+  AddInputFiles(inputs_, &files);
+  if (base_ != nullptr) AddInputFiles(base_inputs_, &files);
   return files;
+}
+
+void Shell::SetBase(std::unique_ptr<LoadedProfile> base, InputPaths inputs) {
+  base_views_.reset();
+  base_ = std::move(base);
+  base_inputs_ = std::move(inputs);
+  if (base_ != nullptr) {
+    base_views_ =
+        std::make_unique<Views>(&base_->model, base_->checkpoint.get());
+  }
 }
 
 absl::Status Shell::RunLine(const std::string& line) {
@@ -610,6 +833,7 @@ absl::Status Shell::RunCommand(const std::vector<std::string>& words) {
   // they are plain commas.
   const bool takes_options = c->name == "scope" || c->name == "graph" ||
                              c->name == "op" || c->name == "code" ||
+                             c->name == "kernel" || c->name == "diff" ||
                              c->name == "set";
   if (!takes_options) {
     for (std::string& a : args) a = RestoreQuotedCommas(a);

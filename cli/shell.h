@@ -57,6 +57,12 @@ class Shell {
   // Runs a view query with the persistent options overridden by `args`.
   absl::Status RunView(ViewKind view, const std::vector<std::string>& args);
 
+  // The base run that diff (and check terms with 'base') compare with;
+  // null drops it.
+  void SetBase(std::unique_ptr<LoadedProfile> base, InputPaths inputs);
+  const LoadedProfile* base() const { return base_.get(); }
+  Views* base_views() { return base_views_.get(); }
+
   bool quit_requested() const { return quit_; }
   void RequestQuit() { quit_ = true; }
   void set_timing(bool on) { timing_ = on; }
@@ -73,6 +79,9 @@ class Shell {
   InputPaths inputs_;
   Options options_;
   Views views_;
+  std::unique_ptr<LoadedProfile> base_;
+  InputPaths base_inputs_;
+  std::unique_ptr<Views> base_views_;
   std::ostream* out_;
   std::ostream* err_;
   bool quit_ = false;

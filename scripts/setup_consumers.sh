@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the consumer tests in tests/consumers need: Debian's
 # golang-go (go tool pprof), chromium (the headless browser for the viewer
-# test) and curl, then the npm packages pinned in
+# test), curl and python3-junitparser (a JUnit report reader), then the npm packages pinned in
 # tests/consumers/package-lock.json (`npm ci`). Idempotent and quiet: apt runs
 # only when a package is missing, npm only when the lock file changed since
 # the last install. playwright-core needs Node.js >= 20.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh golang-go chromium curl
+bash scripts/setup.sh golang-go chromium curl python3-junitparser
 
 # Node.js comes with these machines; Debian's is the fallback.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

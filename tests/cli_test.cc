@@ -213,7 +213,7 @@ TEST_CASE("--help lists every command of the table") {
 TEST_CASE("One-shot help needs no profile and takes a topic") {
   RunResult r = RunTfprof({"help", "check"});
   CHECK(r.code == 0);
-  CHECK(r.out.rfind("check [-step N] CONDITION ...", 0) == 0);
+  CHECK(r.out.rfind("check [-step N] [-alpha Q]", 0) == 0);
   CHECK(r.out.find("exit status 3") != std::string::npos);
   r = RunTfprof({"help", "-max_depth"});
   CHECK(r.code == 0);
@@ -319,6 +319,52 @@ TEST_CASE("A whitespace-only line prints the options instead of crashing") {
   cli::Shell shell(std::move(*loaded), in, Options(), &out, &err);
   REQUIRE(shell.RunLine("   \t").ok());
   CHECK(out.str().find("-max_depth                  10") != std::string::npos);
+}
+
+TEST_CASE("diff and base: a run compared with its base from the command line") {
+  const std::string runs = testing::CorpusFile("shiyudian-resnet-tf-dist");
+  const std::string current = "--profile_path=" + runs + "/profile_100";
+  const std::string base = "--base_profile_path=" + runs + "/profile_0";
+  RunResult r = RunTfprof({current, base, "diff", "op", "-max_depth", "2",
+                           "-order_by", "micros", "-output", "csv"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("name,depth,in,micros_base,micros_current,micros_delta,"
+                    "p_value,q_value,significant\n_TFProfRoot,0,both,",
+                    0) == 0);
+  CHECK(r.err.find("no significance test") != std::string::npos);
+  // Without a base: an error that says how to load one.
+  r = RunTfprof({current, "diff", "scope"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("--base_profile_path") != std::string::npos);
+  // Bad diff options are usage errors naming the option.
+  r = RunTfprof({current, base, "diff", "scope", "-map", "a(=>b"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("invalid regex") != std::string::npos);
+  r = RunTfprof({current, base, "diff", "scope", "-alpha", "2"});
+  CHECK(r.code == 2);
+  r = RunTfprof({current, base, "diff", "nosuchview"});
+  CHECK(r.code == 2);
+  r = RunTfprof({current, base, "diff", "scope", "-output", "pprof"});
+  CHECK(r.code == 2);
+  // The shell loads, replaces and drops the base; outputs never overwrite
+  // an input of either run.
+  r = RunTfprof({current, "--keep_going"},
+                "base " + runs + "/profile_0\n"
+                "diff scope -max_depth 1 -order_by micros\n"
+                "diff scope -output markdown:outfile=" + runs + "/profile_0\n"
+                "base none\n"
+                "diff scope\n");
+  CHECK(r.code != 0);
+  CHECK(r.err.find("base: 2080 nodes, 1 steps") != std::string::npos);
+  CHECK(r.out.find("  gradients (micros 0us -> 14.01ms, +14.01ms, new)") !=
+        std::string::npos);
+  CHECK(r.err.find("refusing to overwrite") != std::string::npos);
+  CHECK(r.err.find("base dropped") != std::string::npos);
+  CHECK(r.err.find("diff needs a base run") != std::string::npos);
+  // A missing base file is a load error naming it.
+  r = RunTfprof({current, "--base_profile_path=/no/such/profile", "summary"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("/no/such/profile") != std::string::npos);
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 #include "profiler/advise/gates.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "profiler/load/loader.h"
+#include "profiler/views/views.h"
 #include "tests/corpus_util.h"
+#include "tests/test_util.h"
 
 namespace tfprof {
 namespace {
@@ -55,6 +58,88 @@ TEST_CASE("Gates on TensorFlow's test profile") {
   CHECK_FALSE((*r)[2].passed);
   CHECK((*r)[2].value == 10440);
   CHECK_FALSE(EvaluateGates((*loaded)->model, cs, 9).ok());
+}
+
+TEST_CASE("Conditions against a base parse") {
+  auto c = ParseCondition("micros[.*Conv.*]? <= base*1.05");
+  REQUIRE(c.ok());
+  CHECK(c->optional);
+  CHECK(c->kind == LimitKind::kBaseTimes);
+  CHECK(c->factor == 1.05);
+  c = ParseCondition("micros <= base + 2ms");
+  REQUIRE(c.ok());
+  CHECK(c->kind == LimitKind::kBasePlus);
+  CHECK(c->limit == 2000);
+  CHECK(ParseCondition("bytes<=base-1KB")->limit == -1000);
+  c = ParseCondition("significant(micros)[.*MatMul.*] == 0");
+  REQUIRE(c.ok());
+  CHECK(c->significant);
+  CHECK(c->regex == ".*MatMul.*");
+  CHECK(c->op == "==");
+  CHECK(ParseCondition("params != 3")->op == "!=");
+  for (const char* bad : {"micros<=base*x", "micros<=basis", "micros<=base/2",
+                          "significant(micros<1", "significant(micros)<=base",
+                          "significant(microz)==0"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseCondition(bad).ok());
+  }
+}
+
+// The root total of the scope view: all nodes' stats, summed by the view.
+int64_t ScopeTotal(const Model& m, const std::string& attr) {
+  Views views(&m, nullptr);
+  Options o;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
+  REQUIRE(r.ok());
+  const Totals& t = r->root().total;
+  return attr == "micros" ? t.exec_micros : t.parameters;
+}
+
+TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
+  InputPaths p0, p100;
+  p0.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0");
+  p100.profile_path =
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100");
+  auto base = LoadProfile(p0), current = LoadProfile(p100);
+  REQUIRE(base.ok());
+  REQUIRE(current.ok());
+  const Model& b = (*base)->model;
+  const Model& m = (*current)->model;
+  std::vector<Condition> cs = {*ParseCondition("micros<=base*1.05"),
+                               *ParseCondition("params<=base"),
+                               *ParseCondition("micros[no_such_op]<1ms"),
+                               *ParseCondition("micros[no_such_op]?<1ms"),
+                               *ParseCondition("micros<=base+30ms")};
+  CHECK_FALSE(EvaluateGates(m, cs, -1).ok());  // no base given
+  GateBase gb;
+  gb.model = &b;
+  auto r = EvaluateGates(m, cs, -1, gb);
+  REQUIRE(r.ok());
+  REQUIRE(r->size() == 5);
+  // The base and current totals are the scope views' roots.
+  CHECK((*r)[0].base_value == ScopeTotal(b, "micros"));
+  CHECK((*r)[0].value == ScopeTotal(m, "micros"));
+  CHECK((*r)[0].limit == std::llround(ScopeTotal(b, "micros") * 1.05));
+  CHECK_FALSE((*r)[0].passed);
+  CHECK((*r)[1].passed);
+  CHECK((*r)[1].base_value == ScopeTotal(b, "params"));
+  CHECK_FALSE((*r)[2].passed);
+  CHECK((*r)[2].message == "FAIL micros[no_such_op] matched no node");
+  CHECK((*r)[3].passed);
+  CHECK((*r)[4].limit == ScopeTotal(b, "micros") + 30000);
+  CHECK((*r)[4].passed == (ScopeTotal(m, "micros") <= (*r)[4].limit));
+  // One step in profile_0: significance cannot be tested.
+  auto s =
+      EvaluateGates(m, {*ParseCondition("significant(micros)==0")}, -1, gb);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.status().message()).find("3 or more steps") !=
+        std::string::npos);
+  // A run against itself passes every base gate.
+  gb.model = &m;
+  auto same = EvaluateGates(m, cs, -1, gb);
+  REQUIRE(same.ok());
+  CHECK((*same)[0].passed);
+  CHECK((*same)[1].passed);
 }
 
 }  // namespace

@@ -416,7 +416,7 @@ TEST_CASE("Kineto steps, kernels and peak memory agree with the raw events") {
 }
 
 TEST_CASE("summary lists every GPU of an XSpace, busy as its streams are") {
-  for (const std::string rel :
+  for (const std::string& rel :
        {std::string(kAoberai) + "xplane.pb",
         std::string("tensorflow-profiler-demo/GPU-multi-worker/"
                     "34.83.195.179_6003.xplane.pb")}) {

@@ -11,31 +11,58 @@
 
 namespace tfprof {
 
+// How a condition's limit is given: a number, or from the base run.
+enum class LimitKind {
+  kValue,      // ATTR OP VALUE
+  kBaseTimes,  // ATTR OP base*FACTOR (or just base: factor 1)
+  kBasePlus,   // ATTR OP base+VALUE / base-VALUE
+};
+
 struct Condition {
   std::string text;       // as written
   std::string attribute;  // micros, bytes, params, ...
   std::string regex;      // node names to sum over; empty = all nodes
-  std::string op;         // <=, <, >=, >
-  int64_t limit = 0;
+  // significant(ATTR)[REGEX]: the value is the number of matched nodes whose
+  // ATTR changed significantly against the base run.
+  bool significant = false;
+  // ATTR[REGEX]?: passes when the regex matches no node (otherwise a term
+  // that matches nothing fails, so that a typo cannot switch a gate off).
+  bool optional = false;
+  std::string op;  // <=, <, >=, >, ==, !=
+  LimitKind kind = LimitKind::kValue;
+  int64_t limit = 0;    // kValue, or kBasePlus's VALUE (signed)
+  double factor = 1.0;  // kBaseTimes
+  bool NeedsBase() const { return significant || kind != LimitKind::kValue; }
 };
 
-// Parses "ATTR[REGEX] OP VALUE" (spaces optional, [REGEX] optional). VALUE
-// may carry a unit: us/ms/s for times, B/KB/MB/GB for bytes (decimal),
-// k/m/b for counts.
+// Parses "ATTR[REGEX]? OP LIMIT" (spaces optional, [REGEX] and ? optional)
+// or "significant(ATTR)[REGEX] OP COUNT". LIMIT is a VALUE, "base",
+// "base*FACTOR", "base+VALUE" or "base-VALUE". VALUE may carry a unit:
+// us/ms/s for times, B/KB/MB/GB for bytes (decimal), k/m/b for counts.
 absl::StatusOr<Condition> ParseCondition(const std::string& text);
 
 struct GateResult {
   Condition condition;
   int64_t value = 0;
+  int64_t limit = 0;  // the limit it was compared with
+  int64_t base_value = 0;
   int64_t matched_nodes = 0;
   bool passed = false;
   std::string message;  // one line: PASS/FAIL, value, limit, margin
 };
 
+// The run that conditions with "base" or significant() compare with.
+struct GateBase {
+  const Model* model = nullptr;
+  double alpha = 0.05;  // false discovery rate for significant()
+};
+
 // Evaluates the conditions on the nodes' own statistics for `step` (-1:
-// averaged over the steps each node ran in).
+// averaged over the steps each node ran in). Base nodes are matched by
+// name.
 absl::StatusOr<std::vector<GateResult>> EvaluateGates(
-    const Model& model, const std::vector<Condition>& conditions, int64_t step);
+    const Model& model, const std::vector<Condition>& conditions, int64_t step,
+    const GateBase& base = GateBase());
 
 // The attributes a condition may name.
 const std::vector<std::string>& GateAttributes();

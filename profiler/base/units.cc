@@ -1,5 +1,8 @@
 #include "profiler/base/units.h"
 
+#include <climits>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -22,6 +25,21 @@ std::string FormatMemory(int64_t bytes) {
   if (bytes < 1000) return absl::StrFormat("%dB", bytes);
   if (bytes < 1000000) return absl::StrFormat("%.2fKB", bytes / 1000.0);
   return absl::StrFormat("%.2fMB", bytes / 1000000.0);
+}
+
+std::string FormatStat(const std::string& attribute, int64_t value, bool sign) {
+  const char* prefix = value < 0 ? "-" : sign && value > 0 ? "+" : "";
+  const int64_t magnitude =
+      value < 0 ? (value == INT64_MIN ? INT64_MAX : -value) : value;
+  std::string text;
+  if (absl::EndsWith(attribute, "micros")) {
+    text = FormatTime(magnitude);
+  } else if (absl::EndsWith(attribute, "bytes")) {
+    text = FormatMemory(magnitude);
+  } else {
+    text = FormatNumber(magnitude);
+  }
+  return prefix + text;
 }
 
 std::string FormatNanos(int64_t ns) {

@@ -14,6 +14,11 @@ std::string FormatNumber(int64_t n);
 std::string FormatTime(int64_t micros);
 // Bytes, decimal units: 999B, 1.00KB, 2.50MB (no GB, as tfprof).
 std::string FormatMemory(int64_t bytes);
+// A statistic by its attribute's unit: times for "*micros", bytes for
+// "*bytes", counts otherwise; negative values (changes) with a '-', and
+// with `sign`, positive ones with a '+'.
+std::string FormatStat(const std::string& attribute, int64_t value,
+                       bool sign = false);
 // A time given in nanoseconds, for reading: "850ns", "12.345us", "1.234ms",
 // "2.500sec".
 std::string FormatNanos(int64_t ns);

@@ -1,0 +1,100 @@
+#include "profiler/advise/gates_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+// Text as XML character data or an attribute value: the five special
+// characters escaped, characters XML 1.0 does not allow dropped.
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') continue;
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+int Failures(const std::vector<GateResult>& results) {
+  int failed = 0;
+  for (const GateResult& r : results) failed += r.passed ? 0 : 1;
+  return failed;
+}
+
+std::string Unit(const Condition& c) {
+  return c.significant ? "count" : c.attribute;
+}
+
+}  // namespace
+
+std::string RenderGatesJUnit(const std::vector<GateResult>& results) {
+  const std::string counts =
+      absl::StrCat(" tests=\"", results.size(), "\" failures=\"",
+                   Failures(results), "\" errors=\"0\"");
+  std::string out = absl::StrCat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"tfprof check\"",
+      counts, ">\n  <testsuite name=\"tfprof check\"", counts,
+      " skipped=\"0\" time=\"0\">\n");
+  for (const GateResult& r : results) {
+    absl::StrAppend(&out, "    <testcase classname=\"tfprof.check\" name=\"",
+                    XmlEscape(r.condition.text), "\" time=\"0\"");
+    if (r.passed) {
+      absl::StrAppend(&out, ">\n      <system-out>", XmlEscape(r.message),
+                      "</system-out>\n    </testcase>\n");
+    } else {
+      absl::StrAppend(&out, ">\n      <failure message=\"",
+                      XmlEscape(r.message), "\" type=\"gate\">",
+                      XmlEscape(r.message), "</failure>\n    </testcase>\n");
+    }
+  }
+  return out + "  </testsuite>\n</testsuites>\n";
+}
+
+std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
+  const int failed = Failures(results);
+  std::string out = absl::StrCat(
+      "**tfprof check**: ", results.size() - failed, " passed, ", failed,
+      " failed\n\n| result | condition | value | limit | nodes |\n"
+      "| --- | --- | ---: | ---: | ---: |\n");
+  for (const GateResult& r : results) {
+    const Condition& c = r.condition;
+    const bool none = r.matched_nodes == 0 && !c.regex.empty();
+    std::string limit = absl::StrCat(c.op, " ", FormatStat(Unit(c), r.limit));
+    if (c.kind != LimitKind::kValue) {
+      absl::StrAppend(&limit, " (base ", FormatStat(Unit(c), r.base_value),
+                      ")");
+    }
+    absl::StrAppend(&out, "| ", r.passed ? "✅ pass" : "❌ **fail**", " | `",
+                    absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}),
+                    "` | ",
+                    none ? "matched no node" : FormatStat(Unit(c), r.value),
+                    " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
+                    r.matched_nodes, " |\n");
+  }
+  return out;
+}
+
+}  // namespace tfprof

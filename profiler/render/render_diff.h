@@ -1,0 +1,41 @@
+// A diff of two runs (profiler/views/diff.h) as text, JSON, CSV or a
+// Markdown table.
+#ifndef TFPROF_PROFILER_RENDER_RENDER_DIFF_H_
+#define TFPROF_PROFILER_RENDER_RENDER_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "profiler/views/diff.h"
+
+namespace tfprof {
+
+// The output types a diff is written as.
+const std::vector<std::string>& DiffOutputTypes();
+
+// Text: a legend, then one row per node, indented by depth:
+//   name (micros 1.20ms -> 1.50ms, +300us, +25.0%; ...) [SIGNIFICANT q=0.003]
+std::string RenderDiffText(const DiffTree& tree);
+
+// JSON: {"view", "attribute", "alpha", "notes", "root": node}, a node being
+// {"name", "in": "both"|"base"|"current", "<attr>": {"base", "current",
+// "delta", "ratio"}, ..., "p_value", "q_value", "significant",
+// "children": [...]} (ratio: current / base - 1, null when base is 0;
+// p_value and q_value null when not tested).
+std::string RenderDiffJson(const DiffTree& tree);
+
+// CSV: one row per node, depth first: name, depth, in, then per attribute
+// <attr>_base, <attr>_current, <attr>_delta, then p_value, q_value,
+// significant.
+std::string RenderDiffCsv(const DiffTree& tree);
+
+// A Markdown table fit for a pull-request comment.
+std::string RenderDiffMarkdown(const DiffTree& tree);
+
+// Renders as `type` (one of DiffOutputTypes(); "stdout" and "file" are
+// text).
+std::string RenderDiff(const DiffTree& tree, const std::string& type);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_RENDER_RENDER_DIFF_H_

@@ -1,0 +1,352 @@
+// Comparing two runs: the rank test against a brute-force count, the
+// false-discovery correction on a worked example, diffs of a profile with
+// itself, the shiyudian run's profile_0 vs profile_100 row by row against
+// the two single-profile views, and the noise-aware flag on generated runs.
+#include "profiler/views/diff.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "profiler/advise/gates.h"
+#include "profiler/base/stats.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/render_diff.h"
+#include "profiler/views/views.h"
+#include "tests/corpus_util.h"
+#include "tests/json_parse.h"
+#include "tests/test_util.h"
+
+namespace tfprof {
+namespace {
+
+// The two-sided p of the rank-sum statistic by enumerating every way of
+// choosing which values are a's.
+double BruteForceP(const std::vector<int64_t>& a,
+                   const std::vector<int64_t>& b) {
+  std::vector<int64_t> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  auto u_of = [&](const std::vector<bool>& is_a) {
+    double u = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      for (size_t j = 0; j < all.size(); ++j) {
+        if (is_a[i] && !is_a[j] && all[i] > all[j]) u += 1;
+      }
+    }
+    return u;
+  };
+  std::vector<bool> mine(all.size(), false);
+  for (size_t i = 0; i < a.size(); ++i) mine[i] = true;
+  const double observed = u_of(mine);
+  std::vector<bool> pick(all.size(), false);
+  std::fill(pick.begin(), pick.begin() + static_cast<long>(a.size()), true);
+  double low = 0, high = 0, count = 0;
+  std::sort(pick.begin(), pick.end());
+  do {
+    const double u = u_of(pick);
+    low += u <= observed;
+    high += u >= observed;
+    ++count;
+  } while (std::next_permutation(pick.begin(), pick.end()));
+  return std::min(1.0, 2 * std::min(low, high) / count);
+}
+
+TEST_CASE("Mann-Whitney U agrees with a brute-force count") {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const size_t n = 2 + rng() % 5, m = 2 + rng() % 5;
+    std::vector<int64_t> a, b;
+    // Distinct values: the exact distribution is for samples without ties.
+    std::vector<int64_t> pool(n + m);
+    for (size_t i = 0; i < pool.size(); ++i) pool[i] = static_cast<int64_t>(i);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    a.assign(pool.begin(), pool.begin() + static_cast<long>(n));
+    b.assign(pool.begin() + static_cast<long>(n), pool.end());
+    INFO("n " << n << " m " << m);
+    CHECK(MannWhitneyP(a, b) == Approx(BruteForceP(a, b)).epsilon(1e-9));
+  }
+  // Fully separated samples of 10: 2 / C(20, 10).
+  std::vector<int64_t> low, high;
+  for (int i = 0; i < 10; ++i) {
+    low.push_back(i);
+    high.push_back(100 + i);
+  }
+  CHECK(MannWhitneyP(low, high) == Approx(2.0 / 184756));
+  CHECK(MannWhitneyP(low, low) == Approx(1.0));
+  CHECK(MannWhitneyP({5, 5, 5}, {5, 5, 5}) == 1.0);
+}
+
+TEST_CASE("Benjamini-Hochberg q-values on a worked example") {
+  const std::vector<double> q =
+      BenjaminiHochberg({0.01, 0.04, 0.03, 0.005, -1});
+  CHECK(q[0] == Approx(0.02));
+  CHECK(q[1] == Approx(0.04));
+  CHECK(q[2] == Approx(0.04));
+  CHECK(q[3] == Approx(0.02));
+  CHECK(q[4] == -1);
+}
+
+std::unique_ptr<LoadedProfile> Load(const InputPaths& p) {
+  auto loaded = LoadProfile(p);
+  REQUIRE(loaded.ok());
+  return std::move(*loaded);
+}
+
+// Every row's value of every attribute, by the path of names.
+void Walk(const DiffTree& t, size_t i, const std::string& path,
+          const std::function<void(const DiffNode&, const std::string&)>& fn) {
+  fn(t.nodes[i], path);
+  for (size_t c : t.nodes[i].children) {
+    Walk(t, c, path + "/" + t.nodes[c].name, fn);
+  }
+}
+
+TEST_CASE("A profile diffed with itself changes nothing") {
+  Options o;
+  o.max_depth = 1000;
+  o.select = {"micros", "bytes", "params", "float_ops", "occurrence"};
+  int64_t rows = 0;
+  for (const auto& c : testing::CorpusCases()) {
+    INFO(c.name);
+    auto a = Load(c.paths), b = Load(c.paths);
+    Views va(&a->model, nullptr), vb(&b->model, nullptr);
+    for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
+                       ViewKind::kCode, ViewKind::kKernel}) {
+      if (!va.Query(v, o).ok()) continue;  // no code traces, no kernels
+      INFO(ViewName(v));
+      absl::StatusOr<DiffTree> d =
+          QueryDiff(v, o, DiffOptions(), &va, a->model, &vb, b->model);
+      REQUIRE(d.ok());
+      Walk(*d, 0, "", [&](const DiffNode& n, const std::string& path) {
+        INFO(path);
+        CHECK(n.base.present);
+        CHECK(n.current.present);
+        for (const std::string& attr : DiffAttributes(o)) {
+          int64_t x = 0, y = 0;
+          DiffValue(n.base.total, attr, &x);
+          DiffValue(n.current.total, attr, &y);
+          CHECK(x == y);
+        }
+        CHECK(!n.significant);
+        ++rows;
+      });
+    }
+  }
+  CHECK(rows > 1000);
+}
+
+// name -> total of `attr` in a single-profile query, for every row.
+std::map<std::string, int64_t> Rows(Views* views, ViewKind v, const Options& o,
+                                    const std::string& attr) {
+  absl::StatusOr<ResultTree> r = views->Query(v, o);
+  REQUIRE(r.ok());
+  std::map<std::string, int64_t> out;
+  for (const ResultNode& n : r->nodes) {
+    // A flat view's rows: their own figures (the totals run down the list).
+    Totals own;
+    own.AddSelf(n.self);
+    const bool flat = IsFlatView(v) && &n != &r->root();
+    int64_t x = 0;
+    REQUIRE(DiffValue(flat ? own : n.total, attr, &x));
+    out[n.name] += x;
+  }
+  return out;
+}
+
+TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
+  InputPaths p0, p100;
+  p0.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0");
+  p100.profile_path =
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100");
+  auto base = Load(p0), current = Load(p100);
+  Views vb(&base->model, nullptr), vc(&current->model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  o.select = {"micros", "bytes", "occurrence"};
+  o.order_by = "micros";
+  for (ViewKind v : {ViewKind::kScope, ViewKind::kOp}) {
+    INFO(ViewName(v));
+    absl::StatusOr<DiffTree> d =
+        QueryDiff(v, o, DiffOptions(), &vb, base->model, &vc, current->model);
+    REQUIRE(d.ok());
+    int64_t only_current = 0, changed = 0;
+    for (const std::string& attr : DiffAttributes(o)) {
+      const auto want_b = Rows(&vb, v, o, attr);
+      const auto want_c = Rows(&vc, v, o, attr);
+      Walk(*d, 0, "", [&](const DiffNode& n, const std::string&) {
+        INFO(attr << " " << n.name);
+        auto b = want_b.find(n.name), c = want_c.find(n.name);
+        CHECK(n.base.present == (b != want_b.end()));
+        CHECK(n.current.present == (c != want_c.end()));
+        int64_t x = 0, y = 0;
+        DiffValue(n.base.total, attr, &x);
+        DiffValue(n.current.total, attr, &y);
+        CHECK(x == (b == want_b.end() ? 0 : b->second));
+        CHECK(y == (c == want_c.end() ? 0 : c->second));
+        only_current += !n.base.present;
+        changed += x != y;
+      });
+    }
+    CHECK(changed > 10);
+    // A shallow diff marks rows by the whole profiles, not by what each
+    // side's own shallow view would show.
+    Options shallow = o;
+    shallow.max_depth = 3;
+    absl::StatusOr<DiffTree> top = QueryDiff(v, shallow, DiffOptions(), &vb,
+                                             base->model, &vc, current->model);
+    REQUIRE(top.ok());
+    const auto all_b = Rows(&vb, v, o, "micros");
+    const auto all_c = Rows(&vc, v, o, "micros");
+    for (const DiffNode& n : top->nodes) {
+      INFO(n.name);
+      CHECK(n.base.present == (all_b.count(n.name) == 1));
+      CHECK(n.current.present == (all_c.count(n.name) == 1));
+    }
+    if (v == ViewKind::kOp) CHECK(top->root().children.size() == 4);
+    // Siblings come largest change in micros first.
+    for (const DiffNode& n : d->nodes) {
+      int64_t last = INT64_MAX;
+      for (size_t c : n.children) {
+        int64_t x = 0, y = 0;
+        DiffValue(d->nodes[c].base.total, "micros", &x);
+        DiffValue(d->nodes[c].current.total, "micros", &y);
+        CHECK(std::llabs(y - x) <= last);
+        last = std::llabs(y - x);
+      }
+    }
+    // The text and JSON outputs carry the same rows.
+    testing::JsonValue json;
+    std::string error;
+    REQUIRE(testing::ParseJson(RenderDiffJson(*d), &json, &error));
+    CHECK(json.at("view").string == ViewName(v));
+    CHECK(json.at("root").at("name").string == "_TFProfRoot");
+  }
+}
+
+// A model of `ops` ops ("op0", ...) over `steps` steps on one CPU: op i
+// takes micros[step][i].
+Model Generated(const std::vector<std::vector<int64_t>>& micros) {
+  Model m;
+  tfcore::GraphDef g;
+  const size_t ops = micros.front().size();
+  for (size_t i = 0; i < ops; ++i) {
+    auto* n = g.add_node();
+    n->set_name(absl::StrCat("op", i));
+    n->set_op("MatMul");
+  }
+  m.AddGraph(g);
+  for (size_t s = 0; s < micros.size(); ++s) {
+    tfcore::RunMetadata rm;
+    auto* dev = rm.mutable_step_stats()->add_dev_stats();
+    dev->set_device("/job:localhost/replica:0/task:0/device:cpu:0");
+    int64_t t = 1000;
+    for (size_t i = 0; i < ops; ++i) {
+      auto* ns = dev->add_node_stats();
+      ns->set_node_name(absl::StrCat("op", i));
+      ns->set_all_start_micros(t);
+      ns->set_op_end_rel_micros(micros[s][i]);
+      ns->set_all_end_rel_micros(micros[s][i]);
+      t += micros[s][i];
+    }
+    REQUIRE(m.AddRunMeta(static_cast<int64_t>(s), rm).ok());
+  }
+  return m;
+}
+
+struct Rates {
+  double power = 0;       // share of seeds in which op3 was flagged
+  double false_rate = 0;  // share of (seed, unchanged op) flagged
+};
+
+// 10 ops, `steps` steps a side, each op ~1000us with 10% step-to-step noise
+// (normal, sd 100us); in the current run op3 takes 20% longer in every
+// step. Over `seeds` seeds: how often op3 is flagged and how often one of
+// the nine unchanged ops is.
+Rates FlagRates(int steps, int seeds) {
+  constexpr int kOps = 10;
+  int flagged_slow = 0, false_flags = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(1000, 100);
+    auto run = [&](double slow) {
+      std::vector<std::vector<int64_t>> micros(steps,
+                                               std::vector<int64_t>(kOps));
+      for (auto& step : micros) {
+        for (int i = 0; i < kOps; ++i) {
+          step[i] = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
+        }
+      }
+      return Generated(micros);
+    };
+    const Model base = run(1.0), current = run(1.2);
+    Views vb(&base, nullptr), vc(&current, nullptr);
+    Options o;
+    o.order_by = "micros";
+    absl::StatusOr<DiffTree> d =
+        QueryDiff(ViewKind::kScope, o, DiffOptions(), &vb, base, &vc, current);
+    REQUIRE(d.ok());
+    for (const DiffNode& n : d->nodes) {
+      if (n.name == "op3") {
+        REQUIRE(n.q_value >= 0);
+        flagged_slow += n.significant;
+      } else if (n.name != kRootName) {
+        false_flags += n.significant;
+      }
+    }
+  }
+  Rates r;
+  r.power = static_cast<double>(flagged_slow) / seeds;
+  r.false_rate = static_cast<double>(false_flags) / (seeds * (kOps - 1));
+  return r;
+}
+
+TEST_CASE("A 20% slower op is flagged, 10% noise is not (generated runs)") {
+  // Measured over 200 seeds (alpha = 0.05 false discovery rate): 10 steps a
+  // side flag op3 in 75% of the seeds, 20 steps in 99%; an unchanged op is
+  // flagged in 1.1% (10 steps) and 1.3% (20 steps) of the seeds.
+  const Rates ten = FlagRates(10, 200);
+  INFO("10 steps: power " << ten.power << ", false-positive rate "
+                          << ten.false_rate);
+  CHECK(ten.power >= 0.7);
+  CHECK(ten.false_rate <= 0.02);
+  const Rates twenty = FlagRates(20, 200);
+  INFO("20 steps: power " << twenty.power << ", false-positive rate "
+                          << twenty.false_rate);
+  CHECK(twenty.power >= 0.95);
+  CHECK(twenty.false_rate <= 0.02);
+}
+
+TEST_CASE("significant() gates count the changed nodes") {
+  std::mt19937 rng(1);
+  std::normal_distribution<double> noise(1000, 100);
+  auto run = [&](double slow) {
+    std::vector<std::vector<int64_t>> micros(20, std::vector<int64_t>(10));
+    for (auto& step : micros) {
+      for (int i = 0; i < 10; ++i) {
+        step[i] = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
+      }
+    }
+    return Generated(micros);
+  };
+  const Model base = run(1.0), current = run(1.2);
+  GateBase gb;
+  gb.model = &base;
+  auto r = EvaluateGates(current,
+                         {*ParseCondition("significant(micros)[op3]==1"),
+                          *ParseCondition("significant(micros)[op[0-24-9]]==0"),
+                          *ParseCondition("significant(micros)==0")},
+                         -1, gb);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].passed);
+  CHECK((*r)[1].passed);
+  CHECK_FALSE((*r)[2].passed);
+  CHECK((*r)[2].value == 1);
+}
+
+}  // namespace
+}  // namespace tfprof
