@@ -349,11 +349,14 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
   // The shell loads, replaces and drops the base; outputs never overwrite
   // an input of either run.
   r = RunTfprof({current, "--keep_going"},
-                "base " + runs + "/profile_0\n"
-                "diff scope -max_depth 1 -order_by micros\n"
-                "diff scope -output markdown:outfile=" + runs + "/profile_0\n"
-                "base none\n"
-                "diff scope\n");
+                "base " + runs +
+                    "/profile_0\n"
+                    "diff scope -max_depth 1 -order_by micros\n"
+                    "diff scope -output markdown:outfile=" +
+                    runs +
+                    "/profile_0\n"
+                    "base none\n"
+                    "diff scope\n");
   CHECK(r.code != 0);
   CHECK(r.err.find("base: 2080 nodes, 1 steps") != std::string::npos);
   CHECK(r.out.find("  gradients (micros 0us -> 14.01ms, +14.01ms, new)") !=
