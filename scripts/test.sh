@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs the whole test suite both
-# ways: Bazel (bazel test //...) and the CMake mirror (CTest). The last line
-# is CTest's summary.
+# ways: Bazel (bazel test //...) and the CMake mirror (CTest, built with
+# AddressSanitizer and UBSan), plus a short fuzzing run. The last line is
+# CTest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,19 +19,18 @@ echo "== bazel test //..." >&2
 bazel test //... --test_output=errors
 bazel shutdown >/dev/null 2>&1 || true
 
-echo "== cmake + ctest under AddressSanitizer and UBSan" >&2
-# -O1: the sanitizers' usual level; the tests run about twice as fast as at -O0.
+echo "== cmake + ctest under AddressSanitizer and UBSan, with the real-consumer tests (go tool pprof, JUnit reader, speedscope in Chromium)" >&2
+# One CMake build tests the same sources as Bazel: under the sanitizers, so
+# that every test also checks memory and undefined behaviour. -O1: the
+# sanitizers' usual level; the tests run about twice as fast as at -O0.
+bash scripts/setup_consumers.sh
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTFPROF_SANITIZE=ON >/dev/null
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTFPROF_SANITIZE=ON \
+  -DTFPROF_CONSUMER_TESTS=ON >/dev/null
 cmake --build build-asan
-ctest --test-dir build-asan --output-on-failure -j2
 
 echo "== fuzz targets, 3000 inputs each (fixed seed)" >&2
 FUZZ_RUNS=3000 bash scripts/fuzz.sh
 
-echo "== cmake + ctest (with the real-consumer tests: go tool pprof, speedscope in Chromium)" >&2
-bash scripts/setup_consumers.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTFPROF_CONSUMER_TESTS=ON >/dev/null
-cmake --build build
-ctest --test-dir build --output-on-failure -j2
+echo "== ctest (sanitizers and consumers)" >&2
+ctest --test-dir build-asan --output-on-failure -j2
