@@ -19,6 +19,7 @@
 #include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/emit.h"
+#include "profiler/render/pprof.h"
 #include "profiler/render/render_diff.h"
 #include "profiler/render/render_memory.h"
 #include "profiler/render/render_steps.h"
@@ -353,7 +354,8 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   constexpr char kUsage[] =
       "usage: diff scope|graph|op|code|kernel [-map 'RE=>REWRITE']... "
       "[-alpha Q] [-significant_only true] [-output "
-      "stdout|json|csv|markdown[:outfile=PATH]] [view options]";
+      "stdout|json|csv|markdown[:outfile=PATH]|pprof:outfile=PATH] [view "
+      "options]";
   if (shell.base() == nullptr) {
     return absl::FailedPreconditionError(
         "diff needs a base run: load one with 'base FILE' or "
@@ -412,15 +414,28 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
         }
         outfile = spec.substr(8);
       }
-      if (type == "file" && outfile.empty()) {
+      if ((type == "file" || type == "pprof") && outfile.empty()) {
         return absl::InvalidArgumentError(
-            "diff: -output file needs :outfile=PATH");
+            absl::StrCat("diff: -output ", type, " needs :outfile=PATH"));
       }
     }
   }
   Options opts = shell.options();
   absl::Status s = ParseOptionTokens(rest, 0, &opts);
   if (!s.ok()) return s;
+  if (type == "pprof") {
+    // Both sides' own results, the base's samples subtracted.
+    absl::StatusOr<ResultTree> b = shell.base_views()->Query(*view, opts);
+    if (!b.ok()) return b.status();
+    absl::StatusOr<ResultTree> c = shell.views().Query(*view, opts);
+    if (!c.ok()) return c.status();
+    absl::StatusOr<perftools::profiles::Profile> profile =
+        BuildDiffPprof(*b, *c);
+    if (!profile.ok()) return profile.status();
+    return WritePprofFile(
+        *profile, outfile,
+        EmitTarget{&shell.out(), &shell.err(), shell.input_files()});
+  }
   absl::StatusOr<DiffTree> tree =
       QueryDiff(*view, opts, diff, shell.base_views(), shell.base()->model,
                 &shell.views(), shell.profile().model);
@@ -600,8 +615,8 @@ const std::vector<CommandSpec>& Commands() {
        CheckCommand},
       {"diff",
        "scope|graph|op|code|kernel [-map 'RE=>REWRITE']... [-alpha Q] "
-       "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]] "
-       "[view options]",
+       "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]|"
+       "pprof:outfile=F] [view options]",
        "Compare a view with the base run: each row's base, current, change "
        "and whether it beats the step-to-step noise.",
        DiffCommand},

@@ -137,18 +137,25 @@ absl::Status EmitPprof(const ResultTree& result, const Model&,
                        const Options& opts, const EmitTarget& target) {
   absl::StatusOr<perftools::profiles::Profile> profile = BuildPprof(result);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<std::string> gz = Gzip(profile->SerializeAsString());
+  return WritePprofFile(*profile, opts.output_options.at("outfile"), target);
+}
+
+}  // namespace
+
+absl::Status WritePprofFile(const perftools::profiles::Profile& profile,
+                            const std::string& path, const EmitTarget& target) {
+  absl::StatusOr<std::string> gz = Gzip(profile.SerializeAsString());
   if (!gz.ok()) return gz.status();
-  const std::string& path = opts.output_options.at("outfile");
   absl::Status s = WriteFileAtomic(path, *gz, target.protected_paths);
   if (!s.ok()) return s;
   *target.out << "pprof profile written to " << path << " ("
-              << profile->sample_size()
-              << " samples); view it with: pprof -top " << path
-              << "  or  pprof -png --nodecount=100 --sample_index=1 " << path
-              << "\n";
+              << profile.sample_size() << " samples); view it with: pprof -top "
+              << path << "  or  pprof -png --nodecount=100 --sample_index=1 "
+              << path << "\n";
   return absl::OkStatus();
 }
+
+namespace {
 
 using Emitter = absl::Status (*)(const ResultTree&, const Model&,
                                  const Options&, const EmitTarget&);

@@ -12,6 +12,7 @@
 #include "profiler/views/options.h"
 #include "profiler/views/result.h"
 #include "profiler/views/views.h"
+#include "proto/profile.pb.h"
 
 namespace tfprof {
 
@@ -21,6 +22,10 @@ struct EmitTarget {
   // Files never written over (the profile's inputs).
   std::vector<std::string> protected_paths;
 };
+
+// Writes a pprof profile gzipped to `path` and says so on target.out.
+absl::Status WritePprofFile(const perftools::profiles::Profile& profile,
+                            const std::string& path, const EmitTarget& target);
 
 // Runs the query and writes its output. Returns the result tree (for a
 // graph timeline of every step, the last step's).

@@ -148,12 +148,18 @@ class Builder {
       pp::Label* label = s.add_label();
       label->set_key(strings_.Index("graph node:"));
       label->set_str(strings_.Index(m.name()));
-      s.add_value(1);
-      s.add_value(Value(m.stats));
+      s.add_value(sign_);
+      s.add_value(sign_ * Value(m.stats));
     }
   }
 
+ public:
+  // -1: the samples that follow are a base run's, subtracted.
+  void set_sign(int64_t sign) { sign_ = sign; }
+
+ private:
   const std::string select_;
+  int64_t sign_ = 1;
   StringTable strings_;
   std::map<std::tuple<std::string, std::string, uint64_t>, pp::Function>
       functions_;
@@ -182,12 +188,15 @@ class ScopeBuilder {
       pp::Label* label = s->add_label();
       label->set_key(strings_.Index("graph node:"));
       label->set_str(strings_.Index(n.name));
-      s->add_value(1);
-      s->add_value(Value(n.self));
+      s->add_value(sign_);
+      s->add_value(sign_ * Value(n.self));
     }
     for (size_t c : n.children) Walk(r, c);
     if (!is_root) stack_.pop_back();
   }
+
+  // -1: the samples that follow are a base run's, subtracted.
+  void set_sign(int64_t sign) { sign_ = sign; }
 
   pp::Profile Finish() {
     auto* count = p_.add_sample_type();
@@ -230,6 +239,7 @@ class ScopeBuilder {
   }
 
   const std::string select_;
+  int64_t sign_ = 1;
   StringTable strings_;
   pp::Profile p_;
   std::map<std::string, uint64_t> locations_;
@@ -244,8 +254,10 @@ bool PprofSupports(const std::string& s) {
          s == "residual_bytes" || s == "output_bytes";
 }
 
-absl::StatusOr<perftools::profiles::Profile> BuildPprof(
-    const ResultTree& result) {
+namespace {
+
+// The attribute a result's pprof carries, or why it cannot have one.
+absl::StatusOr<std::string> PprofAttribute(const ResultTree& result) {
   if (result.view != ViewKind::kCode && result.view != ViewKind::kScope) {
     return absl::InvalidArgumentError(
         "pprof output needs the code view (Python call stacks) or the scope "
@@ -263,14 +275,49 @@ absl::StatusOr<perftools::profiles::Profile> BuildPprof(
                      "peak_bytes, residual_bytes, output_bytes, params or "
                      "float_ops)"));
   }
+  return select;
+}
+
+// Walks each result into one profile: `base` (may be null) subtracted.
+absl::StatusOr<perftools::profiles::Profile> Build(const ResultTree* base,
+                                                   const ResultTree& result) {
+  absl::StatusOr<std::string> select = PprofAttribute(result);
+  if (!select.ok()) return select.status();
+  if (base != nullptr && (base->view != result.view ||
+                          base->options.select != result.options.select)) {
+    return absl::InvalidArgumentError(
+        "a diff pprof needs the same view and -select on both sides");
+  }
   if (result.view == ViewKind::kScope) {
-    ScopeBuilder b(select);
+    ScopeBuilder b(*select);
+    if (base != nullptr && !base->nodes.empty()) {
+      b.set_sign(-1);
+      b.Walk(*base, 0);
+      b.set_sign(1);
+    }
     if (!result.nodes.empty()) b.Walk(result, 0);
     return b.Finish();
   }
-  Builder b(select);
+  Builder b(*select);
+  if (base != nullptr && !base->nodes.empty()) {
+    b.set_sign(-1);
+    b.Walk(*base, 0, nullptr);
+    b.set_sign(1);
+  }
   if (!result.nodes.empty()) b.Walk(result, 0, nullptr);
   return b.Finish();
+}
+
+}  // namespace
+
+absl::StatusOr<perftools::profiles::Profile> BuildPprof(
+    const ResultTree& result) {
+  return Build(nullptr, result);
+}
+
+absl::StatusOr<perftools::profiles::Profile> BuildDiffPprof(
+    const ResultTree& base, const ResultTree& current) {
+  return Build(&base, current);
 }
 
 }  // namespace tfprof

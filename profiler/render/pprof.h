@@ -21,6 +21,12 @@ bool PprofSupports(const std::string& select);
 absl::StatusOr<perftools::profiles::Profile> BuildPprof(
     const ResultTree& result);
 
+// A differential profile: `current`'s samples and `base`'s with negated
+// values (same view and attribute), so that pprof shows each function's
+// change and a flame graph of it, as `pprof -diff_base` does.
+absl::StatusOr<perftools::profiles::Profile> BuildDiffPprof(
+    const ResultTree& base, const ResultTree& current);
+
 // (pprof files are gzipped protos: Gzip and Gunzip are in base/gzip.h.)
 
 }  // namespace tfprof

@@ -59,8 +59,8 @@ std::string JsonNumberOrNull(double v) {
 }  // namespace
 
 const std::vector<std::string>& DiffOutputTypes() {
-  static const std::vector<std::string> types = {"stdout", "file", "json",
-                                                 "csv", "markdown"};
+  static const std::vector<std::string> types = {"stdout", "file",     "json",
+                                                 "csv",    "markdown", "pprof"};
   return types;
 }
 

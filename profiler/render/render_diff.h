@@ -10,7 +10,8 @@
 
 namespace tfprof {
 
-// The output types a diff is written as.
+// The output types a diff is written as ("pprof" is written from the two
+// sides' own results: BuildDiffPprof in pprof.h).
 const std::vector<std::string>& DiffOutputTypes();
 
 // Text: a legend, then one row per node, indented by depth:
