@@ -352,7 +352,7 @@ std::optional<ViewKind> ViewNamed(const std::string& name) {
 //      [-output stdout|file|json|csv|markdown[:outfile=F]] [view options]
 absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   constexpr char kUsage[] =
-      "usage: diff scope|graph|op|code|kernel [-map 'RE=>REWRITE']... "
+      "usage: diff scope|graph|op|code|kernel|steps [-map 'RE=>REWRITE']... "
       "[-alpha Q] [-significant_only true] [-output "
       "stdout|json|csv|markdown[:outfile=PATH]|pprof:outfile=PATH] [view "
       "options]";
@@ -361,9 +361,10 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
         "diff needs a base run: load one with 'base FILE' or "
         "--base_profile_path / --base_trace_path / --base_graph_path ...");
   }
+  const bool steps = !args.empty() && args[0] == "steps";
   const std::optional<ViewKind> view =
-      args.empty() ? std::nullopt : ViewNamed(args[0]);
-  if (!view.has_value()) return absl::InvalidArgumentError(kUsage);
+      args.empty() || steps ? std::nullopt : ViewNamed(args[0]);
+  if (!view.has_value() && !steps) return absl::InvalidArgumentError(kUsage);
   DiffOptions diff;
   std::string type = "stdout", outfile;
   std::vector<std::string> rest;
@@ -420,6 +421,19 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
       }
     }
   }
+  std::map<std::string, std::string> output;
+  if (!outfile.empty()) output["outfile"] = outfile;
+  if (steps) {
+    if (!rest.empty() || type == "markdown" || type == "pprof") {
+      return absl::InvalidArgumentError(
+          "usage: diff steps [-alpha Q] [-output "
+          "stdout|json|csv[:outfile=PATH]]");
+    }
+    const StepsDiff d =
+        DiffSteps(ComputeSteps(shell.base()->model),
+                  ComputeSteps(shell.profile().model), diff.alpha);
+    return WriteOrPrint(shell, RenderStepsDiff(d, type), output, "diff");
+  }
   Options opts = shell.options();
   absl::Status s = ParseOptionTokens(rest, 0, &opts);
   if (!s.ok()) return s;
@@ -441,8 +455,6 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
                 &shell.views(), shell.profile().model);
   if (!tree.ok()) return tree.status();
   for (const std::string& n : tree->notes) shell.err() << "note: " << n << "\n";
-  std::map<std::string, std::string> output;
-  if (!outfile.empty()) output["outfile"] = outfile;
   return WriteOrPrint(shell, RenderDiff(*tree, type), output, "diff");
 }
 
@@ -614,7 +626,7 @@ const std::vector<CommandSpec>& Commands() {
        "any fails.",
        CheckCommand},
       {"diff",
-       "scope|graph|op|code|kernel [-map 'RE=>REWRITE']... [-alpha Q] "
+       "scope|graph|op|code|kernel|steps [-map 'RE=>REWRITE']... [-alpha Q] "
        "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]|"
        "pprof:outfile=F] [view options]",
        "Compare a view with the base run: each row's base, current, change "

@@ -17,6 +17,7 @@
 #include "profiler/base/stats.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_diff.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/json_parse.h"
@@ -319,6 +320,45 @@ TEST_CASE("A 20% slower op is flagged, 10% noise is not (generated runs)") {
                           << twenty.false_rate);
   CHECK(twenty.power >= 0.95);
   CHECK(twenty.false_rate <= 0.02);
+}
+
+TEST_CASE("diff steps: medians and rank tests of the steps tables") {
+  InputPaths kineto, profile;
+  kineto.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  profile.profile_path =
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100");
+  auto k = Load(kineto), p = Load(profile);
+  const StepTable tk = ComputeSteps(k->model), tp = ComputeSteps(p->model);
+  REQUIRE(tk.rows.size() == 6);
+  REQUIRE(tp.rows.size() == 12);
+  // A run against itself: nothing changes.
+  for (const StepsDiffRow& r : DiffSteps(tk, tk, 0.05).rows) {
+    INFO(r.measure);
+    CHECK(r.base_median == r.current_median);
+    CHECK(r.p_value == 1.0);
+    CHECK_FALSE(r.significant);
+  }
+  // The ProfileProto run against the PyTorch trace: the wall medians of the
+  // two tables, and the rank test of their wall times.
+  const StepsDiff d = DiffSteps(tp, tk, 0.05);
+  REQUIRE(d.rows.front().measure == "wall_ns");
+  std::vector<int64_t> wb, wc;
+  for (const StepRow& r : tp.rows) wb.push_back(r.wall_ns);
+  for (const StepRow& r : tk.rows) wc.push_back(r.wall_ns);
+  std::sort(wb.begin(), wb.end());
+  std::sort(wc.begin(), wc.end());
+  CHECK(d.rows[0].base_median == (wb[5] + wb[6]) / 2);
+  CHECK(d.rows[0].current_median == (wc[2] + wc[3]) / 2);
+  CHECK(d.rows[0].p_value == Approx(MannWhitneyP(wb, wc)));
+  CHECK(d.rows[0].significant);  // 16ms vs 176ms steps
+  // A ProfileProto records no allocator bytes in use: not tested.
+  const StepsDiffRow& peak = d.rows.back();
+  CHECK(peak.measure == "peak_bytes");
+  CHECK_FALSE(peak.base_recorded);
+  CHECK(peak.q_value == -1);
+  CHECK(RenderStepsDiff(d, "text").find("peak_bytes:  not recorded in the "
+                                        "base run") != std::string::npos);
 }
 
 TEST_CASE("significant() gates count the changed nodes") {

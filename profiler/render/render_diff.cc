@@ -2,10 +2,12 @@
 
 #include <functional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/units.h"
 
@@ -202,6 +204,76 @@ std::string RenderDiffMarkdown(const DiffTree& tree) {
     out += "| " + absl::StrJoin(row, " | ") + " |\n";
   });
   for (const std::string& note : tree.notes) out += "\n_" + note + "_\n";
+  return out;
+}
+
+std::string RenderStepsDiff(const StepsDiff& diff, const std::string& type) {
+  auto num = [](double v) {
+    return v < 0 ? std::string() : absl::StrFormat("%.6g", v);
+  };
+  std::string out;
+  if (type == "json") {
+    absl::StrAppend(&out, "{\"alpha\": ", absl::StrFormat("%g", diff.alpha),
+                    ", \"measures\": [");
+    for (size_t i = 0; i < diff.rows.size(); ++i) {
+      const StepsDiffRow& r = diff.rows[i];
+      absl::StrAppend(
+          &out, i == 0 ? "" : ", ", "{\"measure\": \"", r.measure,
+          "\", \"base\": [", absl::StrJoin(r.base, ", "), "], \"current\": [",
+          absl::StrJoin(r.current, ", "), "], \"base_median\": ", r.base_median,
+          ", \"current_median\": ", r.current_median,
+          ", \"p_value\": ", JsonNumberOrNull(r.p_value),
+          ", \"q_value\": ", JsonNumberOrNull(r.q_value),
+          ", \"significant\": ", r.significant ? "true" : "false", "}");
+    }
+    return out + "]}\n";
+  }
+  if (type == "csv") {
+    out =
+        "measure,base_steps,current_steps,base_median,current_median,delta,"
+        "p_value,q_value,significant\n";
+    for (const StepsDiffRow& r : diff.rows) {
+      absl::StrAppend(&out, r.measure, ",", r.base.size(), ",",
+                      r.current.size(), ",", r.base_median, ",",
+                      r.current_median, ",", r.current_median - r.base_median,
+                      ",", num(r.p_value), ",", num(r.q_value), ",",
+                      r.significant ? "true" : "false", "\n");
+    }
+    return out;
+  }
+  out = absl::StrCat(
+      "Steps (base -> current): medians over each run's steps; SIGNIFICANT "
+      "when the per-step values differ (Mann-Whitney U, Benjamini-Hochberg "
+      "q <= ",
+      absl::StrFormat("%g", diff.alpha), ").\n");
+  for (const StepsDiffRow& r : diff.rows) {
+    const bool ns = absl::EndsWith(r.measure, "_ns");
+    auto fmt = [&](int64_t v, bool sign) {
+      if (!ns) return FormatStat(r.measure, v, sign);
+      const std::string text = FormatNanos(v < 0 ? -v : v);
+      return (v < 0 ? "-" : sign && v > 0 ? "+" : "") + text;
+    };
+    const Change c{r.base_median, r.current_median};
+    if (!r.base_recorded || !r.current_recorded) {
+      absl::StrAppendFormat(
+          &out, "%-12s not recorded in %s\n",
+          absl::StrCat(absl::StripSuffix(r.measure, "_ns"), ":"),
+          !r.base_recorded && !r.current_recorded ? "either run"
+          : !r.base_recorded                      ? "the base run"
+                                                  : "the current run");
+      continue;
+    }
+    absl::StrAppendFormat(
+        &out, "%-12s median %s (%d steps) -> %s (%d steps), %s%s%s\n",
+        absl::StrCat(absl::StripSuffix(r.measure, "_ns"), ":"),
+        fmt(r.base_median, false), r.base.size(), fmt(r.current_median, false),
+        r.current.size(), fmt(c.delta(), true),
+        c.Ratio().empty() ? "" : ", " + c.Ratio(),
+        r.q_value < 0 ? ""
+                      : absl::StrFormat(" [%s q=%.3g]",
+                                        r.significant ? "SIGNIFICANT" : "noise",
+                                        r.q_value));
+  }
   return out;
 }
 

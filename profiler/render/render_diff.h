@@ -37,6 +37,14 @@ std::string RenderDiffMarkdown(const DiffTree& tree);
 // text).
 std::string RenderDiff(const DiffTree& tree, const std::string& type);
 
+// The steps comparison: text ("wall: median 176.27ms (6 steps) ->
+// 170.01ms (6 steps), -6.26ms, -3.6% [SIGNIFICANT q=0.01]"), json
+// ({"alpha", "measures": [{"measure", "base": [...], "current": [...],
+// "base_median", "current_median", "p_value", "q_value", "significant"}]})
+// or csv (measure,base_steps,current_steps,base_median,current_median,
+// delta,p_value,q_value,significant); times in nanoseconds in json and csv.
+std::string RenderStepsDiff(const StepsDiff& diff, const std::string& type);
+
 }  // namespace tfprof
 
 #endif  // TFPROF_PROFILER_RENDER_RENDER_DIFF_H_

@@ -335,4 +335,49 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
   return tree;
 }
 
+StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
+                    double alpha) {
+  using Member = int64_t StepRow::*;
+  const std::pair<const char*, Member> measures[] = {
+      {"wall_ns", &StepRow::wall_ns},
+      {"accelerator_ns", &StepRow::accelerator_ns},
+      {"compute_ns", &StepRow::compute_ns},
+      {"memcpy_ns", &StepRow::memcpy_ns},
+      {"idle_ns", &StepRow::idle_ns},
+      {"kernels", &StepRow::kernels},
+      {"peak_bytes", &StepRow::peak_bytes}};
+  StepsDiff out;
+  out.alpha = alpha;
+  std::vector<double> p;
+  for (const auto& [name, member] : measures) {
+    StepsDiffRow row;
+    row.measure = name;
+    // Only peak bytes can be missing (-1).
+    auto take = [&](const StepTable& t, std::vector<int64_t>* v) {
+      bool recorded = false;
+      for (const StepRow& r : t.rows) {
+        v->push_back(std::max<int64_t>(r.*member, 0));
+        recorded |= r.*member >= 0;
+      }
+      return recorded;
+    };
+    row.base_recorded = take(base, &row.base);
+    row.current_recorded = take(current, &row.current);
+    row.base_median = Median(row.base);
+    row.current_median = Median(row.current);
+    if (row.base_recorded && row.current_recorded &&
+        row.base.size() >= kMinSteps && row.current.size() >= kMinSteps) {
+      row.p_value = MannWhitneyP(row.base, row.current);
+    }
+    p.push_back(row.p_value);
+    out.rows.push_back(std::move(row));
+  }
+  const std::vector<double> q = BenjaminiHochberg(p);
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    out.rows[i].q_value = q[i];
+    out.rows[i].significant = q[i] >= 0 && q[i] <= alpha;
+  }
+  return out;
+}
+
 }  // namespace tfprof

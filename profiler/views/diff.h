@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/views/result.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 
 namespace tfprof {
@@ -79,6 +80,26 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
                                    const DiffOptions& diff, Views* base,
                                    const Model& base_model, Views* current,
                                    const Model& current_model);
+
+// The steps tables of two runs compared: per measure (wall, accelerator,
+// compute, memcpy and idle time, kernel launches, peak bytes), each run's
+// per-step values, their medians and the rank test of the difference.
+struct StepsDiffRow {
+  std::string measure;  // "wall_ns", ..., "kernels", "peak_bytes"
+  std::vector<int64_t> base, current;
+  int64_t base_median = 0, current_median = 0;
+  // Whether each run records the measure (peak bytes need allocator
+  // samples); a measure one run lacks is not tested.
+  bool base_recorded = true, current_recorded = true;
+  double p_value = -1, q_value = -1;  // -1: not tested (or < 3 steps a side)
+  bool significant = false;
+};
+struct StepsDiff {
+  double alpha = 0.05;
+  std::vector<StepsDiffRow> rows;
+};
+StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
+                    double alpha);
 
 }  // namespace tfprof
 
