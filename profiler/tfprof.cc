@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -270,6 +271,31 @@ absl::StatusOr<double> Profiler::AddStep(int64_t step,
 
 void Profiler::AddOpLog(const tfpb::OpLogProto& op_log) {
   model_->AddOpLog(op_log);
+}
+
+absl::StatusOr<DiffTree> Profiler::Diff(const std::string& view,
+                                        const tfpb::OptionsProto& options,
+                                        const DiffOptions& diff) {
+  if (base_ == nullptr) {
+    return absl::FailedPreconditionError("Diff needs a base: SetBase()");
+  }
+  std::optional<ViewKind> kind;
+  for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
+                     ViewKind::kCode, ViewKind::kKernel}) {
+    if (view == ViewName(v)) kind = v;
+  }
+  if (!kind.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Diff: unknown view '", view, "' (scope, graph, op, code, kernel)"));
+  }
+  absl::StatusOr<Options> opts = OptionsFromProto(options);
+  if (!opts.ok()) return opts.status();
+  absl::StatusOr<DiffTree> tree = absl::InternalError("query not run");
+  RunWithLargeStack([&] {
+    tree = QueryDiff(*kind, *opts, diff, base_->views_.get(), *base_->model_,
+                     views_.get(), *model_);
+  });
+  return tree;
 }
 
 absl::StatusOr<ResultTree> Profiler::Run(ViewKind view,

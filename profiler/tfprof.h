@@ -1,7 +1,8 @@
 // The C++ API of tfprof, after TensorFlow's Python profiler API:
 //
 //   tfprof::Profiler          add a graph and RunMetadata steps, query the
-//                             four views, advise, save a ProfileProto;
+//                             four views, advise, save a ProfileProto,
+//                             compare with a base run (Diff);
 //   tfprof::ProfileOptionBuilder  build query options (with TensorFlow's
 //                             presets), validated;
 //   tfprof::ProfilerHook      decide which training steps to trace and write
@@ -31,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/base/protos.h"
+#include "profiler/views/diff.h"
 
 namespace tfprof {
 
@@ -136,6 +138,16 @@ class Profiler {
   absl::StatusOr<tfpb::AdviceProto> Advise(
       const tfpb::AdvisorOptionsProto& options);
 
+  // The base run that Diff() compares with; null drops it.
+  void SetBase(std::unique_ptr<Profiler> base) { base_ = std::move(base); }
+  const Profiler* base() const { return base_.get(); }
+  // A view ("scope", "graph", "op", "code" or "kernel") in diff mode: the
+  // rows of both runs matched by name, with each side's totals, the change
+  // and its significance (profiler/views/diff.h). Needs a base.
+  absl::StatusOr<DiffTree> Diff(const std::string& view,
+                                const tfpb::OptionsProto& options,
+                                const DiffOptions& diff = DiffOptions());
+
   // A ProfileProto that `tfprof --profile_path` loads.
   std::string SerializeToString() const;
   absl::Status WriteProfile(const std::string& path) const;
@@ -150,6 +162,7 @@ class Profiler {
 
   std::unique_ptr<Model> model_;
   std::unique_ptr<Views> views_;
+  std::unique_ptr<Profiler> base_;
   std::ostream* out_ = nullptr;
 };
 

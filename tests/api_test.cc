@@ -175,6 +175,30 @@ TEST_CASE("Profiler::FromTraces loads a PyTorch trace") {
   CHECK_FALSE(Profiler::FromTraces({"/no/such/trace.json"}).ok());
 }
 
+TEST_CASE("Profiler::Diff compares with a base run") {
+  const std::string runs = testing::CorpusFile("shiyudian-resnet-tf-dist");
+  auto current = Profiler::FromFile(runs + "/profile_100");
+  auto base = Profiler::FromFile(runs + "/profile_0");
+  REQUIRE(current.ok());
+  REQUIRE(base.ok());
+  std::ostringstream sink;
+  (*current)->set_output_stream(&sink);
+  (*base)->set_output_stream(&sink);
+  tfpb::OptionsProto o = *ProfileOptionBuilder().WithEmptyOutput().Build();
+  CHECK_FALSE((*current)->Diff("scope", o).ok());  // no base yet
+  // The totals of each side's own scope view.
+  const int64_t base_total = (*base)->ProfileNameScope(o)->total_exec_micros();
+  const int64_t current_total =
+      (*current)->ProfileNameScope(o)->total_exec_micros();
+  (*current)->SetBase(std::move(*base));
+  absl::StatusOr<DiffTree> d = (*current)->Diff("scope", o);
+  REQUIRE(d.ok());
+  CHECK(d->root().base.total.exec_micros == base_total);
+  CHECK(d->root().current.total.exec_micros == current_total);
+  CHECK(d->root().children.size() > 10);
+  CHECK_FALSE((*current)->Diff("nosuch", o).ok());
+}
+
 TEST_CASE("ProfilerHook: exactly one trigger, first run never traced") {
   CHECK_FALSE(ProfilerHook::Create(std::nullopt, std::nullopt, "/tmp").ok());
   CHECK_FALSE(ProfilerHook::Create(2, 1.0, "/tmp").ok());
