@@ -352,7 +352,8 @@ std::optional<ViewKind> ViewNamed(const std::string& name) {
 //      [-output stdout|file|json|csv|markdown[:outfile=F]] [view options]
 absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   constexpr char kUsage[] =
-      "usage: diff scope|graph|op|code|kernel|steps [-map 'RE=>REWRITE']... "
+      "usage: diff scope|graph|op|code|kernel|steps|summary [-map "
+      "'RE=>REWRITE']... "
       "[-alpha Q] [-significant_only true] [-output "
       "stdout|json|csv|markdown[:outfile=PATH]|pprof:outfile=PATH] [view "
       "options]";
@@ -362,9 +363,12 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
         "--base_profile_path / --base_trace_path / --base_graph_path ...");
   }
   const bool steps = !args.empty() && args[0] == "steps";
+  const bool summary = !args.empty() && args[0] == "summary";
   const std::optional<ViewKind> view =
-      args.empty() || steps ? std::nullopt : ViewNamed(args[0]);
-  if (!view.has_value() && !steps) return absl::InvalidArgumentError(kUsage);
+      args.empty() || steps || summary ? std::nullopt : ViewNamed(args[0]);
+  if (!view.has_value() && !steps && !summary) {
+    return absl::InvalidArgumentError(kUsage);
+  }
   DiffOptions diff;
   std::string type = "stdout", outfile;
   std::vector<std::string> rest;
@@ -423,6 +427,18 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   std::map<std::string, std::string> output;
   if (!outfile.empty()) output["outfile"] = outfile;
+  if (summary) {
+    if (!rest.empty() ||
+        (type != "stdout" && type != "file" && type != "json")) {
+      return absl::InvalidArgumentError(
+          "usage: diff summary [-output stdout|json[:outfile=PATH]]");
+    }
+    return WriteOrPrint(
+        shell,
+        RenderSummaryDiff(Summarize(shell.base()->model),
+                          Summarize(shell.profile().model), type == "json"),
+        output, "diff");
+  }
   if (steps) {
     if (!rest.empty() || type == "markdown" || type == "pprof") {
       return absl::InvalidArgumentError(
@@ -626,7 +642,8 @@ const std::vector<CommandSpec>& Commands() {
        "any fails.",
        CheckCommand},
       {"diff",
-       "scope|graph|op|code|kernel|steps [-map 'RE=>REWRITE']... [-alpha Q] "
+       "scope|graph|op|code|kernel|steps|summary [-map 'RE=>REWRITE']... "
+       "[-alpha Q] "
        "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]|"
        "pprof:outfile=F] [view options]",
        "Compare a view with the base run: each row's base, current, change "

@@ -15,8 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "profiler/advise/gates.h"
 #include "profiler/base/stats.h"
+#include "profiler/base/units.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_diff.h"
+#include "profiler/render/summary.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
@@ -159,6 +161,11 @@ std::map<std::string, int64_t> Rows(Views* views, ViewKind v, const Options& o,
   return out;
 }
 
+// The change of a row's total micros.
+int64_t Delta(const DiffNode& n) {
+  return n.current.total.exec_micros - n.base.total.exec_micros;
+}
+
 TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
   InputPaths p0, p100;
   p0.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0");
@@ -194,6 +201,29 @@ TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
       });
     }
     CHECK(changed > 10);
+    if (v == ViewKind::kScope) {
+      // The changes add up as the values do: a row's change minus its
+      // children's is the change of its own value (each side's own scope
+      // view gives the own values).
+      std::map<std::string, int64_t> own_b, own_c;
+      for (auto [views, own] :
+           {std::make_pair(&vb, &own_b), std::make_pair(&vc, &own_c)}) {
+        absl::StatusOr<ResultTree> r = views->Query(v, o);
+        REQUIRE(r.ok());
+        for (const ResultNode& n : r->nodes) {
+          (*own)[n.name] = n.self.exec_micros;
+        }
+      }
+      int64_t rows = 0;
+      for (const DiffNode& n : d->nodes) {
+        int64_t children = 0;
+        for (size_t c : n.children) children += Delta(d->nodes[c]);
+        INFO(n.name);
+        CHECK(Delta(n) - children == own_c[n.name] - own_b[n.name]);
+        ++rows;
+      }
+      CHECK(rows > 1000);
+    }
     // A shallow diff marks rows by the whole profiles, not by what each
     // side's own shallow view would show.
     Options shallow = o;
@@ -359,6 +389,35 @@ TEST_CASE("diff steps: medians and rank tests of the steps tables") {
   CHECK(peak.q_value == -1);
   CHECK(RenderStepsDiff(d, "text").find("peak_bytes:  not recorded in the "
                                         "base run") != std::string::npos);
+}
+
+TEST_CASE("diff summary: both runs' devices, times and peaks") {
+  InputPaths kineto, xspace;
+  kineto.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  xspace.trace_path = testing::CorpusFile(
+      "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/"
+      "aoberai.xplane.pb");
+  auto k = Load(kineto), x = Load(xspace);
+  const ProfileSummary b = Summarize(x->model), c = Summarize(k->model);
+  const std::string text = RenderSummaryDiff(b, c, false);
+  // GPU 0 of both runs on one line, busy and peak (GPU_0_bfc vs GPU_0).
+  const std::string gpu = "/job:localhost/replica:0/task:0/device:gpu:0";
+  const DeviceSummary* gb = b.FindDevice(gpu);
+  const DeviceSummary* gc = c.FindDevice(gpu);
+  REQUIRE(gb != nullptr);
+  REQUIRE(gc != nullptr);
+  CHECK(text.find("busy/step " + gpu + ": " + FormatNanos(gb->busy_ns) +
+                  " -> " + FormatNanos(gc->busy_ns)) != std::string::npos);
+  CHECK(text.find("peak memory " + gpu + ": 3.45MB -> 2791.64MB") !=
+        std::string::npos);
+  CHECK(text.find("nodes:                       120 -> 188, +68") !=
+        std::string::npos);
+  testing::JsonValue json;
+  std::string error;
+  REQUIRE(testing::ParseJson(RenderSummaryDiff(b, c, true), &json, &error));
+  CHECK(json.at("base").at("nodes").number == 120);
+  CHECK(json.at("current").at("steps").number == 6);
 }
 
 TEST_CASE("significant() gates count the changed nodes") {

@@ -350,6 +350,69 @@ std::string RenderSummary(const ProfileSummary& s,
   return out;
 }
 
+std::string RenderSummaryDiff(const ProfileSummary& base,
+                              const ProfileSummary& current, bool json) {
+  if (json) {
+    std::string b = RenderSummaryJson(base), c = RenderSummaryJson(current);
+    b.pop_back();  // the newlines
+    c.pop_back();
+    return absl::StrCat("{\"base\": ", b, ", \"current\": ", c, "}\n");
+  }
+  std::string out = "Summary (base -> current)\n";
+  auto row = [&](const std::string& what, const std::string& b,
+                 const std::string& c, const std::string& change) {
+    absl::StrAppendFormat(&out, "%-28s %s -> %s%s\n", what, b, c,
+                          change.empty() ? "" : ", " + change);
+  };
+  auto count = [&](const std::string& what, int64_t b, int64_t c) {
+    row(what, absl::StrCat(b), absl::StrCat(c),
+        FormatStat("count", c - b, true));
+  };
+  auto nanos = [&](const std::string& what, int64_t b, int64_t c) {
+    if (b < 0 || c < 0) {
+      row(what, b < 0 ? "-" : FormatNanos(b), c < 0 ? "-" : FormatNanos(c), "");
+      return;
+    }
+    const int64_t d = c - b;
+    row(what, FormatNanos(b), FormatNanos(c),
+        absl::StrCat(d < 0   ? "-"
+                     : d > 0 ? "+"
+                             : "",
+                     FormatNanos(d < 0 ? -d : d)));
+  };
+  count("nodes:", base.nodes, current.nodes);
+  count("steps:", base.steps, current.steps);
+  nanos("time/step (median):", base.wall.median_ns, current.wall.median_ns);
+  nanos("time/step (mean):", base.wall.mean_ns, current.wall.mean_ns);
+  row("node time per step:", FormatTime(base.exec_micros),
+      FormatTime(current.exec_micros),
+      FormatStat("micros", current.exec_micros - base.exec_micros, true));
+  // The devices of either run, by name: busy time, and the peak of their
+  // allocators (whatever each framework calls them: GPU_0, GPU_0_bfc).
+  std::map<std::string, std::pair<int64_t, int64_t>> busy, peak;
+  for (const auto* s : {&base, &current}) {
+    for (const DeviceSummary& d : s->devices) {
+      auto& b = busy.try_emplace(d.name, -1, -1).first->second;
+      (s == &base ? b.first : b.second) = d.busy_ns;
+      auto& p = peak.try_emplace(d.name, -1, -1).first->second;
+      (s == &base ? p.first : p.second) = d.peak_bytes();
+    }
+  }
+  for (const auto& [name, v] : busy) {
+    nanos(absl::StrCat("busy/step ", name, ":"), v.first, v.second);
+  }
+  for (const auto& [name, v] : peak) {
+    if (v.first < 0 && v.second < 0) continue;
+    row(absl::StrCat("peak memory ", name, ":"),
+        v.first < 0 ? "-" : FormatMemory(v.first),
+        v.second < 0 ? "-" : FormatMemory(v.second),
+        v.first < 0 || v.second < 0
+            ? ""
+            : FormatStat("bytes", v.second - v.first, true));
+  }
+  return out;
+}
+
 std::string RenderSummaryJson(const ProfileSummary& s) {
   std::string out = absl::StrCat(
       "{\"nodes\": ", s.nodes,

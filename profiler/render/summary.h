@@ -72,6 +72,13 @@ ProfileSummary Summarize(const Model& model);
 // [{"name", "peak_bytes"}].
 std::string RenderSummaryJson(const ProfileSummary& s);
 
+// Two runs' summaries side by side (the diff command): counts, wall time
+// per step, node time, each device's busy time and each allocator's peak,
+// as "base -> current, change"; `json` for {"base": summary, "current":
+// summary} in RenderSummaryJson's form.
+std::string RenderSummaryDiff(const ProfileSummary& base,
+                              const ProfileSummary& current, bool json);
+
 // Renders the summary; `loaded` adds the load figures (bytes, seconds).
 std::string RenderSummary(const ProfileSummary& s, const LoadedProfile* loaded);
 
