@@ -221,22 +221,24 @@ absl::Status WriteOrPrint(Shell& shell, const std::string& text,
   return absl::OkStatus();
 }
 
-// A report's -output: TYPE or TYPE:outfile=PATH, TYPE one of stdout,
-// junit, markdown.
-absl::Status ParseReportOutput(const std::string& spec, std::string* type,
+// A report's -output: TYPE or TYPE:outfile=PATH, TYPE one of `types`;
+// `command` names the command in messages.
+absl::Status ParseReportOutput(const std::string& spec,
+                               const std::vector<std::string>& types,
+                               const char* command, std::string* type,
                                std::string* outfile) {
   const size_t colon = spec.find(':');
   *type = spec.substr(0, colon);
-  if (*type != "stdout" && *type != "junit" && *type != "markdown") {
+  if (std::find(types.begin(), types.end(), *type) == types.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("check: -output ", *type,
-                     " is not available (stdout, junit, markdown)"));
+        absl::StrCat(command, ": -output ", *type, " is not available (",
+                     absl::StrJoin(types, ", "), ")"));
   }
   if (colon != std::string::npos) {
     const std::string rest = spec.substr(colon + 1);
     if (rest.rfind("outfile=", 0) != 0 || rest.size() == 8) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "check: -output ", spec, ": expected ", *type, ":outfile=PATH"));
+          command, ": -output ", spec, ": expected ", *type, ":outfile=PATH"));
     }
     *outfile = rest.substr(8);
   }
@@ -265,7 +267,9 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
             "check: -alpha wants a false discovery rate in (0, 1)");
       }
       if (args[i - 1] == "-output") {
-        absl::Status s = ParseReportOutput(v, &type, &outfile);
+        static const std::vector<std::string> kTypes = {"stdout", "junit",
+                                                        "markdown"};
+        absl::Status s = ParseReportOutput(v, kTypes, "check", &type, &outfile);
         if (!s.ok()) return s;
       }
       continue;
@@ -348,6 +352,58 @@ std::optional<ViewKind> ViewNamed(const std::string& name) {
   return std::nullopt;
 }
 
+// The diff command's own arguments; the others are view options (`rest`).
+struct DiffArgs {
+  DiffOptions diff;
+  std::string type = "stdout", outfile;
+  std::vector<std::string> rest;
+};
+
+absl::Status ParseDiffArgs(const std::vector<std::string>& args,
+                           DiffArgs* out) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a != "-map" && a != "-alpha" && a != "-significant_only" &&
+        a != "-output") {
+      out->rest.push_back(a);
+      continue;
+    }
+    if (i + 1 >= args.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("diff: ", a, " needs a value"));
+    }
+    const std::string v = RestoreQuotedCommas(args[++i]);
+    if (a == "-map") {
+      absl::StatusOr<DiffRule> rule = ParseDiffRule(v);
+      if (!rule.ok()) return rule.status();
+      out->diff.rules.push_back(*rule);
+    } else if (a == "-alpha") {
+      double& alpha = out->diff.alpha;
+      if (!absl::SimpleAtod(v, &alpha) || !(alpha > 0) || alpha >= 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "diff: -alpha wants a false discovery rate in (0, 1), not '", v,
+            "'"));
+      }
+    } else if (a == "-significant_only") {
+      if (v != "true" && v != "false") {
+        return absl::InvalidArgumentError(
+            "diff: -significant_only wants true or false");
+      }
+      out->diff.significant_only = v == "true";
+    } else {
+      absl::Status s = ParseReportOutput(v, DiffOutputTypes(), "diff",
+                                         &out->type, &out->outfile);
+      if (!s.ok()) return s;
+      if ((out->type == "file" || out->type == "pprof") &&
+          out->outfile.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("diff: -output ", out->type, " needs :outfile=PATH"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // diff VIEW [-map 'RE=>REWRITE']... [-alpha Q] [-significant_only B]
 //      [-output stdout|file|json|csv|markdown[:outfile=F]] [view options]
 absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
@@ -364,67 +420,20 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   const bool steps = !args.empty() && args[0] == "steps";
   const bool summary = !args.empty() && args[0] == "summary";
-  const std::optional<ViewKind> view =
-      args.empty() || steps || summary ? std::nullopt : ViewNamed(args[0]);
-  if (!view.has_value() && !steps && !summary) {
-    return absl::InvalidArgumentError(kUsage);
+  if (args.empty()) return absl::InvalidArgumentError(kUsage);
+  ViewKind view = ViewKind::kScope;
+  if (!steps && !summary) {
+    const std::optional<ViewKind> named = ViewNamed(args[0]);
+    if (!named.has_value()) return absl::InvalidArgumentError(kUsage);
+    view = *named;
   }
-  DiffOptions diff;
-  std::string type = "stdout", outfile;
-  std::vector<std::string> rest;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool ours = a == "-map" || a == "-alpha" ||
-                      a == "-significant_only" || a == "-output";
-    if (!ours) {
-      rest.push_back(a);
-      continue;
-    }
-    if (i + 1 >= args.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("diff: ", a, " needs a value"));
-    }
-    const std::string v = RestoreQuotedCommas(args[++i]);
-    if (a == "-map") {
-      absl::StatusOr<DiffRule> rule = ParseDiffRule(v);
-      if (!rule.ok()) return rule.status();
-      diff.rules.push_back(*rule);
-    } else if (a == "-alpha") {
-      if (!absl::SimpleAtod(v, &diff.alpha) || !(diff.alpha > 0) ||
-          diff.alpha >= 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "diff: -alpha wants a false discovery rate in (0, 1), not '", v,
-            "'"));
-      }
-    } else if (a == "-significant_only") {
-      if (v != "true" && v != "false") {
-        return absl::InvalidArgumentError(
-            "diff: -significant_only wants true or false");
-      }
-      diff.significant_only = v == "true";
-    } else {
-      const size_t colon = v.find(':');
-      type = v.substr(0, colon);
-      const auto& types = DiffOutputTypes();
-      if (std::find(types.begin(), types.end(), type) == types.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("diff: -output ", type, " is not available (",
-                         absl::StrJoin(types, ", "), ")"));
-      }
-      if (colon != std::string::npos) {
-        const std::string spec = v.substr(colon + 1);
-        if (spec.rfind("outfile=", 0) != 0 || spec.size() == 8) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "diff: -output ", v, ": expected ", type, ":outfile=PATH"));
-        }
-        outfile = spec.substr(8);
-      }
-      if ((type == "file" || type == "pprof") && outfile.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("diff: -output ", type, " needs :outfile=PATH"));
-      }
-    }
-  }
+  DiffArgs parsed;
+  absl::Status ok = ParseDiffArgs(args, &parsed);
+  if (!ok.ok()) return ok;
+  const DiffOptions& diff = parsed.diff;
+  const std::string& type = parsed.type;
+  const std::string& outfile = parsed.outfile;
+  const std::vector<std::string>& rest = parsed.rest;
   std::map<std::string, std::string> output;
   if (!outfile.empty()) output["outfile"] = outfile;
   if (summary) {
@@ -455,9 +464,9 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   if (!s.ok()) return s;
   if (type == "pprof") {
     // Both sides' own results, the base's samples subtracted.
-    absl::StatusOr<ResultTree> b = shell.base_views()->Query(*view, opts);
+    absl::StatusOr<ResultTree> b = shell.base_views()->Query(view, opts);
     if (!b.ok()) return b.status();
-    absl::StatusOr<ResultTree> c = shell.views().Query(*view, opts);
+    absl::StatusOr<ResultTree> c = shell.views().Query(view, opts);
     if (!c.ok()) return c.status();
     absl::StatusOr<perftools::profiles::Profile> profile =
         BuildDiffPprof(*b, *c);
@@ -467,7 +476,7 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
         EmitTarget{&shell.out(), &shell.err(), shell.input_files()});
   }
   absl::StatusOr<DiffTree> tree =
-      QueryDiff(*view, opts, diff, shell.base_views(), shell.base()->model,
+      QueryDiff(view, opts, diff, shell.base_views(), shell.base()->model,
                 &shell.views(), shell.profile().model);
   if (!tree.ok()) return tree.status();
   for (const std::string& n : tree->notes) shell.err() << "note: " << n << "\n";
