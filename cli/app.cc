@@ -13,6 +13,7 @@
 #include "cli/flags.h"
 #include "cli/repl.h"
 #include "cli/shell.h"
+#include "profiler/base/large_stack.h"
 #include "profiler/render/summary.h"
 
 namespace tfprof {
@@ -140,7 +141,9 @@ std::optional<int> AnswerHelp(const Flags& flags, const AppIo& io) {
 // summary and then the shell (or standard input's commands).
 int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
   if (!flags.command.empty()) {
-    absl::Status s = shell.RunCommand(flags.command);
+    // Deep result trees are walked recursively (as in the shell).
+    absl::Status s;
+    RunWithLargeStack([&] { s = shell.RunCommand(flags.command); });
     if (!s.ok()) *io.err << "tfprof: " << s.message() << "\n";
     return ExitCodeFor(s);
   }

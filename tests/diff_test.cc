@@ -391,6 +391,26 @@ TEST_CASE("diff steps: medians and rank tests of the steps tables") {
                                         "base run") != std::string::npos);
 }
 
+TEST_CASE("A kernel diff against a run without kernels") {
+  InputPaths kineto, cpu;
+  kineto.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  cpu.profile_path =
+      testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100");
+  auto k = Load(kineto), p = Load(cpu);
+  Views vk(&k->model, nullptr), vp(&p->model, nullptr);
+  Options o;
+  o.max_depth = 1000;
+  absl::StatusOr<DiffTree> d = QueryDiff(ViewKind::kKernel, o, DiffOptions(),
+                                         &vp, p->model, &vk, k->model);
+  REQUIRE(d.ok());
+  REQUIRE(d->root().children.size() > 50);
+  for (size_t c : d->root().children) {
+    CHECK_FALSE(d->nodes[c].base.present);
+    CHECK(d->nodes[c].current.present);
+  }
+}
+
 TEST_CASE("diff summary: both runs' devices, times and peaks") {
   InputPaths kineto, xspace;
   kineto.trace_path = testing::CorpusFile(

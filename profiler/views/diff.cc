@@ -208,6 +208,22 @@ class Pruner {
   std::vector<DiffNode> out_;
 };
 
+// A side's query. A run without kernels has an empty kernel view here (its
+// rows are all "only in" the other run) rather than an error.
+absl::StatusOr<ResultTree> QuerySide(Views* views, ViewKind view,
+                                     const Options& opts) {
+  absl::StatusOr<ResultTree> r = views->Query(view, opts);
+  if (r.ok() || view != ViewKind::kKernel ||
+      r.status().code() != absl::StatusCode::kFailedPrecondition) {
+    return r;
+  }
+  ResultTree empty;
+  empty.view = view;
+  empty.options = opts;
+  empty.nodes.emplace_back().name = kRootName;
+  return empty;
+}
+
 // Per-step values of every row, by querying each step on each side.
 absl::Status AddSteps(ViewKind view, const Options& opts,
                       const std::string& attribute, Views* views,
@@ -216,7 +232,7 @@ absl::Status AddSteps(ViewKind view, const Options& opts,
   for (int64_t step : model.steps()) {
     Options o = opts;
     o.step = step;
-    absl::StatusOr<ResultTree> r = views->Query(view, o);
+    absl::StatusOr<ResultTree> r = QuerySide(views, view, o);
     if (!r.ok()) return r.status();
     merger->AddStep(*r, base, i++, attribute);
   }
@@ -303,9 +319,12 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
       all.min_output_bytes = all.min_micros = all.min_accelerator_micros =
           all.min_cpu_micros = all.min_params = all.min_float_ops =
               all.min_occurrence = 0;
-  absl::StatusOr<ResultTree> b = base->Query(view, all);
-  if (!b.ok()) return b.status();
-  absl::StatusOr<ResultTree> c = current->Query(view, all);
+  absl::StatusOr<ResultTree> b = QuerySide(base, view, all);
+  if (!b.ok()) {
+    return absl::Status(b.status().code(),
+                        absl::StrCat("base run: ", b.status().message()));
+  }
+  absl::StatusOr<ResultTree> c = QuerySide(current, view, all);
   if (!c.ok()) return c.status();
   const bool one_step = opts.step >= 0;
   Merger merger(diff.rules, one_step ? 0 : base_model.steps().size(),
