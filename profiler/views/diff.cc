@@ -368,9 +368,10 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
   StepsDiff out;
   out.alpha = alpha;
   std::vector<double> p;
-  for (const auto& [name, member] : measures) {
+  for (const auto& measure : measures) {
+    const Member member = measure.second;
     StepsDiffRow row;
-    row.measure = name;
+    row.measure = measure.first;
     // Only peak bytes can be missing (-1).
     auto take = [&](const StepTable& t, std::vector<int64_t>* v) {
       bool recorded = false;
