@@ -776,7 +776,7 @@ Totals RootTotals(const Model& model, const std::string& devices) {
   return r->root().total;
 }
 
-TEST_CASE("-device_regexes keeps what ran on matching devices") {
+TEST_CASE("device_regexes keeps what ran on matching devices") {
   for (const std::string& file :
        {CorpusFile(std::string(kAoberai) + "xplane.pb"), std::string()}) {
     std::unique_ptr<LoadedProfile> loaded;
@@ -817,7 +817,7 @@ TEST_CASE("-device_regexes keeps what ran on matching devices") {
   }
 }
 
-TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
+TEST_CASE("device_regexes reaches each GPU of a multi-GPU XSpace") {
   const std::string rel =
       "tensorflow-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb";
   if (!testing::HaveCorpusFile(rel)) return;
@@ -849,7 +849,7 @@ TEST_CASE("-device_regexes reaches each GPU of a multi-GPU XSpace") {
   }
 }
 
-TEST_CASE("-select device names the streams an op's kernels ran on") {
+TEST_CASE("select device names the streams an op's kernels ran on") {
   // Every GPU event of the PyTorch trace is on device 0, stream 7: an op with
   // accelerator time lists that stream beside its host placement; the others
   // only the host.
@@ -888,7 +888,7 @@ TEST_CASE("-select device names the streams an op's kernels ran on") {
   CHECK(with_kernels > 50);
 }
 
-TEST_CASE("-show_kernels lists each op's kernels under it") {
+TEST_CASE("show_kernels lists each op's kernels under it") {
   const auto loaded =
       LoadTrace(CorpusFile(std::string(kAoberai) + "xplane.pb"));
   Views views(&loaded->model, nullptr);

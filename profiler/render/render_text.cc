@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "profiler/base/large_stack.h"
 #include "profiler/base/units.h"
 
 namespace tfprof {
@@ -380,7 +381,8 @@ std::string RenderText(const ResultTree& r) {
     }
     return out;
   }
-  RenderTree(r, 0, 0, &out);
+  // Deep trees recurse deeply: on a stack of its own, whoever calls.
+  RunWithLargeStack([&] { RenderTree(r, 0, 0, &out); });
   return out;
 }
 
