@@ -67,11 +67,11 @@ constexpr char kShortUsage[] =
 
 }  // namespace
 
-namespace {
 // What RunApp leaves to the process's end, still reachable (so that leak
-// checkers do not count it).
+// checkers do not count it). Not in an unnamed namespace: a variable only
+// written and never read there may be optimized away, and the pointer with
+// it (LeakSanitizer then reported the profile as leaked).
 Shell* g_left_to_exit = nullptr;
-}  // namespace
 
 namespace {
 
@@ -140,6 +140,11 @@ std::optional<int> AnswerHelp(const Flags& flags, const AppIo& io) {
 // Runs what the flags ask of a loaded profile: one command, a script, or the
 // summary and then the shell (or standard input's commands).
 int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
+  if (!flags.http.empty()) {
+    absl::Status s = shell.RunCommand({"http", flags.http});
+    if (!s.ok()) *io.err << "tfprof: " << s.message() << "\n";
+    return ExitCodeFor(s);
+  }
   if (!flags.command.empty()) {
     // Deep result trees are walked recursively (as in the shell).
     absl::Status s;
@@ -172,6 +177,12 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     return kExitUsage;
   }
   if (std::optional<int> helped = AnswerHelp(*flags, io)) return *helped;
+  if (!flags->http.empty() &&
+      (!flags->command.empty() || !flags->script.empty())) {
+    *io.err << "tfprof: --http serves the web UI; it takes no command or "
+               "--script\n";
+    return kExitUsage;
+  }
   const InputPaths& in = flags->inputs;
   const bool no_input = in.profile_path.empty() && in.graph_path.empty() &&
                         in.run_meta_path.empty() && in.trace_path.empty();

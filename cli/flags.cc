@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/shell.h"
+#include "profiler/web/api.h"
 
 namespace tfprof {
 namespace cli {
@@ -44,7 +45,7 @@ const std::vector<InputFlag>& InputFlags() {
 const std::string kBasePrefix = "base_";
 
 std::vector<std::string> AllFlagNames() {
-  std::vector<std::string> names = {"script", "keep_going", "help"};
+  std::vector<std::string> names = {"script", "keep_going", "help", "http"};
   for (const InputFlag& f : InputFlags()) {
     names.push_back(f.name);
     names.push_back(kBasePrefix + f.name);
@@ -90,10 +91,10 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       flags.keep_going = !has_value || value == "true" || value == "1";
       continue;
     }
-    if (name == "script") {
+    if (name == "script" || name == "http") {
       absl::Status s = take_value();
       if (!s.ok()) return s;
-      flags.script = value;
+      (name == "script" ? flags.script : flags.http) = value;
       continue;
     }
     bool matched = false;
@@ -133,6 +134,18 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   return flags;
 }
 
+std::string InputFlagsText(const InputPaths& inputs,
+                           const std::string& prefix) {
+  std::string out;
+  for (const InputFlag& f : InputFlags()) {
+    const std::string& value = inputs.*(f.field);
+    if (value.empty()) continue;
+    absl::StrAppend(&out, out.empty() ? "" : " ",
+                    ShellQuote(absl::StrCat("--", prefix, f.name, "=", value)));
+  }
+  return out;
+}
+
 std::string FlagsUsage() {
   std::string out =
       "usage: tfprof --profile_path=FILE [flags] [command [-option value "
@@ -165,6 +178,11 @@ std::string FlagsUsage() {
                         "With --script or standard input: go on after a "
                         "failing command (the exit status still reports "
                         "it).");
+  absl::StrAppendFormat(
+      &out, "  --%-26s %s\n", "http=[HOST:]PORT",
+      "Serve the web UI (every view, flame graphs, steps, timelines, diff, "
+      "advise) and its JSON API until Ctrl-C; HOST defaults to 127.0.0.1, "
+      "port 0 picks a free one.");
   out +=
       "\nView options (defaults for every command; also typed after a "
       "command as -name value):\n";

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/http_command.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/advise/gates.h"
 #include "profiler/advise/gates_report.h"
@@ -25,7 +26,6 @@
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
-#include "profiler/render/trace_timeline.h"
 
 namespace tfprof {
 namespace cli {
@@ -167,41 +167,18 @@ absl::Status TimelineCommand(Shell& shell,
           absl::StrCat("timeline: invalid value '", v, "' for ", a));
     }
   }
-  const auto& files = shell.profile().run_meta_files;
-  const Model& model = shell.profile().model;
-  if (files.empty() && HasTraceEvents(model)) {
-    // A trace: its own events of the step, at their recorded times.
-    if (step < 0 && !model.steps().empty()) step = *model.steps().begin();
-    absl::StatusOr<std::string> json =
-        TraceEventsTimeline(model, step, nullptr);
-    if (!json.ok()) return json.status();
-    if (outfile.empty()) outfile = absl::StrCat("timeline-", step, ".json");
-    absl::Status s = WriteFileAtomic(outfile, *json, shell.input_files());
-    if (!s.ok()) return s;
-    shell.out() << "Timeline of step " << step << " (the trace's events) "
-                << "written to " << outfile
-                << "; open it in chrome://tracing or ui.perfetto.dev\n";
-    return absl::OkStatus();
+  absl::StatusOr<StepTimeline> timeline =
+      LoadedStepTimeline(shell.profile(), step, opts);
+  if (!timeline.ok()) return timeline.status();
+  if (outfile.empty()) {
+    outfile = absl::StrCat("timeline-", timeline->step, ".json");
   }
-  if (files.empty()) {
-    return absl::FailedPreconditionError(
-        "timeline needs the RunMetadata files (--run_meta_path); a "
-        "ProfileProto does not keep them");
-  }
-  if (step < 0) step = files.begin()->first;
-  auto it = files.find(step);
-  if (it == files.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timeline: no RunMetadata for step ", step));
-  }
-  tfcore::RunMetadata run_meta;
-  absl::Status s = ReadProtoFile(it->second, false, &run_meta);
+  absl::Status s =
+      WriteFileAtomic(outfile, timeline->json, shell.input_files());
   if (!s.ok()) return s;
-  if (outfile.empty()) outfile = absl::StrCat("timeline-", step, ".json");
-  s = WriteFileAtomic(outfile, StepStatsTimeline(run_meta.step_stats(), opts),
-                      shell.input_files());
-  if (!s.ok()) return s;
-  shell.out() << "Timeline of step " << step << " written to " << outfile
+  shell.out() << "Timeline of step " << timeline->step
+              << (timeline->trace_events ? " (the trace's events)" : "")
+              << " written to " << outfile
               << "; open it in chrome://tracing or ui.perfetto.dev\n";
   return absl::OkStatus();
 }
@@ -342,14 +319,6 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
   return WriteOrPrint(shell, text, output, "steps");
-}
-
-std::optional<ViewKind> ViewNamed(const std::string& name) {
-  for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
-                     ViewKind::kCode, ViewKind::kKernel}) {
-    if (name == ViewName(v)) return v;
-  }
-  return std::nullopt;
 }
 
 // The diff command's own arguments; the others are view options (`rest`).
@@ -681,6 +650,11 @@ const std::vector<CommandSpec>& Commands() {
       {"save", "PATH",
        "Write the loaded profile as a ProfileProto (for --profile_path).",
        SaveCommand},
+      {"http", "[[HOST:]PORT]",
+       "Serve the web UI on this profile (and the base run) until Ctrl-C: "
+       "views, flame graphs, steps, timelines, diff, advise (default "
+       "127.0.0.1:8080).",
+       HttpCommand},
       {"timing", "on|off", "Print how long each command takes.", TimingCommand},
       {"help", "[command|-option]", "Show help.", HelpCommand},
       {"quit", "", "Leave the shell (Ctrl-D works too).", QuitCommand},

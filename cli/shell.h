@@ -61,6 +61,8 @@ class Shell {
   // null drops it.
   void SetBase(std::unique_ptr<LoadedProfile> base, InputPaths inputs);
   const LoadedProfile* base() const { return base_.get(); }
+  const InputPaths& inputs() const { return inputs_; }
+  const InputPaths& base_inputs() const { return base_inputs_; }
   Views* base_views() { return base_views_.get(); }
 
   bool quit_requested() const { return quit_; }

@@ -279,11 +279,7 @@ absl::StatusOr<DiffTree> Profiler::Diff(const std::string& view,
   if (base_ == nullptr) {
     return absl::FailedPreconditionError("Diff needs a base: SetBase()");
   }
-  std::optional<ViewKind> kind;
-  for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
-                     ViewKind::kCode, ViewKind::kKernel}) {
-    if (view == ViewName(v)) kind = v;
-  }
+  const std::optional<ViewKind> kind = ViewNamed(view);
   if (!kind.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Diff: unknown view '", view, "' (scope, graph, op, code, kernel)"));

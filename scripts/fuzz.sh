@@ -17,7 +17,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFPROF_SANITIZE=ON -DTFPROF_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target fuzz_profile_proto fuzz_graph_def \
   fuzz_run_metadata fuzz_op_log fuzz_checkpoint fuzz_options fuzz_shell_line \
-  fuzz_trace
+  fuzz_trace fuzz_web_api
 
 # Seeds: the bundled real inputs (testdata/corpus), and the wider corpus's
 # files where it is there.
@@ -46,16 +46,20 @@ seed trace "$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json" \
   "$corpus/hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz" \
   "$corpus/hta/alexnet_benchmark_result_2869224_1695835535_trace.json.gz" \
   "$corpus/aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/aoberai.xplane.pb"
-mkdir -p "$seeds/options" "$seeds/shell_line"
+mkdir -p "$seeds/options" "$seeds/shell_line" "$seeds/web_api"
 printf -- '-max_depth 3 -select micros,bytes -order_by micros' > "$seeds/options/a"
 printf -- "params<=1m" > "$seeds/options/b"
 printf -- 'scope -max_depth 2 -select params,micros' > "$seeds/shell_line/a"
 printf -- "op -select occurrence,input_shapes -order_by occurrence" > "$seeds/shell_line/b"
 printf -- "check 'micros[a.*]<1ms'" > "$seeds/shell_line/c"
+printf -- '/api/view?view=scope&max_depth=3&node=1&levels=2&offset=0&limit=5' > "$seeds/web_api/a"
+printf -- '/api/diff?view=op&map=a%%3D%%3Eb&alpha=0.1&select=micros,bytes' > "$seeds/web_api/b"
+printf -- '/api/timeline?step=0' > "$seeds/web_api/c"
+printf -- '/api/view?view=code&levels=all&show_name_regexes=a.*' > "$seeds/web_api/d"
 
 export ASAN_OPTIONS=detect_leaks=0
 status=0
-for t in profile_proto graph_def run_metadata op_log checkpoint options shell_line trace; do
+for t in profile_proto graph_def run_metadata op_log checkpoint options shell_line trace web_api; do
   log=$(mktemp)
   if [[ -n "${FUZZ_RUNS:-}" ]]; then
     limit=(-runs="$FUZZ_RUNS" -seed=1)

@@ -10,7 +10,7 @@ PKGS=(
   g++ cmake ninja-build pkg-config clang-format git diffutils
   libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libfmt-dev catch2
   libreadline-dev libedit-dev zlib1g-dev libsimdjson-dev tmux clang-14 libclang-rt-14-dev
-  libleveldb-dev libsnappy-dev
+  libleveldb-dev libsnappy-dev libcpp-httplib-dev
 )
 
 if (($#)); then PKGS=("$@"); fi

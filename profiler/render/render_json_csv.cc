@@ -1,6 +1,8 @@
 #include "profiler/render/render_json_csv.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -117,11 +119,23 @@ void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   }
 }
 
-void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
+// Where a partial tree stops (null: the whole tree, as -output json).
+struct JsonCut {
+  int levels_left;  // levels of children still to write below this node
+  size_t offset = 0;
+  size_t limit = 0;  // of the first level's children only
+};
+
+void JsonNode(const ResultTree& r, size_t id, int indent, const JsonCut* cut,
+              std::string* out) {
   const ResultNode& n = r.nodes[id];
   const std::string pad(static_cast<size_t>(indent), ' ');
   absl::StrAppend(out, pad, "{\"name\": ", JsonQuote(n.name),
                   ", \"accounted\": ", n.account ? "true" : "false");
+  if (cut != nullptr) {
+    absl::StrAppend(out, ", \"id\": ", id,
+                    ", \"child_count\": ", n.children.size());
+  }
   for (const SelectedStat& s : SelectedStats(n, r.options)) {
     absl::StrAppend(out, ", \"", s.name, "\": {\"self\": ", s.self,
                     ", \"total\": ", s.total, "}");
@@ -131,14 +145,25 @@ void JsonNode(const ResultTree& r, size_t id, int indent, std::string* out) {
     }
   }
   JsonNodeFacts(r, n, out);
-  if (n.children.empty()) {
+  if (cut != nullptr && cut->levels_left <= 0) {
+    absl::StrAppend(out, "}");
+    return;
+  }
+  size_t begin = 0, end = n.children.size();
+  std::optional<JsonCut> below;
+  if (cut != nullptr) {
+    begin = std::min(cut->offset, end);
+    end = begin + std::min(cut->limit, end - begin);
+    below = JsonCut{cut->levels_left - 1, 0, SIZE_MAX};
+  }
+  if (begin == end) {
     absl::StrAppend(out, ", \"children\": []}");
     return;
   }
   absl::StrAppend(out, ", \"children\": [\n");
-  for (size_t i = 0; i < n.children.size(); ++i) {
-    JsonNode(r, n.children[i], indent + 2, out);
-    absl::StrAppend(out, i + 1 < n.children.size() ? ",\n" : "\n");
+  for (size_t i = begin; i < end; ++i) {
+    JsonNode(r, n.children[i], indent + 2, below ? &*below : nullptr, out);
+    absl::StrAppend(out, i + 1 < end ? ",\n" : "\n");
   }
   absl::StrAppend(out, pad, "]}");
 }
@@ -185,8 +210,16 @@ std::string RenderJson(const ResultTree& result) {
                   ", \"units\": {\"micros\": "
                   "\"microseconds\", \"bytes\": \"bytes\"}"
                   ",\n\"root\":\n");
-  if (!result.nodes.empty()) JsonNode(result, 0, 0, &out);
+  if (!result.nodes.empty()) JsonNode(result, 0, 0, nullptr, &out);
   absl::StrAppend(&out, "\n}\n");
+  return out;
+}
+
+std::string RenderJsonLevels(const ResultTree& result, const JsonLevels& cut) {
+  if (cut.node >= result.nodes.size()) return "null";
+  const JsonCut first{cut.levels, cut.offset, cut.limit};
+  std::string out;
+  JsonNode(result, cut.node, 0, &first, &out);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "google/protobuf/text_format.h"
 #include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
+#include "profiler/render/trace_timeline.h"
 #include "re2/re2.h"
 
 namespace tfprof {
@@ -315,6 +316,41 @@ class Builder {
 std::string StepStatsTimeline(const tfcore::StepStats& step_stats,
                               const StepTimelineOptions& options) {
   return Builder(step_stats, options).Build();
+}
+
+absl::StatusOr<StepTimeline> LoadedStepTimeline(
+    const LoadedProfile& profile, int64_t step,
+    const StepTimelineOptions& options) {
+  const std::map<int64_t, std::string>& files = profile.run_meta_files;
+  const Model& model = profile.model;
+  StepTimeline out;
+  if (files.empty() && HasTraceEvents(model)) {
+    if (step < 0 && !model.steps().empty()) step = *model.steps().begin();
+    absl::StatusOr<std::string> json =
+        TraceEventsTimeline(model, step, nullptr);
+    if (!json.ok()) return json.status();
+    out.step = step;
+    out.json = std::move(*json);
+    out.trace_events = true;
+    return out;
+  }
+  if (files.empty()) {
+    return absl::FailedPreconditionError(
+        "timeline needs the RunMetadata files (--run_meta_path); a "
+        "ProfileProto does not keep them");
+  }
+  if (step < 0) step = files.begin()->first;
+  auto it = files.find(step);
+  if (it == files.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timeline: no RunMetadata for step ", step));
+  }
+  tfcore::RunMetadata run_meta;
+  absl::Status s = ReadProtoFile(it->second, false, &run_meta);
+  if (!s.ok()) return s;
+  out.step = step;
+  out.json = StepStatsTimeline(run_meta.step_stats(), options);
+  return out;
 }
 
 }  // namespace tfprof

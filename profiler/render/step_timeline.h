@@ -5,9 +5,12 @@
 #ifndef TFPROF_PROFILER_RENDER_STEP_TIMELINE_H_
 #define TFPROF_PROFILER_RENDER_STEP_TIMELINE_H_
 
+#include <cstdint>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "profiler/base/protos.h"
+#include "profiler/load/loader.h"
 
 namespace tfprof {
 
@@ -22,6 +25,20 @@ struct StepTimelineOptions {
 // Pretty-printed JSON (4-space indent), as TensorFlow writes it.
 std::string StepStatsTimeline(const tfcore::StepStats& step_stats,
                               const StepTimelineOptions& options);
+
+struct StepTimeline {
+  int64_t step = 0;
+  std::string json;
+  bool trace_events = false;  // a trace's own events (else StepStats)
+};
+
+// The timeline of one step of a loaded profile (step < 0: the first): a
+// trace's own events at their recorded times, or the step's RunMetadata
+// drawn as above. Fails for a ProfileProto (it keeps no RunMetadata), for an
+// unknown step and for an unreadable RunMetadata file.
+absl::StatusOr<StepTimeline> LoadedStepTimeline(
+    const LoadedProfile& profile, int64_t step,
+    const StepTimelineOptions& options);
 
 }  // namespace tfprof
 

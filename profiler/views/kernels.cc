@@ -225,12 +225,17 @@ void AttachKernels(const Model& model, ResultTree* tree) {
   }
 }
 
+bool HasKernels(const Model& model) {
+  for (const DeviceWork& w : model.activity().work()) {
+    if (w.kind == WorkKind::kKernel) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
                                            const Options& opts) {
   const Activity& a = model.activity();
-  bool any = false;
-  for (const DeviceWork& w : a.work()) any |= w.kind == WorkKind::kKernel;
-  if (!any) {
+  if (!HasKernels(model)) {
     return absl::FailedPreconditionError(
         "the kernel view needs accelerator kernels: GPU stream stats in "
         "RunMetadata, a PyTorch (Kineto) trace or an XSpace with GPU "

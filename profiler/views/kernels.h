@@ -12,6 +12,9 @@
 
 namespace tfprof {
 
+// Whether the model has accelerator kernels (the kernel view needs them).
+bool HasKernels(const Model& model);
+
 // Rows: one per kernel name. A row's own figures are its launches
 // (run_count) and their summed duration (accelerator and total micros,
 // rounded once from nanoseconds); for -step -1 both are averaged over the

@@ -440,41 +440,53 @@ absl::Status ValidateOptions(const Options& opts) {
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> OptionValues(
+    const Options& o) {
+  std::vector<std::pair<std::string, std::string>> v;
+  auto num = [&v](const char* name, int64_t value) {
+    v.emplace_back(name, absl::StrCat(value));
+  };
+  auto list = [&v](const char* name, const auto& values) {
+    v.emplace_back(name, absl::StrJoin(values, ","));
+  };
+  auto flag = [&v](const char* name, bool value) {
+    v.emplace_back(name, value ? "true" : "false");
+  };
+  num("max_depth", o.max_depth);
+  num("min_bytes", o.min_bytes);
+  num("min_peak_bytes", o.min_peak_bytes);
+  num("min_residual_bytes", o.min_residual_bytes);
+  num("min_output_bytes", o.min_output_bytes);
+  num("min_micros", o.min_micros);
+  num("min_accelerator_micros", o.min_accelerator_micros);
+  num("min_cpu_micros", o.min_cpu_micros);
+  num("min_params", o.min_params);
+  num("min_float_ops", o.min_float_ops);
+  num("min_occurrence", o.min_occurrence);
+  num("step", o.step);
+  v.emplace_back("order_by", o.order_by);
+  list("account_type_regexes", o.account_type_regexes);
+  list("start_name_regexes", o.start_name_regexes);
+  list("trim_name_regexes", o.trim_name_regexes);
+  list("show_name_regexes", o.show_name_regexes);
+  list("hide_name_regexes", o.hide_name_regexes);
+  list("device_regexes", o.device_regexes);
+  flag("show_kernels", o.show_kernels);
+  flag("account_displayed_op_only", o.account_displayed_op_only);
+  list("select", o.select);
+  std::vector<std::string> kvs;
+  for (const auto& [k, value] : o.output_options)
+    kvs.push_back(k + "=" + value);
+  v.emplace_back("output",
+                 absl::StrCat(o.output_type, ":", absl::StrJoin(kvs, ",")));
+  return v;
+}
+
 std::string OptionsToString(const Options& o) {
   std::string s;
-  auto num = [&s](const char* name, int64_t v) {
-    absl::StrAppendFormat(&s, "%-28s%d\n", name, v);
-  };
-  auto str = [&s](const char* name, const std::string& v) {
-    absl::StrAppendFormat(&s, "%-28s%s\n", name, v);
-  };
-  num("-max_depth", o.max_depth);
-  num("-min_bytes", o.min_bytes);
-  num("-min_peak_bytes", o.min_peak_bytes);
-  num("-min_residual_bytes", o.min_residual_bytes);
-  num("-min_output_bytes", o.min_output_bytes);
-  num("-min_micros", o.min_micros);
-  num("-min_accelerator_micros", o.min_accelerator_micros);
-  num("-min_cpu_micros", o.min_cpu_micros);
-  num("-min_params", o.min_params);
-  num("-min_float_ops", o.min_float_ops);
-  num("-min_occurrence", o.min_occurrence);
-  num("-step", o.step);
-  str("-order_by", o.order_by);
-  str("-account_type_regexes", absl::StrJoin(o.account_type_regexes, ","));
-  str("-start_name_regexes", absl::StrJoin(o.start_name_regexes, ","));
-  str("-trim_name_regexes", absl::StrJoin(o.trim_name_regexes, ","));
-  str("-show_name_regexes", absl::StrJoin(o.show_name_regexes, ","));
-  str("-hide_name_regexes", absl::StrJoin(o.hide_name_regexes, ","));
-  str("-device_regexes", absl::StrJoin(o.device_regexes, ","));
-  str("-show_kernels", o.show_kernels ? "true" : "false");
-  str("-account_displayed_op_only",
-      o.account_displayed_op_only ? "true" : "false");
-  str("-select", absl::StrJoin(o.select, ","));
-  std::vector<std::string> kvs;
-  for (const auto& [k, v] : o.output_options) kvs.push_back(k + "=" + v);
-  absl::StrAppendFormat(&s, "%-28s%s:%s\n", "-output", o.output_type,
-                        absl::StrJoin(kvs, ","));
+  for (const auto& [name, value] : OptionValues(o)) {
+    absl::StrAppendFormat(&s, "%-28s%s\n", "-" + name, value);
+  }
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -96,6 +97,10 @@ absl::Status ParseOutput(const std::string& spec, std::string* type,
 // Checks what cannot be checked one option at a time (regexes compile, ...).
 absl::Status ValidateOptions(const Options& opts);
 
+// Every option's name (no dash) and value as text, in OptionsToString's
+// order; lists are comma-joined, -output is "type:key=value,...".
+std::vector<std::pair<std::string, std::string>> OptionValues(
+    const Options& opts);
 // One line per option, as tfprof prints the current options.
 std::string OptionsToString(const Options& opts);
 

@@ -19,6 +19,8 @@ namespace tfprof {
 enum class ViewKind { kScope, kGraph, kOp, kCode, kKernel };
 
 const char* ViewName(ViewKind view);
+// The view called `name` ("scope", ...), or nullopt.
+std::optional<ViewKind> ViewNamed(const std::string& name);
 // The flat views, whose rows group graph nodes: op (by type) and kernel (by
 // the kernels the nodes launched).
 inline bool IsFlatView(ViewKind view) {

@@ -297,6 +297,14 @@ const char* ViewName(ViewKind view) {
   return "?";
 }
 
+std::optional<ViewKind> ViewNamed(const std::string& name) {
+  for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp,
+                     ViewKind::kCode, ViewKind::kKernel}) {
+    if (name == ViewName(v)) return v;
+  }
+  return std::nullopt;
+}
+
 void Totals::Add(const Totals& o) {
   SatInc(&definition_count, o.definition_count);
   SatInc(&run_count, o.run_count);

@@ -6,13 +6,15 @@ by its modules in `libs`; one without (libleveldb-dev ships none) by its
 plain link flags in `link_flags`.
 """
 
-def _cc_library(name, flags):
+def _cc_library(name, flags, defines = []):
     # Headers are in /usr/include, a builtin include directory of the
-    # autodetected gcc toolchain, so no --cflags are needed.
+    # autodetected gcc toolchain, so only --cflags' -D flags are kept (a
+    # library built with features on declares more in its headers).
     return [
         "cc_library(",
         '    name = "%s",' % name,
         "    linkopts = %r," % flags,
+        "    defines = %r," % defines,
         ")",
         "",
     ]
@@ -44,7 +46,9 @@ def _system_libs_impl(rctx):
             fail("pkg-config --libs %s failed (missing -dev package? run scripts/setup.sh): %s" %
                  (" ".join(modules), res.stderr))
         flags = [f for f in res.stdout.strip().split(" ") if f]
-        out += _cc_library(name, flags)
+        cflags = rctx.execute([pkg_config, "--cflags"] + modules)
+        defines = [f[2:] for f in cflags.stdout.strip().split(" ") if f.startswith("-D")]
+        out += _cc_library(name, flags, defines)
     for name, flags in rctx.attr.link_flags.items():
         if name in rctx.attr.libs:
             fail("%s is in both libs and link_flags" % name)

@@ -1,0 +1,468 @@
+#include "profiler/web/api.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/base/json_writer.h"
+#include "profiler/base/large_stack.h"
+#include "profiler/render/render_diff.h"
+#include "profiler/render/render_json_csv.h"
+#include "profiler/render/render_steps.h"
+#include "profiler/render/step_timeline.h"
+#include "profiler/render/summary.h"
+#include "profiler/render/trace_timeline.h"
+#include "profiler/render/view_timeline.h"
+#include "profiler/views/diff.h"
+#include "profiler/views/kernels.h"
+#include "profiler/views/steps.h"
+
+namespace tfprof {
+namespace {
+
+// Results kept for expanding nodes and paging without running the query
+// again.
+constexpr size_t kCachedQueries = 8;
+
+WebReply JsonReply(std::string body) {
+  return WebReply{200, "application/json", std::move(body)};
+}
+
+WebReply Error(int status, const std::string& message) {
+  return WebReply{status, "application/json",
+                  absl::StrCat("{\"error\": ", JsonQuote(message), "}\n")};
+}
+
+WebReply ErrorFor(const absl::Status& s) {
+  const bool user = s.code() == absl::StatusCode::kInvalidArgument ||
+                    s.code() == absl::StatusCode::kFailedPrecondition ||
+                    s.code() == absl::StatusCode::kNotFound;
+  return Error(user ? 400 : 500, std::string(s.message()));
+}
+
+}  // namespace
+
+std::string ShellQuote(const std::string& w) {
+  const bool plain =
+      !w.empty() && w.find_first_not_of(
+                        "abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789_./:=,@%+-") == std::string::npos;
+  if (plain) return w;
+  std::string out = "'";
+  for (char c : w) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+namespace {
+
+// What a view request asks besides options.
+struct ViewRequest {
+  ViewKind view = ViewKind::kScope;
+  bool steps = false;  // diff only: the steps table
+  Options opts;
+  JsonLevels cut;
+  bool whole = false;  // levels=all from the root: -output json exactly
+  DiffOptions diff;
+  std::vector<std::string> diff_words;  // -map/-alpha/... for the command
+};
+
+absl::Status ParseCount(const std::string& name, const std::string& value,
+                        size_t max, size_t* out) {
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v) || v > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter ", name, ": want a whole number up to ", max,
+                     ", not '", value.substr(0, 40), "'"));
+  }
+  *out = static_cast<size_t>(v);
+  return absl::OkStatus();
+}
+
+// The parameters only a diff takes.
+absl::Status ParseDiffParam(const std::string& name, const std::string& value,
+                            ViewRequest* r) {
+  if (name == "map") {
+    absl::StatusOr<DiffRule> rule = ParseDiffRule(value);
+    if (!rule.ok()) return rule.status();
+    r->diff.rules.push_back(*rule);
+  } else if (name == "alpha") {
+    double& a = r->diff.alpha;
+    if (!absl::SimpleAtod(value, &a) || !(a > 0) || a >= 1) {
+      return absl::InvalidArgumentError(
+          "parameter alpha: want a false discovery rate in (0, 1)");
+    }
+  } else if (value == "true" || value == "false") {
+    r->diff.significant_only = value == "true";
+  } else {
+    return absl::InvalidArgumentError(
+        "parameter significant_only: want true or false");
+  }
+  r->diff_words.push_back("-" + name);
+  r->diff_words.push_back(value);
+  return absl::OkStatus();
+}
+
+// Parameters that are not view options.
+std::optional<absl::Status> ParseRequestParam(const std::string& name,
+                                              const std::string& value,
+                                              bool diff, ViewRequest* r) {
+  if (name == "view") {
+    if (diff && value == "steps") {
+      r->steps = true;
+      return absl::OkStatus();
+    }
+    std::optional<ViewKind> v = ViewNamed(value);
+    if (!v.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter view: unknown view '", value.substr(0, 40),
+          "' (scope, graph, op, code, kernel", diff ? ", steps)" : ")"));
+    }
+    r->view = *v;
+    return absl::OkStatus();
+  }
+  if (name == "node")
+    return ParseCount(name, value, SIZE_MAX / 2, &r->cut.node);
+  if (name == "offset") {
+    return ParseCount(name, value, SIZE_MAX / 2, &r->cut.offset);
+  }
+  if (name == "limit")
+    return ParseCount(name, value, kMaxPageRows, &r->cut.limit);
+  if (name == "levels") {
+    if (value == "all") {
+      r->whole = true;
+      return absl::OkStatus();
+    }
+    size_t levels = 0;
+    absl::Status s = ParseCount(name, value, kMaxLevels, &levels);
+    r->cut.levels = static_cast<int>(levels);
+    return s;
+  }
+  if (diff &&
+      (name == "map" || name == "alpha" || name == "significant_only")) {
+    return ParseDiffParam(name, value, r);
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ViewRequest> ParseViewRequest(const WebParams& params,
+                                             const Options& defaults,
+                                             bool diff) {
+  if (params.size() > kMaxParams) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("too many parameters (at most ", kMaxParams, ")"));
+  }
+  ViewRequest r;
+  r.opts = defaults;
+  r.cut.limit = kMaxPageRows;
+  for (const auto& [name, value] : params) {
+    if (name.size() + value.size() > kMaxParamBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", name.substr(0, 40),
+                       " is too long (at most ", kMaxParamBytes, " bytes)"));
+    }
+    if (std::optional<absl::Status> s =
+            ParseRequestParam(name, value, diff, &r)) {
+      if (!s->ok()) return *s;
+      continue;
+    }
+    if (name == "output" || FindOption(name) == nullptr) {
+      const std::string hint = SuggestOption(name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown parameter '", name.substr(0, 40), "'",
+          hint.empty() ? "" : absl::StrCat(" (did you mean ", hint, "?)")));
+    }
+    absl::Status s = SetOption(name, value, &r.opts);
+    if (!s.ok()) return s;
+  }
+  absl::Status valid = ValidateOptions(r.opts);
+  if (!valid.ok()) return valid;
+  if (r.whole && (r.cut.node != 0 || r.cut.offset != 0)) {
+    return absl::InvalidArgumentError(
+        "levels=all returns the whole tree: drop node and offset");
+  }
+  return r;
+}
+
+std::string QueryKey(ViewKind view, const Options& opts) {
+  std::string key = ViewName(view);
+  for (const auto& [name, value] : OptionValues(opts)) {
+    absl::StrAppend(&key, "\n", name, "=", value);
+  }
+  return key;
+}
+
+std::string JsonStrings(const std::vector<std::string>& v) {
+  std::vector<std::string> quoted;
+  quoted.reserve(v.size());
+  for (const std::string& s : v) quoted.push_back(JsonQuote(s));
+  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+}
+
+std::string OptionsJson(const Options& current) {
+  std::vector<std::pair<std::string, std::string>> values =
+      OptionValues(current);
+  std::vector<std::string> rows;
+  for (const OptionSpec& o : OptionTable()) {
+    if (o.name == "output") continue;
+    std::string value;
+    for (const auto& [name, v] : values) {
+      if (name == o.name) value = v;
+    }
+    rows.push_back(absl::StrCat("{\"name\": ", JsonQuote(o.name),
+                                ", \"default\": ", JsonQuote(o.default_text),
+                                ", \"value\": ", JsonQuote(value),
+                                ", \"help\": ", JsonQuote(o.help), "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ",\n  "), "]");
+}
+
+}  // namespace
+
+std::string EquivalentCommand(const std::string& input_flags,
+                              const std::string& command, const Options& opts) {
+  const std::vector<std::pair<std::string, std::string>> defaults =
+      OptionValues(Options());
+  std::string out = absl::StrCat("tfprof ", input_flags, " ", command);
+  size_t i = 0;
+  for (const auto& [name, value] : OptionValues(opts)) {
+    const bool same = i < defaults.size() && defaults[i].second == value;
+    ++i;
+    if (same || name == "output") continue;
+    absl::StrAppend(&out, " -", name, " ", ShellQuote(value));
+  }
+  return out;
+}
+
+WebApi::WebApi(WebRun current, WebRun base, Options defaults)
+    : current_(std::move(current)),
+      base_(std::move(base)),
+      defaults_(std::move(defaults)) {}
+
+const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
+  static const auto* endpoints =
+      new std::vector<std::pair<std::string, std::string>>{
+          {"/api/info",
+           "the inputs, steps, views, options (with defaults and help) and "
+           "whether a base run and timelines are there"},
+          {"/api/view",
+           "a view's result tree: view=scope|graph|op|code|kernel, any "
+           "option as name=value; node=ID, levels=N (or all), offset, limit "
+           "page through it"},
+          {"/api/diff",
+           "the view compared with the base run: as /api/view plus map, "
+           "alpha, significant_only; view=steps compares the steps"},
+          {"/api/steps", "the step table (as steps -output json)"},
+          {"/api/summary", "the summary (as summary -output json)"},
+          {"/api/advise", "the advisor's reports: checker=NAME|all"},
+          {"/api/timeline",
+           "one step's Chrome trace (step=N): the trace's own events, the "
+           "RunMetadata's, or the graph view's timeline"},
+      };
+  return *endpoints;
+}
+
+WebReply WebApi::Get(const std::string& path, const WebParams& params) {
+  if (path == "/api/info") return Info();
+  if (path == "/api/view") return View(params);
+  if (path == "/api/diff") return Diff(params);
+  if (path == "/api/steps") return Steps();
+  if (path == "/api/summary") return Summary();
+  if (path == "/api/advise") return Advise(params);
+  if (path == "/api/timeline") return Timeline(params);
+  std::vector<std::string> paths;
+  for (const auto& e : Endpoints()) paths.push_back(e.first);
+  return Error(404, absl::StrCat("no such endpoint; endpoints: ",
+                                 absl::StrJoin(paths, ", ")));
+}
+
+WebReply WebApi::Info() {
+  const Model& model = current_.profile->model;
+  std::vector<std::string> steps;
+  for (int64_t s : model.steps()) steps.push_back(absl::StrCat(s));
+  const bool timeline = !current_.profile->run_meta_files.empty() ||
+                        HasTraceEvents(model) || !model.steps().empty();
+  std::vector<std::string> paths;
+  for (const auto& e : Endpoints()) paths.push_back(e.first);
+  return JsonReply(absl::StrCat(
+      "{\"input_flags\": ", JsonQuote(current_.input_flags),
+      ",\n \"base_input_flags\": ",
+      base_.profile ? JsonQuote(base_.input_flags) : "null", ",\n \"steps\": [",
+      absl::StrJoin(steps, ", "),
+      "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
+      ",\n \"has_timeline\": ", timeline ? "true" : "false",
+      ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
+      ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
+      ",\n \"order_by\": ", JsonStrings(OrderByValues()), ",\n \"select\": ",
+      JsonStrings(SelectValues()), ",\n \"endpoints\": ", JsonStrings(paths),
+      ",\n \"options\": ", OptionsJson(defaults_), "}\n"));
+}
+
+absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
+    ViewKind view, const Options& opts) {
+  const std::string key = QueryKey(view, opts);
+  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+    if (it->first != key) continue;
+    cache_.splice(cache_.begin(), cache_, it);
+    return cache_.front().second;
+  }
+  absl::StatusOr<ResultTree> r = current_.views->Query(view, opts);
+  if (!r.ok()) return r.status();
+  auto tree = std::make_shared<const ResultTree>(std::move(*r));
+  cache_.emplace_front(key, tree);
+  if (cache_.size() > kCachedQueries) cache_.pop_back();
+  return tree;
+}
+
+WebReply WebApi::View(const WebParams& params) {
+  absl::StatusOr<ViewRequest> req = ParseViewRequest(params, defaults_, false);
+  if (!req.ok()) return ErrorFor(req.status());
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<std::shared_ptr<const ResultTree>> tree =
+      Query(req->view, req->opts);
+  if (!tree.ok()) return ErrorFor(tree.status());
+  const ResultTree& r = **tree;
+  if (req->whole) {
+    std::string body;
+    RunWithLargeStack([&] { body = RenderJson(r); });
+    return JsonReply(std::move(body));
+  }
+  if (req->cut.node >= r.nodes.size()) {
+    return Error(404, absl::StrCat("no node ", req->cut.node, " in this view (",
+                                   r.nodes.size(), " nodes)"));
+  }
+  return JsonReply(absl::StrCat(
+      "{\"view\": \"", ViewName(r.view), "\", \"step\": ", r.options.step,
+      ", \"select\": ",
+      JsonStrings({r.options.select.begin(), r.options.select.end()}),
+      ",\n\"command\": ",
+      JsonQuote(
+          EquivalentCommand(current_.input_flags, ViewName(r.view), r.options)),
+      ",\n\"notes\": ", JsonStrings(r.notes),
+      ",\n\"node\": ", RenderJsonLevels(r, req->cut), "}\n"));
+}
+
+WebReply WebApi::Diff(const WebParams& params) {
+  if (base_.profile == nullptr) {
+    return Error(400,
+                 "no base run: start tfprof with --base_profile_path (or "
+                 "another --base_ input flag) to compare");
+  }
+  absl::StatusOr<ViewRequest> req = ParseViewRequest(params, defaults_, true);
+  if (!req.ok()) return ErrorFor(req.status());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req->steps) {
+    const StepsDiff d =
+        DiffSteps(ComputeSteps(base_.profile->model),
+                  ComputeSteps(current_.profile->model), req->diff.alpha);
+    return JsonReply(RenderStepsDiff(d, "json"));
+  }
+  absl::StatusOr<DiffTree> tree =
+      QueryDiff(req->view, req->opts, req->diff, base_.views,
+                base_.profile->model, current_.views, current_.profile->model);
+  if (!tree.ok()) return ErrorFor(tree.status());
+  std::string words = absl::StrCat("diff ", ViewName(req->view));
+  for (const std::string& w : req->diff_words) {
+    absl::StrAppend(&words, " ", ShellQuote(w));
+  }
+  std::string body;
+  RunWithLargeStack([&] { body = RenderDiffJson(*tree); });
+  return JsonReply(absl::StrCat(
+      "{\"command\": ",
+      JsonQuote(EquivalentCommand(
+          absl::StrCat(current_.input_flags, " ", base_.input_flags), words,
+          req->opts)),
+      ",\n\"notes\": ", JsonStrings(tree->notes), ",\n\"diff\": ", body,
+      "}\n"));
+}
+
+WebReply WebApi::Steps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return JsonReply(RenderStepsJson(ComputeSteps(current_.profile->model)));
+}
+
+WebReply WebApi::Summary() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return JsonReply(RenderSummaryJson(Summarize(current_.profile->model)));
+}
+
+WebReply WebApi::Advise(const WebParams& params) {
+  tfpb::AdvisorOptionsProto options;
+  for (const auto& [name, value] : params) {
+    if (name != "checker") {
+      return Error(400, absl::StrCat("unknown parameter '", name.substr(0, 40),
+                                     "' (advise takes checker=NAME|all)"));
+    }
+    if (value == "all") {
+      options.MergeFrom(AllAdvisorOptions());
+    } else if (FindChecker(value) != nullptr) {
+      (*options.mutable_checkers())[value];
+    } else {
+      return Error(400, absl::StrCat("no checker '", value.substr(0, 40), "'"));
+    }
+  }
+  if (params.empty()) options = DefaultAdvisorOptions();
+  std::vector<std::string> notes;
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<tfpb::AdviceProto> advice =
+      tfprof::Advise(current_.profile->model, current_.views, options, &notes);
+  if (!advice.ok()) return ErrorFor(advice.status());
+  std::vector<std::string> rows;
+  for (const Checker* c : Checkers()) {
+    auto it = advice->checkers().find(c->name());
+    if (it == advice->checkers().end()) continue;
+    rows.push_back(absl::StrCat(
+        "{\"name\": ", JsonQuote(c->name()),
+        ", \"help\": ", JsonQuote(c->help()), ", \"reports\": ",
+        JsonStrings({it->second.reports().begin(), it->second.reports().end()}),
+        "}"));
+  }
+  return JsonReply(absl::StrCat("{\"checkers\": [", absl::StrJoin(rows, ",\n "),
+                                "],\n\"notes\": ", JsonStrings(notes), "}\n"));
+}
+
+WebReply WebApi::Timeline(const WebParams& params) {
+  int64_t step = -1;
+  for (const auto& [name, value] : params) {
+    if (name != "step" || !absl::SimpleAtoi(value, &step) || step < 0) {
+      return Error(400, "timeline takes step=N (a step of the profile)");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const LoadedProfile& p = *current_.profile;
+  std::string source = "run_metadata";
+  absl::StatusOr<StepTimeline> t = LoadedStepTimeline(p, step, {});
+  if (t.ok() && t->trace_events) source = "trace";
+  if (!t.ok() && p.run_meta_files.empty() && !HasTraceEvents(p.model)) {
+    // A ProfileProto: the graph view's timeline of the step.
+    const std::set<int64_t>& steps = p.model.steps();
+    if (steps.empty()) return Error(400, "the profile has no steps");
+    if (step < 0) step = *steps.begin();
+    absl::Status known = CheckStep(p.model, step);
+    if (!known.ok()) return ErrorFor(known);
+    Options opts = defaults_;
+    opts.step = step;
+    opts.max_depth = 1000000;  // every node of the step
+    absl::StatusOr<std::shared_ptr<const ResultTree>> r =
+        Query(ViewKind::kGraph, opts);
+    if (!r.ok()) return ErrorFor(r.status());
+    t = StepTimeline{step, GraphTimeline(**r, p.model, step).json, false};
+    source = "graph view";
+  }
+  if (!t.ok()) return ErrorFor(t.status());
+  return JsonReply(absl::StrCat("{\"step\": ", t->step, ", \"source\": \"",
+                                source, "\",\n\"trace\": ", t->json, "}\n"));
+}
+
+}  // namespace tfprof

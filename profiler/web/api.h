@@ -1,0 +1,92 @@
+// The web UI's JSON API: read-only requests on a loaded profile (and an
+// optional base run) answered with the same data as the command line's
+// -output json. No sockets here: the server (server.h) hands each request
+// over as a path and its query parameters, which keeps the router testable
+// and fuzzable on its own.
+#ifndef TFPROF_PROFILER_WEB_API_H_
+#define TFPROF_PROFILER_WEB_API_H_
+
+#include <cstddef>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/load/loader.h"
+#include "profiler/views/options.h"
+#include "profiler/views/result.h"
+#include "profiler/views/views.h"
+
+namespace tfprof {
+
+struct WebReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Query parameters in the order the request gave them (a name may repeat).
+using WebParams = std::vector<std::pair<std::string, std::string>>;
+
+struct WebRun {
+  const LoadedProfile* profile = nullptr;
+  Views* views = nullptr;
+  // How the command line names its inputs ("--profile_path=p", and for a
+  // base "--base_profile_path=p"), shown in the commands the page prints.
+  std::string input_flags;
+};
+
+// Limits on what one request may ask for.
+inline constexpr size_t kMaxParamBytes = 4096;
+inline constexpr size_t kMaxParams = 64;
+inline constexpr size_t kMaxPageRows = 5000;
+inline constexpr int kMaxLevels = 64;
+
+class WebApi {
+ public:
+  // `current` must be set; `base` may have a null profile (no diff). Both
+  // must outlive this object. `defaults` are the options a request starts
+  // from (the shell's current options).
+  WebApi(WebRun current, WebRun base, Options defaults);
+
+  // Answers GET `path` (which starts with /api/). Never fails: errors are
+  // 4xx replies with {"error": "..."}. Safe to call from several threads
+  // (queries run one at a time).
+  WebReply Get(const std::string& path, const WebParams& params);
+
+  // The endpoints, for the help text and the docs: path and one line.
+  static const std::vector<std::pair<std::string, std::string>>& Endpoints();
+
+ private:
+  WebReply Info();
+  WebReply View(const WebParams& params);
+  WebReply Diff(const WebParams& params);
+  WebReply Steps();
+  WebReply Summary();
+  WebReply Advise(const WebParams& params);
+  WebReply Timeline(const WebParams& params);
+  // The result of a view query, from the cache or run now.
+  absl::StatusOr<std::shared_ptr<const ResultTree>> Query(ViewKind view,
+                                                          const Options& opts);
+
+  WebRun current_, base_;
+  Options defaults_;
+  std::mutex mu_;  // one query at a time; guards the cache
+  // The last queries, most recent first (expanding a node repeats one).
+  std::list<std::pair<std::string, std::shared_ptr<const ResultTree>>> cache_;
+};
+
+// A word as a POSIX shell reads it back: as is, or in single quotes.
+std::string ShellQuote(const std::string& word);
+
+// "tfprof <input flags> <view> <options that differ from defaults>", each
+// word quoted for a POSIX shell where it needs it.
+std::string EquivalentCommand(const std::string& input_flags,
+                              const std::string& command, const Options& opts);
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_WEB_API_H_

@@ -1,0 +1,804 @@
+'use strict';
+// tfprof's web UI. The page's state is the URL's hash
+// (#tab=scope&max_depth=4&order_by=micros...), so a view can be bookmarked
+// and shared; its data comes from the JSON API under /api/ (the same
+// numbers as the command line's -output json). No third-party code.
+
+const VIEWS = ['scope', 'graph', 'op', 'code', 'kernel'];
+const FLAME_VIEWS = ['scope', 'code', 'kernel'];
+const TABS = ['summary', ...VIEWS, 'steps', 'timeline', 'advise', 'diff'];
+// Numeric attributes as the API names them, in tfprof's column order.
+const NUMERIC = ['micros', 'accelerator_micros', 'cpu_micros', 'bytes',
+  'peak_bytes', 'residual_bytes', 'output_bytes', 'params', 'float_ops'];
+// Options shown first; the others are under "More options".
+const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
+  'account_type_regexes', 'show_name_regexes', 'hide_name_regexes',
+  'min_micros'];
+// Hash parameters that are not view options.
+const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
+  'significant_only', 'checker'];
+const PAGE_ROWS = 200;
+
+let info = null;  // /api/info
+
+// ---------------------------------------------------------------- helpers
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v;
+    // CSSOM, which the page's Content-Security-Policy allows (a style
+    // attribute it would refuse).
+    else if (k === 'style') e.style.cssText = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null) e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c !== undefined && c !== null) {
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+  }
+  return e;
+}
+
+async function api(path, params) {
+  const query = params ? '?' + params.toString() : '';
+  const r = await fetch(path + query);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function showError(message) {
+  const e = document.getElementById('error');
+  e.textContent = message || '';
+  e.hidden = !message;
+}
+
+// tfprof's units: 12us, 1.23ms, 1.23sec; 12B, 1.23KB, 1.23MB; 12, 1.23k.
+function formatTime(us) {
+  if (us < 1000) return `${us}us`;
+  if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
+  return `${(us / 1e6).toFixed(2)}sec`;
+}
+function formatBytes(b) {
+  if (b < 1000) return `${b}B`;
+  if (b < 1e6) return `${(b / 1e3).toFixed(2)}KB`;
+  return `${(b / 1e6).toFixed(2)}MB`;
+}
+function formatCount(n) {
+  if (n < 1000) return `${n}`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(2)}k`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(2)}m`;
+  return `${(n / 1e9).toFixed(2)}b`;
+}
+function format(attr, v, signed) {
+  if (v === null || v === undefined) return '';
+  const sign = v < 0 ? '-' : (signed && v > 0 ? '+' : '');
+  const m = Math.abs(v);
+  if (attr.endsWith('micros')) return sign + formatTime(m);
+  if (attr.endsWith('bytes')) return sign + formatBytes(m);
+  return sign + formatCount(m);
+}
+
+function hashParams() {
+  return new URLSearchParams(location.hash.replace(/^#/, ''));
+}
+function setHash(params) {
+  location.hash = params.toString();
+}
+
+// The view options of the hash, for /api/view and /api/diff.
+function optionParams(hp) {
+  const q = new URLSearchParams();
+  for (const [k, v] of hp) {
+    if (!PAGE_PARAMS.includes(k)) q.append(k, v);
+  }
+  return q;
+}
+
+function numericAttrs(node) {
+  return NUMERIC.filter((a) => node && node[a] !== undefined);
+}
+
+// ------------------------------------------------------------ page frame
+
+function renderTabs(active) {
+  const nav = document.getElementById('tabs');
+  nav.replaceChildren();
+  for (const t of TABS) {
+    if (t === 'code' && !info.has_code) continue;
+    if (t === 'kernel' && !info.has_kernels) continue;
+    if (t === 'timeline' && !info.has_timeline) continue;
+    const hp = new URLSearchParams();
+    hp.set('tab', t);
+    nav.append(el('a', {href: '#' + hp, id: 'tab-' + t,
+      class: t === active ? 'active' : ''}, t));
+  }
+}
+
+// The options form: every option of /api/info, current values from the
+// hash, else the server's defaults.
+function renderOptions(hp, extra) {
+  const form = document.getElementById('options');
+  form.replaceChildren();
+  const more = el('div');
+  const field = (o) => {
+    const value = hp.get(o.name) ?? o.value;
+    let input;
+    if (o.name === 'order_by') {
+      input = el('select', {name: o.name},
+        info.order_by.map((v) => el('option', {value: v}, v)));
+      input.value = value;
+    } else if (o.name === 'step' && info.steps.length) {
+      input = el('select', {name: o.name}, el('option', {value: '-1'}, 'all'),
+        info.steps.map((s) => el('option', {value: String(s)}, String(s))));
+      input.value = value;
+    } else {
+      input = el('input', {name: o.name, value,
+        class: o.name.endsWith('regexes') || o.name === 'select' ? 'wide' : ''});
+    }
+    return el('label', {title: o.help}, o.name, input);
+  };
+  for (const e of extra || []) form.append(e);
+  for (const o of info.options) {
+    if (MAIN_OPTIONS.includes(o.name)) form.append(field(o));
+    else more.append(field(o));
+  }
+  form.append(el('button', {type: 'submit', id: 'apply'}, 'Apply'));
+  form.append(el('details', {}, el('summary', {}, 'More options'), more));
+  form.onsubmit = (ev) => {
+    ev.preventDefault();
+    const next = new URLSearchParams();
+    for (const k of PAGE_PARAMS) {
+      if (hp.has(k) && k !== 'zoom') next.set(k, hp.get(k));
+    }
+    for (const input of form.querySelectorAll('input, select')) {
+      const o = info.options.find((x) => x.name === input.name);
+      if (o && input.value !== o.value) next.set(input.name, input.value);
+      else if (!o && input.name) next.set(input.name, input.value);
+    }
+    setHash(next);
+  };
+}
+
+function setCommand(text) {
+  document.getElementById('command').textContent = text || '';
+}
+
+// --------------------------------------------------------- the tree table
+
+// A view as an expandable table; children load on expand, a page at a time.
+class TreeTable {
+  constructor(view, query, attrs) {
+    this.view = view;
+    this.query = query;
+    this.attrs = attrs;
+    this.flat = view === 'op' || view === 'kernel';
+    this.tbody = el('tbody');
+  }
+
+  async fetchChildren(id, offset) {
+    const q = new URLSearchParams(this.query);
+    q.set('node', id);
+    q.set('levels', '1');
+    q.set('offset', offset);
+    q.set('limit', PAGE_ROWS);
+    return (await api('/api/view', q)).node;
+  }
+
+  header() {
+    const order = this.query.get('order_by') || '';
+    const row = el('tr', {}, el('th', {class: 'name'}, 'name'));
+    for (const a of this.attrs) {
+      for (const part of ['self', 'total']) {
+        const sortable = info.order_by.includes(a);
+        const th = el('th', {class: sortable ? 'sortable' : '',
+          title: sortable ? `order by ${a}` : ''},
+          `${a} (${part})${order === a && part === 'total' ? ' ▼' : ''}`);
+        if (sortable) th.addEventListener('click', () => this.sortBy(a));
+        row.append(th);
+      }
+    }
+    if (this.hasRuns) row.append(el('th', {}, 'runs'));
+    return el('thead', {}, row);
+  }
+
+  sortBy(attr) {
+    const hp = hashParams();
+    hp.set('order_by', attr);
+    setHash(hp);
+  }
+
+  row(node, depth) {
+    const open = node.child_count > 0;
+    const toggle = el('span', {class: 'toggle'}, open ? '▸' : '');
+    const name = el('td', {class: 'name' + (node.accounted ? '' : ' unaccounted'),
+      style: `padding-left:${4 + depth * 14}px`, title: node.name},
+      toggle, node.name);
+    const tr = el('tr', {'data-id': node.id, 'data-depth': depth,
+      'data-name': node.name}, name);
+    for (const a of this.attrs) {
+      const v = node[a] || {self: 0, total: 0};
+      tr.append(el('td', {'data-attr': a, 'data-part': 'self',
+        'data-value': v.self}, node.accounted ? format(a, v.self) : '--'));
+      tr.append(el('td', {'data-attr': a, 'data-part': 'total',
+        'data-value': v.total}, format(a, v.total)));
+    }
+    if (this.hasRuns) {
+      const runs = node.occurrence ? node.occurrence.run : '';
+      tr.append(el('td', {'data-attr': 'runs', 'data-value': runs}, runs));
+    }
+    if (open) toggle.addEventListener('click', () => this.toggle(tr, node));
+    return tr;
+  }
+
+  // Rows for children[offset..] after `after`, and a "more" row if needed.
+  insertChildren(after, parent, children, depth, offset) {
+    let last = after;
+    for (const c of children) {
+      const r = this.row(c, depth);
+      last.after(r);
+      last = r;
+    }
+    const shown = offset + children.length;
+    if (shown < parent.child_count) {
+      const more = el('tr', {'data-depth': depth, class: 'more-row'},
+        el('td', {class: 'name more', colspan: 1 + 2 * this.attrs.length +
+          (this.hasRuns ? 1 : 0), style: `padding-left:${4 + depth * 14}px`},
+        `… ${parent.child_count - shown} more rows`));
+      more.addEventListener('click', async () => {
+        const page = await this.fetchChildren(parent.id, shown);
+        this.insertChildren(more.previousSibling, parent, page.children,
+          depth, shown);
+        more.remove();
+      });
+      last.after(more);
+    }
+  }
+
+  async toggle(tr, node) {
+    const depth = Number(tr.dataset.depth);
+    const toggle = tr.querySelector('.toggle');
+    if (tr.dataset.open === '1') {
+      let next = tr.nextSibling;
+      while (next && Number(next.dataset.depth) > depth) {
+        const n = next.nextSibling;
+        next.remove();
+        next = n;
+      }
+      tr.dataset.open = '0';
+      toggle.textContent = '▸';
+      return;
+    }
+    tr.dataset.open = '1';
+    toggle.textContent = '▾';
+    try {
+      const full = await this.fetchChildren(node.id, 0);
+      this.insertChildren(tr, full, full.children, depth + 1, 0);
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+
+  async render(container) {
+    const res = await api('/api/view', (() => {
+      const q = new URLSearchParams(this.query);
+      q.set('levels', '1');
+      q.set('limit', PAGE_ROWS);
+      return q;
+    })());
+    setCommand(res.command);
+    const root = res.node;
+    if (!this.attrs) this.attrs = numericAttrs(root);
+    this.hasRuns = root.occurrence !== undefined ||
+      (root.children || []).some((c) => c.occurrence !== undefined);
+    const table = el('table', {class: 'tree', id: 'view-table'}, this.header(),
+      this.tbody);
+    container.append(table);
+    for (const n of res.notes) container.append(el('p', {class: 'notes'}, n));
+    if (this.flat) {
+      const anchor = el('tr', {'data-depth': 0, hidden: ''});
+      this.tbody.append(anchor);
+      this.insertChildren(anchor, root, root.children || [], 1, 0);
+    } else {
+      const tr = this.row(root, 0);
+      tr.dataset.open = '1';
+      tr.querySelector('.toggle').textContent = root.child_count ? '▾' : '';
+      this.tbody.append(tr);
+      this.insertChildren(tr, root, root.children || [], 1, 0);
+    }
+  }
+}
+
+// ------------------------------------------------------------ flame graph
+
+function flameColor(name) {
+  let h = 0;
+  for (let i = 0; i < name.length; ++i) h = (h * 31 + name.charCodeAt(i)) | 0;
+  const hue = 10 + Math.abs(h) % 45;
+  return `hsl(${hue}, 80%, ${62 + Math.abs(h >> 8) % 15}%)`;
+}
+
+// An icicle: the root on top, each node as wide as its total, its children
+// side by side beneath. Click zooms into a node (its ancestors stay on top,
+// full width); hover shows self and total.
+function renderFlame(container, tree, attr, hp) {
+  const path = (hp.get('zoom') || '').split('/').filter((s) => s !== '')
+    .map(Number);
+  // The zoomed node: follow child indices from the root.
+  const chain = [tree];
+  for (const i of path) {
+    const c = chain[chain.length - 1].children || [];
+    if (i >= c.length) break;
+    chain.push(c[i]);
+  }
+  const focus = chain[chain.length - 1];
+  const width = container.clientWidth || 1000;
+  const total = (n) => (n[attr] ? n[attr].total : 0);
+  const frames = [];
+  chain.forEach((n, depth) => frames.push({n, depth, x: 0, w: width,
+    path: path.slice(0, depth)}));
+  const lay = (n, depth, x, w, p) => {
+    let cx = x;
+    const t = total(n) || 1;
+    (n.children || []).forEach((c, i) => {
+      const cw = w * total(c) / t;
+      if (cw >= 0.5) {
+        frames.push({n: c, depth, x: cx, w: cw, path: p.concat(i)});
+        lay(c, depth + 1, cx, cw, p.concat(i));
+      }
+      cx += cw;
+    });
+  };
+  lay(focus, chain.length, 0, width, path.slice(0, chain.length - 1));
+  const maxDepth = frames.reduce((m, f) => Math.max(m, f.depth), 0);
+  const box = el('div', {class: 'flame', id: 'flame',
+    style: `height:${(maxDepth + 1) * 18 + 2}px`});
+  const rootTotal = total(tree) || 1;
+  for (const f of frames) {
+    const self = f.n[attr] ? f.n[attr].self : 0;
+    const d = el('div', {class: 'frame', 'data-name': f.n.name,
+      'data-total': total(f.n),
+      style: `left:${f.x}px;top:${f.depth * 18}px;width:${Math.max(f.w, 1)}px;` +
+        `background:${flameColor(f.n.name)}`}, f.w > 30 ? f.n.name : '');
+    d.addEventListener('click', () => {
+      const next = hashParams();
+      next.set('zoom', f.path.join('/'));
+      setHash(next);
+    });
+    d.addEventListener('mousemove', (ev) => tooltip(ev,
+      `${f.n.name}\n${attr} total: ${format(attr, total(f.n))} ` +
+      `(${(100 * total(f.n) / rootTotal).toFixed(1)}%)\n` +
+      `${attr} self: ${format(attr, self)}`));
+    d.addEventListener('mouseleave', () => tooltip(null));
+    box.append(d);
+  }
+  container.append(el('p', {class: 'notes'},
+    `Width: ${attr} (total). Click a frame to zoom in, the top frames to zoom out.`));
+  container.append(box);
+}
+
+function tooltip(ev, text) {
+  const t = document.getElementById('tooltip');
+  if (!ev) {
+    t.hidden = true;
+    return;
+  }
+  t.textContent = text;
+  t.hidden = false;
+  t.style.left = `${ev.clientX + 12}px`;
+  t.style.top = `${ev.clientY + 12}px`;
+}
+
+// ------------------------------------------------------------ view tabs
+
+async function renderView(view, hp, content) {
+  const mode = FLAME_VIEWS.includes(view) && hp.get('mode') === 'flame' ?
+    'flame' : 'table';
+  const toggle = el('span', {class: 'mode'});
+  if (FLAME_VIEWS.includes(view)) {
+    for (const m of ['table', 'flame']) {
+      const next = hashParams();
+      next.set('mode', m);
+      next.delete('zoom');
+      toggle.append(el('a', {href: '#' + next, id: 'mode-' + m,
+        class: m === mode ? 'active' : ''}, m === 'table' ? 'Table ' : 'Flame graph'));
+    }
+  }
+  renderOptions(hp, [toggle]);
+  const query = optionParams(hp);
+  query.set('view', view);
+  if (mode === 'table') {
+    await new TreeTable(view, query).render(content);
+    return;
+  }
+  const q = new URLSearchParams(query);
+  q.set('levels', '1');
+  q.set('limit', '1');
+  const head = await api('/api/view', q);
+  setCommand(head.command);
+  query.set('levels', 'all');
+  const tree = (await api('/api/view', query)).root;
+  const order = hp.get('order_by') || '';
+  const attrs = numericAttrs(tree);
+  const attr = attrs.includes(order) ? order : (attrs[0] || 'micros');
+  renderFlame(content, tree, attr, hp);
+}
+
+// ------------------------------------------------------------ steps
+
+function stepsChart(steps, key) {
+  const values = steps.map((s) => Number(s[key]) || 0);
+  const max = Math.max(1, ...values);
+  const w = Math.max(300, Math.min(1200, steps.length * 24));
+  const h = 160;
+  const bw = w / Math.max(1, steps.length);
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('class', 'chart');
+  svg.setAttribute('id', 'steps-chart');
+  svg.setAttribute('width', w + 50);
+  svg.setAttribute('height', h + 20);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(svg.namespaceURI, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  add('text', {x: 2, y: 10}, formatTime(Math.round(max)));
+  add('text', {x: 2, y: h}, '0');
+  steps.forEach((s, i) => {
+    const bh = h * values[i] / max;
+    const r = add('rect', {class: 'bar', x: 50 + i * bw + 1, y: h - bh,
+      width: Math.max(1, bw - 2), height: bh, 'data-step': s.step,
+      'data-value': values[i]});
+    const t = document.createElementNS(svg.namespaceURI, 'title');
+    t.textContent = `step ${s.step}: ${formatTime(Math.round(values[i]))}`;
+    r.append(t);
+  });
+  steps.forEach((s, i) => {
+    if (steps.length <= 30 || i % Math.ceil(steps.length / 30) === 0) {
+      add('text', {x: 50 + i * bw + 2, y: h + 14}, String(s.step));
+    }
+  });
+  return svg;
+}
+
+function objectTable(rows, id) {
+  if (!rows.length) return el('p', {class: 'notes'}, 'none');
+  const keys = Object.keys(rows[0]);
+  return el('table', {id},
+    el('thead', {}, el('tr', {}, keys.map((k) => el('th', {}, k)))),
+    el('tbody', {}, rows.map((r) => el('tr', {}, keys.map((k) =>
+      el('td', {'data-key': k}, typeof r[k] === 'object' ?
+        JSON.stringify(r[k]) : String(r[k])))))));
+}
+
+async function renderSteps(hp, content) {
+  const s = await api('/api/steps');
+  setCommand(`tfprof ${info.input_flags} steps -output json`);
+  content.append(el('h2', {}, `Wall time per step (${s.wall_source})`));
+  content.append(stepsChart(s.steps, 'wall_micros'));
+  content.append(el('h2', {}, 'Steps'), objectTable(s.steps, 'steps-table'));
+}
+
+// ------------------------------------------------------------ summary
+
+async function renderSummary(hp, content) {
+  const [s, steps] = await Promise.all([api('/api/summary'), api('/api/steps')]);
+  setCommand(`tfprof ${info.input_flags} summary -output json`);
+  const w = s.time_per_step.wall_micros;
+  content.append(el('div', {class: 'cards', id: 'summary-cards'},
+    el('div', {class: 'card'}, 'nodes', el('div', {class: 'big'}, s.nodes)),
+    el('div', {class: 'card'}, 'steps', el('div', {class: 'big'}, s.steps)),
+    el('div', {class: 'card'}, `wall time per step (median, ${s.time_per_step.source})`,
+      el('div', {class: 'big', id: 'median-wall'}, formatTime(Math.round(w.median)))),
+    el('div', {class: 'card'}, 'node time per step',
+      el('div', {class: 'big'}, formatTime(s.node_micros_per_step)))));
+  if (steps.steps.length) {
+    content.append(el('h2', {}, 'Wall time per step'),
+      stepsChart(steps.steps, 'wall_micros'));
+  }
+  content.append(el('h2', {}, 'Devices'), objectTable(s.devices.map((d) => ({
+    device: d.name, nodes: d.nodes, busy: formatTime(Math.round(d.busy_micros)),
+    peak_memory: formatBytes(d.peak_bytes),
+    lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table'));
+  for (const view of info.has_kernels ? ['op', 'kernel'] : ['op']) {
+    // In the flat views -max_depth counts rows.
+    const q = new URLSearchParams({view, order_by: 'micros', select: 'micros,occurrence',
+      levels: '1', limit: '10', max_depth: '10'});
+    const res = await api('/api/view', q);
+    const rows = res.node.children || [];
+    if (!rows.length) continue;
+    content.append(el('h2', {}, `Top ${view === 'op' ? 'ops' : 'kernels'} by time`),
+      objectTable(rows.map((r) => ({name: r.name,
+        total: formatTime(r.micros.total),
+        runs: r.occurrence ? r.occurrence.run : ''})), `top-${view}`));
+  }
+  const advice = await api('/api/advise');
+  content.append(el('h2', {}, 'Advice'), adviceList(advice));
+}
+
+// ------------------------------------------------------------ advise
+
+function adviceList(advice) {
+  const box = el('div', {id: 'advice'});
+  for (const c of advice.checkers) {
+    box.append(el('h2', {}, c.name), el('p', {class: 'notes'}, c.help));
+    box.append(c.reports.length ?
+      el('ul', {class: 'reports'}, c.reports.map((r) => el('li', {}, r))) :
+      el('p', {class: 'notes'}, 'no findings'));
+  }
+  for (const n of advice.notes) box.append(el('p', {class: 'notes'}, 'note: ' + n));
+  return box;
+}
+
+async function renderAdvise(hp, content) {
+  const all = hp.get('checker') === 'all';
+  const next = hashParams();
+  next.set('checker', all ? '' : 'all');
+  content.append(el('a', {href: '#' + next, id: 'advise-all'},
+    all ? 'tfprof\'s own checkers' : 'all checkers'));
+  const q = new URLSearchParams();
+  if (all) q.set('checker', 'all');
+  setCommand(`tfprof ${info.input_flags} advise${all ? ' -checker all' : ''}`);
+  content.append(adviceList(await api('/api/advise', q)));
+}
+
+// ------------------------------------------------------------ timeline
+
+// One step's Chrome trace on a canvas: a lane per (process, thread), each
+// complete event at its recorded start and duration. Wheel zooms, drag
+// pans, hover names the event.
+function renderTrace(container, trace) {
+  const events = Array.isArray(trace) ? trace : (trace.traceEvents || []);
+  const names = new Map();
+  for (const e of events) {
+    if (e.ph !== 'M' || !e.args) continue;
+    if (e.name === 'process_name') names.set(`${e.pid}`, e.args.name);
+    if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
+  }
+  const spans = events.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
+  const laneOf = new Map();
+  for (const e of spans) laneOf.set(`${e.pid}/${e.tid}`, [e.pid, e.tid]);
+  const lanes = [...laneOf.keys()].sort((a, b) => {
+    const [pa, ta] = laneOf.get(a);
+    const [pb, tb] = laneOf.get(b);
+    return pa - pb || (ta > tb) - (ta < tb);
+  });
+  const laneIndex = new Map(lanes.map((l, i) => [l, i]));
+  const t0 = Math.min(...spans.map((e) => e.ts));
+  const t1 = Math.max(...spans.map((e) => e.ts + (e.dur || 0)));
+  container.append(el('p', {id: 'timeline-info'}, spans.length ?
+    `${spans.length} events on ${lanes.length} lanes, ` +
+    `${formatTime(Math.round(t1 - t0))} from the first event's start to the last's end` :
+    'no events in this step'));
+  if (!spans.length) return;
+  const labelW = 260;
+  const laneH = 18;
+  const canvas = el('canvas', {class: 'timeline', id: 'timeline-canvas'});
+  const width = Math.max(600, container.clientWidth - 4);
+  canvas.width = width;
+  canvas.height = lanes.length * laneH + 24;
+  container.append(canvas);
+  let view = [t0, t1 > t0 ? t1 : t0 + 1];
+  const x = (t) => labelW + (t - view[0]) / (view[1] - view[0]) * (width - labelW);
+  const draw = () => {
+    const g = canvas.getContext('2d');
+    g.clearRect(0, 0, width, canvas.height);
+    g.font = '11px monospace';
+    lanes.forEach((l, i) => {
+      const [pid] = laneOf.get(l);
+      g.fillStyle = i % 2 ? '#f6f7f9' : '#fff';
+      g.fillRect(0, 20 + i * laneH, width, laneH);
+      g.fillStyle = '#333';
+      const label = `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
+      g.fillText(label.slice(0, 40), 4, 20 + i * laneH + 13);
+    });
+    g.save();
+    g.beginPath();
+    g.rect(labelW, 0, width - labelW, canvas.height);
+    g.clip();
+    for (const e of spans) {
+      const x0 = x(e.ts);
+      const x1 = x(e.ts + (e.dur || 0));
+      if (x1 < labelW || x0 > width) continue;
+      const i = laneIndex.get(`${e.pid}/${e.tid}`);
+      g.fillStyle = flameColor(e.name || '');
+      g.fillRect(x0, 21 + i * laneH, Math.max(1, x1 - x0), laneH - 2);
+      if (x1 - x0 > 40) {
+        g.fillStyle = '#111';
+        g.fillText((e.name || '').slice(0, Math.floor((x1 - x0) / 7)), x0 + 2,
+          20 + i * laneH + 13);
+      }
+    }
+    g.restore();
+    g.fillStyle = '#555';
+    g.fillText(`${formatTime(Math.round(view[0] - t0))}`, labelW + 2, 12);
+    g.fillText(`${formatTime(Math.round(view[1] - t0))}`, width - 80, 12);
+  };
+  const eventAt = (px, py) => {
+    const i = Math.floor((py - 20) / laneH);
+    if (i < 0 || i >= lanes.length || px < labelW) return null;
+    const t = view[0] + (px - labelW) / (width - labelW) * (view[1] - view[0]);
+    const slack = (view[1] - view[0]) / (width - labelW);
+    let best = null;
+    for (const e of spans) {
+      if (laneIndex.get(`${e.pid}/${e.tid}`) !== i) continue;
+      if (t >= e.ts - slack && t <= e.ts + (e.dur || 0) + slack &&
+          (!best || (e.dur || 0) < (best.dur || 0))) best = e;
+    }
+    return best;
+  };
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const r = canvas.getBoundingClientRect();
+    const px = Math.max(labelW, ev.clientX - r.left);
+    const t = view[0] + (px - labelW) / (width - labelW) * (view[1] - view[0]);
+    const k = ev.deltaY > 0 ? 1.25 : 0.8;
+    view = [t - (t - view[0]) * k, t + (view[1] - t) * k];
+    draw();
+  });
+  let drag = null;
+  canvas.addEventListener('mousedown', (ev) => { drag = [ev.clientX, view]; });
+  window.addEventListener('mouseup', () => { drag = null; });
+  canvas.addEventListener('mousemove', (ev) => {
+    const r = canvas.getBoundingClientRect();
+    if (drag) {
+      const dt = (ev.clientX - drag[0]) / (width - labelW) * (drag[1][1] - drag[1][0]);
+      view = [drag[1][0] - dt, drag[1][1] - dt];
+      draw();
+      return;
+    }
+    const e = eventAt(ev.clientX - r.left, ev.clientY - r.top);
+    tooltip(e ? ev : null, e ? `${e.name}\nstart: ${(e.ts - t0).toFixed(3)}us` +
+      `\nduration: ${(e.dur || 0).toFixed(3)}us` : '');
+  });
+  canvas.addEventListener('mouseleave', () => tooltip(null));
+  draw();
+}
+
+async function renderTimeline(hp, content) {
+  const step = hp.get('step') || (info.steps.length ? String(info.steps[0]) : '');
+  const select = el('select', {id: 'timeline-step'},
+    info.steps.map((s) => el('option', {value: String(s)}, String(s))));
+  select.value = step;
+  select.addEventListener('change', () => {
+    const next = hashParams();
+    next.set('step', select.value);
+    setHash(next);
+  });
+  content.append(el('label', {}, 'step ', select));
+  const q = new URLSearchParams();
+  if (step !== '') q.set('step', step);
+  const t = await api('/api/timeline', q);
+  setCommand(t.source === 'graph view' ?
+    `tfprof ${info.input_flags} graph -step ${t.step} -max_depth 1000000 -output timeline:outfile=timeline.json` :
+    `tfprof ${info.input_flags} timeline -step ${t.step}`);
+  content.append(el('p', {class: 'notes'}, `Step ${t.step}: ${t.source} events.`));
+  renderTrace(content, t.trace);
+}
+
+// ------------------------------------------------------------ diff
+
+function diffTable(d) {
+  const attrs = NUMERIC.filter((a) => d.root[a] !== undefined);
+  const tbody = el('tbody');
+  const head = el('tr', {}, el('th', {class: 'name'}, 'name'), el('th', {}, 'in'));
+  for (const a of attrs) {
+    head.append(el('th', {}, `${a} base`), el('th', {}, `${a} current`),
+      el('th', {}, `${a} change`), el('th', {}, '%'));
+  }
+  head.append(el('th', {}, 'p'), el('th', {}, 'q'));
+  const add = (n, depth, visible) => {
+    const tr = el('tr', {'data-depth': depth, 'data-name': n.name,
+      class: n.significant ? 'sig' : ''});
+    if (!visible) tr.hidden = true;
+    const toggle = el('span', {class: 'toggle'}, n.children.length ?
+      (depth < 1 ? '▾' : '▸') : '');
+    tr.append(el('td', {class: 'name', style: `padding-left:${4 + depth * 14}px`},
+      toggle, n.name + (n.significant ? ' ✱' : '')), el('td', {}, n.in));
+    for (const a of attrs) {
+      const c = n[a];
+      const cls = c.delta > 0 ? 'slower' : (c.delta < 0 ? 'faster' : '');
+      tr.append(el('td', {'data-value': c.base}, format(a, c.base)),
+        el('td', {'data-value': c.current}, format(a, c.current)),
+        el('td', {class: cls, 'data-attr': a, 'data-value': c.delta},
+          format(a, c.delta, true)),
+        el('td', {class: cls}, c.ratio === null ? '' :
+          `${c.ratio >= 1 ? '+' : ''}${((c.ratio - 1) * 100).toFixed(1)}%`));
+    }
+    tr.append(el('td', {}, n.p_value === null ? '' : n.p_value.toPrecision(3)),
+      el('td', {}, n.q_value === null ? '' : n.q_value.toPrecision(3)));
+    tbody.append(tr);
+    const rows = [];
+    for (const c of n.children) rows.push(add(c, depth + 1, visible && depth < 1));
+    toggle.addEventListener('click', () => {
+      const open = toggle.textContent === '▸';
+      toggle.textContent = open ? '▾' : '▸';
+      const walk = (list, show) => list.forEach(([r, kids, t]) => {
+        r.hidden = !show;
+        walk(kids, show && t.textContent === '▾');
+      });
+      walk(rows, open);
+    });
+    return [tr, rows, toggle];
+  };
+  add(d.root, 0, true);
+  return el('table', {id: 'diff-table'}, el('thead', {}, head), tbody);
+}
+
+async function renderDiff(hp, content) {
+  if (!info.base_input_flags) {
+    content.append(el('p', {id: 'no-base'}, 'No base run: start tfprof with ' +
+      '--base_profile_path=FILE (or another --base_ input flag) to compare two runs.'));
+    return;
+  }
+  const view = hp.get('diffview') || 'scope';
+  const pick = el('select', {name: 'diffview', id: 'diff-view'},
+    [...VIEWS, 'steps'].map((v) => el('option', {value: v}, v)));
+  pick.value = view;
+  const alpha = el('input', {name: 'alpha', value: hp.get('alpha') || '0.05'});
+  renderOptions(hp, [el('label', {}, 'compare', pick), el('label', {}, 'alpha', alpha)]);
+  const q = optionParams(hp);
+  q.set('view', view);
+  if (hp.get('alpha')) q.set('alpha', hp.get('alpha'));
+  for (const m of hp.getAll('map')) q.append('map', m);
+  const res = await api('/api/diff', q);
+  content.append(el('p', {class: 'notes'}, `base: ${info.base_input_flags}`));
+  if (view === 'steps') {
+    setCommand(`tfprof ${info.input_flags} ${info.base_input_flags} diff steps -output json`);
+    content.append(objectTable(res.steps || [], 'diff-steps'));
+    return;
+  }
+  setCommand(res.command);
+  for (const n of res.notes) content.append(el('p', {class: 'notes'}, n));
+  content.append(el('p', {class: 'notes'},
+    `Changes in ${res.diff.attribute}: red slower/larger, green faster/smaller; ` +
+    `✱ significant at FDR ${res.diff.alpha} (Mann-Whitney per step, Benjamini-Hochberg).`));
+  content.append(diffTable(res.diff));
+}
+
+// ------------------------------------------------------------ routing
+
+async function route() {
+  const hp = hashParams();
+  const tab = TABS.includes(hp.get('tab')) ? hp.get('tab') : 'summary';
+  renderTabs(tab);
+  showError('');
+  setCommand('');
+  tooltip(null);
+  const content = document.getElementById('content');
+  content.replaceChildren();
+  content.dataset.state = 'loading';
+  const controls = document.getElementById('controls');
+  controls.hidden = !(VIEWS.includes(tab) || tab === 'diff');
+  document.getElementById('options').replaceChildren();
+  try {
+    if (VIEWS.includes(tab)) await renderView(tab, hp, content);
+    else if (tab === 'steps') await renderSteps(hp, content);
+    else if (tab === 'timeline') await renderTimeline(hp, content);
+    else if (tab === 'advise') await renderAdvise(hp, content);
+    else if (tab === 'diff') await renderDiff(hp, content);
+    else await renderSummary(hp, content);
+  } catch (e) {
+    showError(e.message);
+  }
+  content.dataset.state = 'ready';
+}
+
+async function main() {
+  try {
+    info = await api('/api/info');
+  } catch (e) {
+    showError(`cannot reach the tfprof server: ${e.message}`);
+    return;
+  }
+  document.getElementById('inputs').textContent = info.input_flags;
+  document.getElementById('inputs').title = info.input_flags;
+  window.addEventListener('hashchange', route);
+  await route();
+}
+
+main();

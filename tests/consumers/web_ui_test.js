@@ -1,0 +1,268 @@
+#!/usr/bin/env node
+// Drives tfprof's web UI (tfprof --http) in Debian's headless Chromium via
+// playwright-core, and checks what the page shows against the command
+// line's own output for the same queries (files written by web_ui_test.sh).
+//
+// Usage: node web_ui_test.js URL EXPECT_DIR [SCREENSHOT_DIR]
+//   URL         the server's page (http://127.0.0.1:PORT/), started with a
+//               base run (--base_profile_path)
+//   EXPECT_DIR  scope.json, scope_bytes.json, op.json, steps.json,
+//               diff.json (CLI -output json of the same queries) and
+//               timeline.json (the CLI's timeline of step 0)
+// Every check prints "ok: ..." or "FAIL: ..."; the last line counts them.
+// Fails on any console error or page error, and on any request that leaves
+// the server's origin.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+const [url, expectDir, shotDir] = process.argv.slice(2);
+const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
+let passed = 0;
+let failed = 0;
+function check(ok, what) {
+  if (ok) {
+    passed++;
+    console.log(`ok: ${what}`);
+  } else {
+    failed++;
+    console.log(`FAIL: ${what}`);
+  }
+}
+
+async function open(page, hash) {
+  await page.goto(`${url}#${hash}`);
+  await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
+  const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
+  check(err === '', `#${hash} loads without an error${err ? ': ' + err : ''}`);
+}
+
+async function shot(page, name) {
+  if (!shotDir) return;
+  fs.mkdirSync(shotDir, {recursive: true});
+  await page.screenshot({path: path.join(shotDir, name), fullPage: false});
+}
+
+// The visible rows of the tree table: name, depth and data values.
+async function tableRows(page) {
+  return page.$$eval('#view-table tbody tr:not([hidden])', (rows) => rows
+    .filter((r) => r.dataset.name !== undefined)
+    .map((r) => {
+      const v = {name: r.dataset.name, depth: Number(r.dataset.depth)};
+      for (const td of r.querySelectorAll('td[data-attr]')) {
+        v[`${td.dataset.attr}.${td.dataset.part || ''}`] = Number(td.dataset.value);
+        v[`${td.dataset.attr}.${td.dataset.part || ''}.text`] = td.textContent;
+      }
+      return v;
+    }));
+}
+
+// tfprof's text units, as the CLI prints them (for the shown text).
+function formatTime(us) {
+  if (us < 1000) return `${us}us`;
+  if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
+  return `${(us / 1e6).toFixed(2)}sec`;
+}
+
+function sameNode(row, node, attrs, where) {
+  let ok = row && row.name === node.name;
+  for (const a of attrs) {
+    ok = ok && row[`${a}.total`] === node[a].total &&
+      (!node.accounted || row[`${a}.self`] === node[a].self);
+  }
+  if (!ok) {
+    console.log(`  ${where}: page ${JSON.stringify(row)}\n  cli ${JSON.stringify(
+      {name: node.name, ...Object.fromEntries(attrs.map((a) => [a, node[a]]))})}`);
+  }
+  return ok;
+}
+
+async function testScope(page) {
+  const cli = expect('scope.json').root;
+  await open(page, 'tab=scope&max_depth=3&select=micros,bytes&order_by=micros');
+  let rows = await tableRows(page);
+  check(rows.length === 1 + cli.children.length,
+    `scope: root and ${cli.children.length} first-level rows shown (${rows.length})`);
+  check(sameNode(rows[0], cli, ['micros', 'bytes'], 'root'), 'scope: the root row equals the CLI\'s');
+  check(cli.children.every((c, i) => sameNode(rows[1 + i], c, ['micros', 'bytes'], c.name)),
+    'scope: every first-level row equals the CLI\'s (name, order, self and total micros and bytes)');
+  check(rows[0]['micros.total.text'] === formatTime(cli.micros.total),
+    `scope: the root's total reads ${formatTime(cli.micros.total)} as in tfprof`);
+  const cmd = await page.textContent('#command');
+  check(/^tfprof --profile_path=\S+ scope -max_depth 3 -order_by micros -select (micros,bytes|bytes,micros)$/
+    .test(cmd), `scope: the equivalent command is shown (${cmd})`);
+  // Expand the first node with children.
+  const i = cli.children.findIndex((c) => c.children.length > 0);
+  const parent = cli.children[i];
+  const toggle = `#view-table tbody tr[data-depth="1"]:nth-child(${i + 2}) .toggle`;
+  await page.$eval(toggle, (e) => e.click());
+  await page.waitForFunction((n) => document.querySelectorAll(
+    '#view-table tbody tr[data-depth="2"]').length === n, parent.children.length);
+  rows = await tableRows(page);
+  const kids = rows.filter((r) => r.depth === 2);
+  check(parent.children.every((c, k) => sameNode(kids[k], c, ['micros', 'bytes'], c.name)),
+    `scope: expanding ${parent.name} shows its ${parent.children.length} children as the CLI`);
+  await shot(page, 'scope.png');
+  // Collapse again.
+  await page.$eval(toggle, (e) => e.click());
+  check((await tableRows(page)).every((r) => r.depth < 2), 'scope: collapsing hides the children');
+  // Options through the form: order by bytes.
+  await page.selectOption('#options select[name="order_by"]', 'bytes');
+  await page.click('#apply');
+  await page.waitForFunction(() => location.hash.includes('order_by=bytes'));
+  await page.waitForSelector('#content[data-state="ready"]');
+  const byBytes = expect('scope_bytes.json').root;
+  rows = await tableRows(page);
+  check(byBytes.children.every((c, k) => sameNode(rows[1 + k], c, ['micros', 'bytes'], c.name)),
+    'scope: -order_by bytes from the form orders rows as the CLI');
+  // Sorting by a column header.
+  await page.click('#view-table th.sortable >> text="micros (total)"');
+  await page.waitForFunction(() => location.hash.includes('order_by=micros'));
+  check(true, 'scope: clicking a column header orders by it');
+}
+
+async function testOp(page) {
+  const cli = expect('op.json').root;
+  await open(page, 'tab=op&select=micros,occurrence&order_by=micros');
+  const rows = await tableRows(page);
+  const n = Math.min(200, cli.children.length);
+  check(rows.length === n, `op: ${n} rows on the first page (${rows.length})`);
+  check(cli.children.slice(0, n).every((c, k) => sameNode(rows[k], c, ['micros'], c.name) &&
+    rows[k]['runs.'] === c.occurrence.run), 'op: every row equals the CLI\'s (time and runs)');
+  await shot(page, 'op.png');
+}
+
+async function testFlame(page) {
+  const cli = expect('scope.json').root;
+  await open(page, 'tab=scope&mode=flame&max_depth=3&select=micros,bytes&order_by=micros');
+  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => ({
+    name: f.dataset.name, total: Number(f.dataset.total),
+    left: parseFloat(f.style.left), width: parseFloat(f.style.width)})));
+  check(frames.length > 1 && frames[0].name === cli.name, `flame: ${frames.length} frames, the root on top`);
+  const top = cli.children[0];
+  const f = frames.find((x) => x.name === top.name);
+  const expectedWidth = frames[0].width * top.micros.total / cli.micros.total;
+  check(f && f.total === top.micros.total && Math.abs(f.width - expectedWidth) < 1,
+    `flame: ${top.name} is as wide as its share of the total (${top.micros.total}us)`);
+  await page.hover(`#flame .frame[data-name="${top.name}"]`);
+  const tip = await page.textContent('#tooltip');
+  check(tip.includes(top.name) && tip.includes(formatTime(top.micros.total)),
+    'flame: hovering a frame shows its total');
+  await shot(page, 'flame.png');
+  await page.click(`#flame .frame[data-name="${top.name}"]`);
+  await page.waitForFunction(() => location.hash.includes('zoom='));
+  await page.waitForSelector('#content[data-state="ready"]');
+  const zoomed = await page.$eval(`#flame .frame[data-name="${top.name}"]`, (e) => parseFloat(e.style.width));
+  check(Math.abs(zoomed - frames[0].width) < 1, 'flame: clicking a frame zooms it to the full width');
+}
+
+async function testSteps(page) {
+  const cli = expect('steps.json');
+  await open(page, 'tab=steps');
+  const bars = await page.$$eval('#steps-chart rect.bar', (bs) => bs.map((b) => ({
+    step: Number(b.dataset.step), value: Number(b.dataset.value)})));
+  check(bars.length === cli.steps.length &&
+    bars.every((b, i) => b.step === cli.steps[i].step && b.value === cli.steps[i].wall_micros),
+  `steps: a bar per step (${bars.length}) with the CLI's wall time`);
+  await shot(page, 'steps.png');
+}
+
+async function testTimeline(page) {
+  const trace = expect('timeline.json');
+  const events = (trace.traceEvents || trace).filter((e) => e.ph === 'X');
+  const lanes = new Set(events.map((e) => `${e.pid}/${e.tid}`));
+  await open(page, 'tab=timeline&step=0');
+  const text = await page.textContent('#timeline-info');
+  check(text.startsWith(`${events.length} events on ${lanes.size} lanes`),
+    `timeline: ${events.length} events on ${lanes.size} lanes as in the CLI's timeline (${text})`);
+  // Hover the longest event where the page should have drawn it.
+  const laneKeys = [...lanes].map((k) => k.split('/').map(Number))
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((k) => k.join('/'));
+  const t0 = Math.min(...events.map((e) => e.ts));
+  const t1 = Math.max(...events.map((e) => e.ts + (e.dur || 0)));
+  const e = events.reduce((a, b) => ((b.dur || 0) > (a.dur || 0) ? b : a));
+  const box = await page.$eval('#timeline-canvas', (c) => ({w: c.width}));
+  const x = 260 + ((e.ts + e.dur / 2) - t0) / (t1 - t0) * (box.w - 260);
+  const y = 20 + laneKeys.indexOf(`${e.pid}/${e.tid}`) * 18 + 9;
+  await page.hover('#timeline-canvas', {position: {x, y}});
+  const tip = await page.textContent('#tooltip');
+  check(tip.includes(e.name) && tip.includes(`duration: ${e.dur.toFixed(3)}us`),
+    `timeline: hovering shows the event at its recorded time (${e.name}, ${e.dur}us)`);
+  await shot(page, 'timeline.png');
+}
+
+async function testDiff(page) {
+  const cli = expect('diff.json').root;
+  await open(page, 'tab=diff&diffview=scope&max_depth=2');
+  const rows = await page.$$eval('#diff-table tbody tr:not([hidden])', (rs) => rs.map((r) => ({
+    name: r.dataset.name,
+    delta: Number(r.querySelector('td[data-attr="micros"]').dataset.value),
+    cls: r.querySelector('td[data-attr="micros"]').className})));
+  const want = [cli, ...cli.children];
+  check(rows.length === want.length && want.every((n, i) => rows[i].name === n.name &&
+    rows[i].delta === n.micros.delta), `diff: ${want.length} rows with the CLI's changes in micros`);
+  const slower = want.findIndex((n) => n.micros.delta > 0);
+  const faster = want.findIndex((n) => n.micros.delta < 0);
+  check((slower < 0 || rows[slower].cls === 'slower') && (faster < 0 || rows[faster].cls === 'faster'),
+    'diff: slower rows red, faster rows green');
+  await shot(page, 'diff.png');
+}
+
+async function testSummaryAndAdvise(page) {
+  const steps = expect('steps.json');
+  await open(page, 'tab=summary');
+  check(await page.$('#summary-cards') !== null, 'summary: the cards are shown');
+  const bars = await page.$$eval('#steps-chart rect.bar', (b) => b.length);
+  check(bars === steps.steps.length, `summary: the steps chart has ${bars} bars`);
+  const ops = await page.$$eval('#top-op tbody tr', (r) => r.map((x) => x.firstChild.textContent));
+  const cliOps = expect('op.json').root.children.slice(0, 10).map((c) => c.name);
+  check(JSON.stringify(ops) === JSON.stringify(cliOps), 'summary: the top ops are the CLI\'s');
+  await shot(page, 'summary.png');
+  await open(page, 'tab=advise');
+  const checkers = await page.$$eval('#advice h2', (h) => h.length);
+  check(checkers > 0, `advise: ${checkers} checkers' findings shown`);
+}
+
+async function main() {
+  const {chromium} = require('playwright-core');
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  const page = await browser.newPage({viewport: {width: 1400, height: 900}});
+  const origin = new URL(url).origin;
+  const problems = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith(origin + '/')) return route.continue();
+    problems.push(`request outside the server: ${u}`);
+    return route.abort();
+  });
+  try {
+    for (const t of [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps,
+      testTimeline, testDiff]) {
+      try {
+        await t(page);
+      } catch (e) {
+        check(false, `${t.name}: ${e.message.split('\n')[0]}`);
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  check(problems.length === 0, `no console errors, page errors or outside requests${
+    problems.length ? ': ' + problems.join('; ') : ''}`);
+  console.log(`web_ui_test: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log(`FAIL: ${e.stack}`);
+  process.exit(1);
+});

@@ -1,0 +1,421 @@
+// The web UI's JSON API and HTTP server: every number the paged API returns
+// equals the whole -output json tree of the same query; bad requests get a
+// JSON error and the server goes on answering; hostile requests (traversal,
+// other methods, other hosts, huge and slow requests, bursts) are refused or
+// outlived.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/shell.h"
+#include "profiler/load/loader.h"
+#include "profiler/render/render_json_csv.h"
+#include "profiler/views/views.h"
+#include "profiler/web/api.h"
+#include "profiler/web/assets.h"
+#include "profiler/web/server.h"
+#include "tests/json_parse.h"
+#include "tests/test_util.h"
+
+namespace tfprof {
+namespace {
+
+using testing::JsonValue;
+
+struct Run {
+  std::unique_ptr<LoadedProfile> profile;
+  std::unique_ptr<Views> views;
+};
+
+Run LoadRun(const std::string& rel) {
+  InputPaths in;
+  in.profile_path = testing::CorpusFile(rel);
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> p = LoadProfile(in);
+  REQUIRE(p.ok());
+  Run r{std::move(*p), nullptr};
+  r.views = std::make_unique<Views>(&r.profile->model, nullptr);
+  return r;
+}
+
+JsonValue Parse(const std::string& text) {
+  JsonValue v;
+  std::string error;
+  INFO(text.substr(0, 300));
+  REQUIRE(testing::ParseJson(text, &v, &error));
+  return v;
+}
+
+WebReply Get(WebApi& api, const std::string& path, const WebParams& params) {
+  return api.Get(path, params);
+}
+
+// Walks the tree a level at a time through the API, as the page does, and
+// checks each node against the same node of the whole tree.
+void CompareLevels(WebApi& api, const WebParams& query, const JsonValue& whole,
+                   int64_t id, int* visited) {
+  WebParams q = query;
+  q.push_back({"node", std::to_string(id)});
+  q.push_back({"levels", "1"});
+  q.push_back({"limit", "7"});  // several pages for wide nodes
+  std::vector<JsonValue> children;
+  int64_t child_count = -1;
+  for (size_t offset = 0;; offset += 7) {
+    WebParams page = q;
+    page.push_back({"offset", std::to_string(offset)});
+    WebReply r = Get(api, "/api/view", page);
+    REQUIRE(r.status == 200);
+    const JsonValue node = Parse(r.body).at("node");
+    CHECK(node.at("name").string == whole.at("name").string);
+    for (const char* attr : {"micros", "bytes", "params", "float_ops"}) {
+      if (!whole.Has(attr)) continue;
+      CHECK(node.at(attr).at("self").number ==
+            whole.at(attr).at("self").number);
+      CHECK(node.at(attr).at("total").number ==
+            whole.at(attr).at("total").number);
+    }
+    child_count = static_cast<int64_t>(node.at("child_count").number);
+    for (const JsonValue& c : node.at("children").array) children.push_back(c);
+    if (node.at("children").array.size() < 7) break;
+  }
+  ++*visited;
+  REQUIRE(child_count ==
+          static_cast<int64_t>(whole.at("children").array.size()));
+  REQUIRE(children.size() == whole.at("children").array.size());
+  for (size_t i = 0; i < children.size(); ++i) {
+    CHECK(children[i].at("name").string ==
+          whole.at("children").array[i].at("name").string);
+    if (children[i].at("child_count").number > 0) {
+      CompareLevels(api, query, whole.at("children").array[i],
+                    static_cast<int64_t>(children[i].at("id").number), visited);
+    }
+  }
+}
+
+TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  for (const char* view : {"scope", "graph", "op"}) {
+    INFO(view);
+    const WebParams query = {{"view", view},
+                             {"max_depth", "4"},
+                             {"select", "micros,bytes,params,float_ops"},
+                             {"order_by", "micros"}};
+    // The whole tree, as the command line's -output json prints it.
+    Options opts;
+    opts.max_depth = 4;
+    opts.select = {"micros", "bytes", "params", "float_ops"};
+    opts.order_by = "micros";
+    absl::StatusOr<ResultTree> tree = run.views->Query(*ViewNamed(view), opts);
+    REQUIRE(tree.ok());
+    WebParams all = query;
+    all.push_back({"levels", "all"});
+    WebReply whole = Get(api, "/api/view", all);
+    REQUIRE(whole.status == 200);
+    CHECK(whole.body == RenderJson(*tree));
+    int visited = 0;
+    CompareLevels(api, query, Parse(whole.body).at("root"), 0, &visited);
+    // Tree views open nodes below the root; the op view pages its rows.
+    CHECK(visited > (std::string(view) == "op" ? 0 : 1));
+  }
+}
+
+TEST_CASE("web API: the command shown runs the same query") {
+  Options opts;
+  opts.max_depth = 3;
+  opts.order_by = "micros";
+  opts.show_name_regexes = {"conv.*", "a b"};
+  const std::string cmd = EquivalentCommand("--profile_path=p", "scope", opts);
+  CHECK(cmd ==
+        "tfprof --profile_path=p scope -max_depth 3 -order_by micros "
+        "-show_name_regexes 'conv.*,a b'");
+  absl::StatusOr<std::vector<std::string>> words = cli::Tokenize(cmd);
+  REQUIRE(words.ok());
+  Options parsed;
+  REQUIRE(ParseOptionTokens(*words, 3, &parsed).ok());
+  CHECK(OptionsToString(parsed) == OptionsToString(opts));
+  CHECK(ShellQuote("it's") == "'it'\\''s'");
+}
+
+TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  struct Case {
+    std::string path;
+    WebParams params;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"/api/view", {{"max_dept", "3"}}, 400, "did you mean"},
+      {"/api/view", {{"view", "nope"}}, 400, "unknown view"},
+      {"/api/view",
+       {{"max_depth", "99999999999999999999999"}},
+       400,
+       "max_depth"},
+      {"/api/view", {{"show_name_regexes", "("}}, 400, "regex"},
+      {"/api/view", {{"output", "file:outfile=/tmp/x"}}, 400, "output"},
+      {"/api/view", {{"levels", "100000"}}, 400, "levels"},
+      {"/api/view", {{"limit", "1000000000"}}, 400, "limit"},
+      {"/api/view", {{"node", "123456789"}}, 404, "no node"},
+      {"/api/view", {{"node", "-1"}}, 400, "node"},
+      {"/api/view", {{"step", "12345"}}, 400, "step"},
+      {"/api/view", {{"select", std::string(10000, 'a')}}, 400, "too long"},
+      {"/api/diff", {}, 400, "no base run"},
+      {"/api/advise", {{"checker", "nope"}}, 400, "no checker"},
+      {"/api/timeline", {{"step", "x"}}, 400, "step=N"},
+      {"/api/../etc/passwd", {}, 404, "no such endpoint"},
+      {"/api/nothing", {}, 404, "no such endpoint"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.path << " " << (c.params.empty() ? "" : c.params[0].first));
+    WebReply r = Get(api, c.path, c.params);
+    CHECK(r.status == c.status);
+    const JsonValue body = Parse(r.body);
+    REQUIRE(body.Has("error"));
+    CHECK_THAT(body.at("error").string, Catch::Contains(c.says));
+  }
+  WebParams many;
+  for (int i = 0; i < 100; ++i) many.push_back({"max_depth", "1"});
+  CHECK(Get(api, "/api/view", many).status == 400);
+  // And it goes on answering.
+  CHECK(Get(api, "/api/view", {{"view", "scope"}}).status == 200);
+}
+
+TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
+  Run base = LoadRun("shiyudian-resnet-tf-dist/profile_0");
+  Run current = LoadRun("shiyudian-resnet-tf-dist/profile_100");
+  WebApi api(
+      WebRun{current.profile.get(), current.views.get(), "--profile_path=c"},
+      WebRun{base.profile.get(), base.views.get(), "--base_profile_path=b"},
+      Options());
+  const JsonValue info = Parse(Get(api, "/api/info", {}).body);
+  CHECK(info.at("base_input_flags").string == "--base_profile_path=b");
+  CHECK(info.at("options").array.size() + 1 == OptionTable().size());
+  const JsonValue steps = Parse(Get(api, "/api/steps", {}).body);
+  CHECK(steps.at("steps").array.size() == info.at("steps").array.size());
+  CHECK(Parse(Get(api, "/api/summary", {}).body).at("nodes").number ==
+        current.profile->model.nodes().size());
+  CHECK(Parse(Get(api, "/api/advise", {{"checker", "all"}}).body)
+            .at("checkers")
+            .array.size() > 3);
+  // A ProfileProto keeps no RunMetadata: the graph view's timeline.
+  const WebReply t = Get(api, "/api/timeline", {});
+  REQUIRE(t.status == 200);
+  const JsonValue tl = Parse(t.body);
+  CHECK(tl.at("source").string == "graph view");
+  CHECK(tl.at("trace").at("traceEvents").array.size() > 10);
+  const WebReply d =
+      Get(api, "/api/diff",
+          {{"view", "scope"}, {"max_depth", "2"}, {"map", "^a=>b"}});
+  REQUIRE(d.status == 200);
+  const JsonValue diff = Parse(d.body);
+  CHECK_THAT(diff.at("command").string,
+             Catch::Contains("diff scope -map '^a=>b'"));
+  CHECK_THAT(diff.at("command").string,
+             Catch::Contains("--base_profile_path=b"));
+  CHECK(diff.at("diff").at("root").at("children").array.size() > 0);
+  CHECK(Get(api, "/api/diff", {{"view", "steps"}}).status == 200);
+}
+
+// ---------------------------------------------------------------- server
+
+// A server on a free loopback port, stopped at the end of the test.
+class TestServer {
+ public:
+  explicit TestServer(WebApi* api) {
+    ServeOptions o;
+    o.address.host = "127.0.0.1";
+    o.threads = 4;
+    std::atomic<int> port{0};
+    o.on_listening = [&port](const std::string& url) {
+      port = std::stoi(url.substr(url.rfind(':') + 1));
+    };
+    thread_ =
+        std::thread([this, api, o] { status_ = ServeHttp(api, o, &stop_); });
+    for (int i = 0; i < 500 && port == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    port_ = port;
+  }
+  ~TestServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  int port() const { return port_; }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  absl::Status status_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+int Connect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` as is and reads the reply until the server closes.
+std::string Raw(int port, const std::string& request) {
+  const int fd = Connect(port);
+  if (fd < 0) return "";
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n =
+        send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string reply;
+  char buf[65536];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) reply.append(buf, n);
+  close(fd);
+  return reply;
+}
+
+std::string GetPath(int port, const std::string& target,
+                    const std::string& host = "127.0.0.1") {
+  return Raw(port, "GET " + target + " HTTP/1.1\r\nHost: " + host +
+                       "\r\nConnection: close\r\n\r\n");
+}
+
+int StatusOf(const std::string& reply) {
+  if (reply.size() < 12 || reply.compare(0, 5, "HTTP/") != 0) return 0;
+  return std::stoi(reply.substr(9, 3));
+}
+
+TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  TestServer server(&api);
+  const int port = server.port();
+  REQUIRE(port > 0);
+  const std::string page = GetPath(port, "/");
+  CHECK(StatusOf(page) == 200);
+  CHECK_THAT(page, Catch::Contains("Content-Security-Policy"));
+  CHECK_THAT(page, Catch::Contains("/static/app.js"));
+  for (const Asset& a : Assets()) {
+    CHECK(StatusOf(GetPath(port, "/static/" + std::string(a.name))) == 200);
+  }
+  CHECK(StatusOf(GetPath(port, "/api/view?view=scope&max_depth=2")) == 200);
+  // Traversal and unknown files: only the embedded files exist.
+  for (const char* bad :
+       {"/static/../../etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd",
+        "/../../etc/passwd", "/static/", "/static/nope.js", "/etc/passwd",
+        "/static/app.js/..", "//etc/passwd"}) {
+    INFO(bad);
+    const int status = StatusOf(GetPath(port, bad));
+    CHECK((status == 404 || status == 400));
+  }
+  CHECK(StatusOf(GetPath(port, "/api/view?max_depth=x")) == 400);
+  CHECK(StatusOf(Raw(port,
+                     "POST /api/view HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Length: 2\r\nConnection: close\r\n\r\n{}")) ==
+        405);
+  CHECK(StatusOf(Raw(port,
+                     "DELETE / HTTP/1.1\r\nHost: localhost\r\n"
+                     "Connection: close\r\n\r\n")) == 405);
+  // A page elsewhere reaching us through a rebound name is refused.
+  CHECK(StatusOf(GetPath(port, "/api/info", "evil.example:80")) == 403);
+  CHECK(StatusOf(GetPath(port, "/api/info", "localhost:1")) == 200);
+  // Huge requests: a 100 KB target, 100 KB of headers, garbage.
+  CHECK(StatusOf(GetPath(
+            port, "/api/view?select=" + std::string(100000, 'a'))) != 200);
+  Raw(port, "GET / HTTP/1.1\r\nX: " + std::string(100000, 'b') + "\r\n\r\n");
+  Raw(port, std::string(5000, '\x01') + "\r\n\r\n");
+  CHECK(StatusOf(GetPath(port, "/api/info")) == 200);
+}
+
+TEST_CASE("web server: slow clients and a burst of 1,000 requests") {
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  TestServer server(&api);
+  const int port = server.port();
+  REQUIRE(port > 0);
+  // Three clients that send half a request and wait: the server (4
+  // threads) still answers others at once.
+  std::vector<int> slow;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = Connect(port);
+    REQUIRE(fd >= 0);
+    send(fd, "GET /api/info HTTP/1.1\r\nHo", 26, MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  CHECK(StatusOf(GetPath(port, "/api/info")) == 200);
+  // 1,000 requests from 4 threads at once.
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&ok, port, t] {
+      for (int i = 0; i < 250; ++i) {
+        const std::string target =
+            i % 2 ? "/api/view?view=op&limit=5" : "/static/app.js";
+        if (StatusOf(GetPath(port, target)) == 200) ++ok;
+        (void)t;
+      }
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  CHECK(ok == 1000);
+  for (int fd : slow) close(fd);
+  CHECK(StatusOf(GetPath(port, "/api/info")) == 200);
+}
+
+TEST_CASE("web server: listen addresses") {
+  CHECK(ParseListenAddress("8080")->port == 8080);
+  CHECK(ParseListenAddress("8080")->host == "127.0.0.1");
+  CHECK(ParseListenAddress(":0")->port == 0);
+  CHECK(ParseListenAddress("0.0.0.0:81")->host == "0.0.0.0");
+  CHECK(ParseListenAddress("[::1]:81")->host == "::1");
+  CHECK_FALSE(ParseListenAddress("host").ok());
+  CHECK_FALSE(ParseListenAddress("1:99999").ok());
+  CHECK_FALSE(ParseListenAddress("[::1]").ok());
+  CHECK(IsLoopbackHost("127.0.0.2"));
+  CHECK(IsLoopbackHost("LOCALHOST"));
+  CHECK(IsLoopbackHost("::1"));
+  CHECK_FALSE(IsLoopbackHost("0.0.0.0"));
+  CHECK_FALSE(IsLoopbackHost("10.0.0.1"));
+  CHECK_FALSE(IsLoopbackHost("127.0.0.1.evil.example"));
+  // A port already taken is an error, not a crash.
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  TestServer first(&api);
+  REQUIRE(first.port() > 0);
+  ServeOptions o;
+  o.address = ListenAddress{"127.0.0.1", first.port()};
+  std::atomic<bool> stop{false};
+  absl::Status s = ServeHttp(&api, o, &stop);
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(std::string(s.message()), Catch::Contains("cannot listen"));
+}
+
+}  // namespace
+}  // namespace tfprof
