@@ -27,6 +27,7 @@
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/loader.h"
 #include "profiler/views/views.h"
+#include "profiler/web/api.h"
 #include "simdjson.h"
 
 namespace {
@@ -135,17 +136,80 @@ int TraceMain(const std::string& path) {
   return 0;
 }
 
+// The web UI's latencies next to the command line's, per view (scope, op,
+// code), in one process after one load: the view's default query on fresh
+// views (what the command line runs), the page's first request on a fresh
+// server (the same query and the root's first 200 children as JSON), and
+// opening the first-level node with the most children (from the server's
+// cache).
+int WebMain(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return 1;
+  const double mb = st.st_size / 1e6;
+  double r[12] = {0};
+  const bool ok = InChild(
+      [&](double* v) {
+        tfprof::InputPaths in;
+        in.profile_path = path;
+        std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
+        if (loaded == nullptr) return false;
+        int i = 3;
+        for (const char* view : {"scope", "op", "code"}) {
+          tfprof::Views cli_views(&loaded->model, nullptr);
+          auto t0 = std::chrono::steady_clock::now();
+          absl::StatusOr<tfprof::ResultTree> tree =
+              cli_views.Query(*tfprof::ViewNamed(view), tfprof::Options());
+          v[i++] = Seconds(t0);
+          if (!tree.ok()) return false;
+          // The node to open: the root's child with the most children (the
+          // API's node ids are the result's indices).
+          size_t widest = 0;
+          for (size_t c : tree->root().children) {
+            if (tree->nodes[c].children.size() >
+                tree->nodes[widest].children.size()) {
+              widest = c;
+            }
+          }
+          tfprof::Views views(&loaded->model, nullptr);
+          tfprof::WebApi api(tfprof::WebRun{loaded.get(), &views, ""},
+                             tfprof::WebRun{}, tfprof::Options());
+          const tfprof::WebParams first = {
+              {"view", view}, {"levels", "1"}, {"limit", "200"}};
+          t0 = std::chrono::steady_clock::now();
+          (void)api.Get("/api/view", first);
+          v[i++] = Seconds(t0);
+          t0 = std::chrono::steady_clock::now();
+          (void)api.Get("/api/view", {{"view", view},
+                                      {"node", std::to_string(widest)},
+                                      {"levels", "1"},
+                                      {"limit", "200"}});
+          v[i++] = Seconds(t0);
+        }
+        return true;
+      },
+      r, 12);
+  if (!ok) return 1;
+  std::printf(
+      "| %.1f MB | %.0f | %.3f s | %.3f/%.3f/%.3f s | %.3f/%.3f/%.3f s | "
+      "%.4f/%.4f/%.4f s |\n",
+      mb, r[2], r[0], r[3], r[6], r[9], r[4], r[7], r[10], r[5], r[8], r[11]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   // Measured as the tfprof program runs (huge pages where the machine
   // offers them on request).
   tfprof::cli::MaybeReexecWithHugePages(argv);
   if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--web") return WebMain(argv[2]);
   if (argc == 2 && std::string(argv[1]) == "--json_kernel") {
     std::printf("%s\n", tfprof::JsonKernelName().c_str());
     return 0;
   }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: bench PROFILE | bench --trace TRACE\n");
+    std::fprintf(
+        stderr,
+        "usage: bench PROFILE | bench --trace TRACE | bench --web PROFILE\n");
     return 2;
   }
   const std::string path = argv[1];

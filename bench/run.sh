@@ -14,6 +14,10 @@
 #                                    our import against a bare simdjson parse;
 #                                    and TF timelines made by
 #                                    bench/gen_tf_timeline.py)
+#        bench/run.sh --web [NODES...]  (the web UI's first page and the
+#                                    opening of a node, per view, next to
+#                                    the command line's query; default
+#                                    100000 500000 1200000 nodes)
 #        bench/run.sh --builds [NODES]  (the README's Bazel tfprof against a
 #                                    CMake Release tfprof of the same sources:
 #                                    load time of one generated profile,
@@ -88,6 +92,19 @@ if [[ "${1:-}" == "--traces" ]]; then
       "$tmp/t$copies.json" "$copies"
     "$bin/bench/bench" --trace "$tmp/t$copies.json"
     rm -f "$tmp/t$copies.json"
+  done
+  exit 0
+fi
+if [[ "${1:-}" == "--web" ]]; then
+  shift
+  sizes=("$@")
+  [[ ${#sizes[@]} -gt 0 ]] || sizes=(100000 500000 1200000)
+  echo "| file | nodes | load | CLI default query (scope/op/code) | web first page, cold | web open a node |"
+  echo "|---|---|---|---|---|---|"
+  for n in "${sizes[@]}"; do
+    "$bin/tools/gen_profile" "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
+    "$bin/bench/bench" --web "$tmp/p_$n"
+    rm -f "$tmp/p_$n"
   done
   exit 0
 fi

@@ -12,3 +12,9 @@ echo "$row"
   echo "bench smoke: unexpected row" >&2
   exit 1
 }
+web=$("$1" --web "$tmp/p")
+echo "$web"
+[[ "$web" == *"| 2000 |"* ]] || {
+  echo "bench smoke: unexpected web row" >&2
+  exit 1
+}

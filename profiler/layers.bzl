@@ -1,9 +1,10 @@
 """The library's layers, lowest first, and who may depend on each.
 
 Dependencies run one way: base <- model <- importers <- load <- views <-
-render <- advise <- web <- the public API (//profiler) and the programs. A package is visible only
-to the layers above it (and to the programs and tests outside profiler/),
-so a dependency that runs the wrong way fails the build.
+render <- advise <- web (the web UI's API and server) <- the public API
+(//profiler) and the programs. A package is visible only to the layers
+above it (and to the programs and tests outside profiler/), so a
+dependency that runs the wrong way fails the build.
 """
 
 LAYERS = ["base", "model", "importers", "load", "views", "render", "advise", "web"]

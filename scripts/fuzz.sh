@@ -13,11 +13,17 @@ export DEBIAN_FRONTEND=noninteractive
 if ! command -v clang++-14 >/dev/null || [[ ! -d /usr/lib/llvm-14/lib/clang ]]; then
   apt-get update -qq && apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null
 fi
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFPROF_SANITIZE=ON -DTFPROF_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target fuzz_profile_proto fuzz_graph_def \
-  fuzz_run_metadata fuzz_op_log fuzz_checkpoint fuzz_options fuzz_shell_line \
-  fuzz_trace fuzz_web_api
+# FUZZ_BUILD_DIR: a CMake build configured with -DTFPROF_FUZZ=ON (and clang)
+# to use instead of configuring build-fuzz here (scripts/test.sh passes its
+# sanitizer build, which is made with both).
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+if [[ -z "${FUZZ_BUILD_DIR:-}" ]]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFPROF_SANITIZE=ON -DTFPROF_FUZZ=ON >/dev/null
+fi
+targets=(profile_proto graph_def run_metadata op_log checkpoint options shell_line trace
+  web_api)
+cmake --build "$build" --target "${targets[@]/#/fuzz_}"
 
 # Seeds: the bundled real inputs (testdata/corpus), and the wider corpus's
 # files where it is there.
@@ -59,14 +65,14 @@ printf -- '/api/view?view=code&levels=all&show_name_regexes=a.*' > "$seeds/web_a
 
 export ASAN_OPTIONS=detect_leaks=0
 status=0
-for t in profile_proto graph_def run_metadata op_log checkpoint options shell_line trace web_api; do
+for t in "${targets[@]}"; do
   log=$(mktemp)
   if [[ -n "${FUZZ_RUNS:-}" ]]; then
     limit=(-runs="$FUZZ_RUNS" -seed=1)
   else
     limit=(-max_total_time="$secs")
   fi
-  if ! build-fuzz/fuzz_$t "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 \
+  if ! "$build/fuzz_$t" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 \
       -artifact_prefix="tests/fuzz/crash-$t-" "$seeds/$t" >"$log" 2>&1; then
     echo "fuzz_$t: FAILED (see tests/fuzz/crash-$t-*)"; tail -30 "$log"; status=1
   else

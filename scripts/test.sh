@@ -21,16 +21,18 @@ bazel shutdown >/dev/null 2>&1 || true
 
 echo "== cmake + ctest under AddressSanitizer and UBSan, with the real-consumer tests (go tool pprof, JUnit reader, speedscope in Chromium)" >&2
 # One CMake build tests the same sources as Bazel: under the sanitizers, so
-# that every test also checks memory and undefined behaviour. -O1: the
-# sanitizers' usual level; the tests run about twice as fast as at -O0.
+# that every test also checks memory and undefined behaviour, built with
+# clang and libFuzzer's instrumentation so that the fuzz targets come from
+# the same objects (the library is compiled once). -O1: the sanitizers'
+# usual level; the tests run about twice as fast as at -O0.
 bash scripts/setup_consumers.sh
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTFPROF_SANITIZE=ON \
-  -DTFPROF_CONSUMER_TESTS=ON >/dev/null
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+  -DTFPROF_SANITIZE=ON -DTFPROF_FUZZ=ON -DTFPROF_CONSUMER_TESTS=ON >/dev/null
 cmake --build build-asan
 
 echo "== fuzz targets, 3000 inputs each (fixed seed)" >&2
-FUZZ_RUNS=3000 bash scripts/fuzz.sh
+FUZZ_RUNS=3000 FUZZ_BUILD_DIR=build-asan bash scripts/fuzz.sh
 
 echo "== ctest (sanitizers and consumers)" >&2
 ctest --test-dir build-asan --output-on-failure -j2

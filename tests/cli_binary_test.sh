@@ -60,6 +60,9 @@ expect script_gate 3 "report.tfprof:3:" -- "$bin" --profile_path="$sample" --scr
 expect report 0 "Profile:" -- "$bin" --profile_path="$sample" --script="$src/testdata/sample/report.tfprof"
 expect unknown_flag 2 "did you mean --max_depth" -- "$bin" --max_dept=3
 expect bad_value 2 "-order_by" -- "$bin" --profile_path="$sample" op -order_by fast
+expect http_bad_address 2 "--http: 'nonsense' has no port number" -- "$bin" --profile_path="$sample" --http=nonsense
+expect http_with_command 2 "--http serves the web UI; it takes no command" -- "$bin" --profile_path="$sample" --http=0 scope
+expect http_shell_usage 2 "usage: http" -- "$bin" --profile_path="$sample" http 1 2
 expect missing_file 1 "/no/such/profile" -- "$bin" --profile_path=/no/such/profile scope
 expect wrong_format 1 "ProfileProto" -- "$bin" --profile_path="$corpus/tf-testdata/current/graph.pbtxt" scope
 kineto="$corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz"
