@@ -3,12 +3,16 @@
 // playwright-core, and checks what the page shows against the command
 // line's own output for the same queries (files written by web_ui_test.sh).
 //
-// Usage: node web_ui_test.js URL EXPECT_DIR [SCREENSHOT_DIR]
+// Usage: node web_ui_test.js [--trace] URL EXPECT_DIR [SCREENSHOT_DIR]
 //   URL         the server's page (http://127.0.0.1:PORT/), started with a
 //               base run (--base_profile_path)
 //   EXPECT_DIR  scope.json, scope_bytes.json, op.json, steps.json,
 //               diff.json (CLI -output json of the same queries) and
 //               timeline.json (the CLI's timeline of step 0)
+//   --trace     the server has a PyTorch trace instead: EXPECT_DIR has
+//               kernel.json (kernel -output json) and timeline.json (the
+//               CLI's `timeline` of the first step); checks the kernel
+//               view, its flame graph and the trace's own timeline
 // Every check prints "ok: ..." or "FAIL: ..."; the last line counts them.
 // Fails on any console error or page error, and on any request that leaves
 // the server's origin.
@@ -17,7 +21,9 @@
 const fs = require('fs');
 const path = require('path');
 
-const [url, expectDir, shotDir] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const traceMode = args[0] === '--trace';
+const [url, expectDir, shotDir] = traceMode ? args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
 let failed = 0;
@@ -31,8 +37,11 @@ function check(ok, what) {
   }
 }
 
+let loads = 0;
+// A fresh load of the page at `hash` (a query string makes it a new
+// document, not a same-page hash change), waiting until it is drawn.
 async function open(page, hash) {
-  await page.goto(`${url}#${hash}`);
+  await page.goto(`${url}?load=${++loads}#${hash}`);
   await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
   const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
   check(err === '', `#${hash} loads without an error${err ? ': ' + err : ''}`);
@@ -42,6 +51,17 @@ async function shot(page, name) {
   if (!shotDir) return;
   fs.mkdirSync(shotDir, {recursive: true});
   await page.screenshot({path: path.join(shotDir, name), fullPage: false});
+}
+
+// Runs an action that changes the page's hash and waits until the page has
+// drawn the new state (content.dataset.routed counts finished routes).
+async function routed(page, action) {
+  const before = await page.evaluate(() => Number(document.getElementById('content').dataset.routed || 0));
+  await action();
+  await page.waitForFunction((n) => {
+    const c = document.getElementById('content');
+    return Number(c.dataset.routed || 0) > n && c.dataset.state === 'ready';
+  }, before, {timeout: 30000});
 }
 
 // The visible rows of the tree table: name, depth and data values.
@@ -109,17 +129,18 @@ async function testScope(page) {
   check((await tableRows(page)).every((r) => r.depth < 2), 'scope: collapsing hides the children');
   // Options through the form: order by bytes.
   await page.selectOption('#options select[name="order_by"]', 'bytes');
-  await page.click('#apply');
-  await page.waitForFunction(() => location.hash.includes('order_by=bytes'));
-  await page.waitForSelector('#content[data-state="ready"]');
+  await routed(page, () => page.click('#apply'));
+  check(page.url().includes('order_by=bytes'), 'scope: Apply puts the options in the URL');
   const byBytes = expect('scope_bytes.json').root;
   rows = await tableRows(page);
   check(byBytes.children.every((c, k) => sameNode(rows[1 + k], c, ['micros', 'bytes'], c.name)),
     'scope: -order_by bytes from the form orders rows as the CLI');
   // Sorting by a column header.
-  await page.click('#view-table th.sortable >> text="micros (total)"');
-  await page.waitForFunction(() => location.hash.includes('order_by=micros'));
-  check(true, 'scope: clicking a column header orders by it');
+  await routed(page, () => page.click('#view-table th.sortable >> text="micros (total)"'));
+  rows = await tableRows(page);
+  check(page.url().includes('order_by=micros') &&
+    cli.children.every((c, k) => sameNode(rows[1 + k], c, ['micros', 'bytes'], c.name)),
+  'scope: clicking the micros column header orders by micros again');
 }
 
 async function testOp(page) {
@@ -150,9 +171,7 @@ async function testFlame(page) {
   check(tip.includes(top.name) && tip.includes(formatTime(top.micros.total)),
     'flame: hovering a frame shows its total');
   await shot(page, 'flame.png');
-  await page.click(`#flame .frame[data-name="${top.name}"]`);
-  await page.waitForFunction(() => location.hash.includes('zoom='));
-  await page.waitForSelector('#content[data-state="ready"]');
+  await routed(page, () => page.click(`#flame .frame[data-name="${top.name}"]`));
   const zoomed = await page.$eval(`#flame .frame[data-name="${top.name}"]`, (e) => parseFloat(e.style.width));
   check(Math.abs(zoomed - frames[0].width) < 1, 'flame: clicking a frame zooms it to the full width');
 }
@@ -168,28 +187,67 @@ async function testSteps(page) {
   await shot(page, 'steps.png');
 }
 
-async function testTimeline(page) {
+async function testTimeline(page, step = 0, shotName = 'timeline.png') {
   const trace = expect('timeline.json');
   const events = (trace.traceEvents || trace).filter((e) => e.ph === 'X');
   const lanes = new Set(events.map((e) => `${e.pid}/${e.tid}`));
-  await open(page, 'tab=timeline&step=0');
+  await open(page, `tab=timeline&step=${step}`);
   const text = await page.textContent('#timeline-info');
   check(text.startsWith(`${events.length} events on ${lanes.size} lanes`),
     `timeline: ${events.length} events on ${lanes.size} lanes as in the CLI's timeline (${text})`);
-  // Hover the longest event where the page should have drawn it.
+  // Where the page should draw each event: lanes sorted by (pid, tid),
+  // events that nest inside another on their lane one row further down.
   const laneKeys = [...lanes].map((k) => k.split('/').map(Number))
     .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((k) => k.join('/'));
-  const t0 = Math.min(...events.map((e) => e.ts));
-  const t1 = Math.max(...events.map((e) => e.ts + (e.dur || 0)));
-  const e = events.reduce((a, b) => ((b.dur || 0) > (a.dur || 0) ? b : a));
+  const row = new Map();
+  let rowBase = 0;
+  for (const k of laneKeys) {
+    const list = events.filter((e) => `${e.pid}/${e.tid}` === k)
+      .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    let depth = 0;
+    const open = [];
+    for (const e of list) {
+      while (open.length && open[open.length - 1] <= e.ts) open.pop();
+      row.set(e, rowBase + open.length);
+      depth = Math.max(depth, open.length + 1);
+      open.push(e.ts + e.dur);
+    }
+    rowBase += Math.max(depth, 1);
+  }
+  const t0 = events.reduce((m, e) => Math.min(m, e.ts), Infinity);
+  const t1 = events.reduce((m, e) => Math.max(m, e.ts + (e.dur || 0)), -Infinity);
+  // The longest event with no shorter event of its row near its middle.
+  const near = (e, o) => o !== e && row.get(o) === row.get(e) && (o.dur || 0) <= (e.dur || 0) &&
+    o.ts <= e.ts + e.dur / 2 + (t1 - t0) / 100 && o.ts + o.dur >= e.ts + e.dur / 2 - (t1 - t0) / 100;
+  const e = events.filter((x) => x.dur > 0).sort((a, b) => b.dur - a.dur)
+    .find((x) => !events.some((o) => near(x, o)));
   const box = await page.$eval('#timeline-canvas', (c) => ({w: c.width}));
   const x = 260 + ((e.ts + e.dur / 2) - t0) / (t1 - t0) * (box.w - 260);
-  const y = 20 + laneKeys.indexOf(`${e.pid}/${e.tid}`) * 18 + 9;
+  const y = 20 + row.get(e) * 18 + 9;
   await page.hover('#timeline-canvas', {position: {x, y}});
   const tip = await page.textContent('#tooltip');
   check(tip.includes(e.name) && tip.includes(`duration: ${e.dur.toFixed(3)}us`),
     `timeline: hovering shows the event at its recorded time (${e.name}, ${e.dur}us)`);
-  await shot(page, 'timeline.png');
+  await shot(page, shotName);
+}
+
+async function testKernel(page) {
+  const cli = expect('kernel.json').root;
+  await open(page, 'tab=kernel&order_by=micros');
+  const rows = await tableRows(page);
+  check(rows.length === cli.children.length &&
+    cli.children.every((c, k) => sameNode(rows[k], c, ['micros'], c.name)),
+  `kernel: ${cli.children.length} kernels with the CLI's times`);
+  await shot(page, 'kernel.png');
+  await open(page, 'tab=kernel&mode=flame&order_by=micros');
+  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => f.dataset.name));
+  check(frames.length === 1 + cli.children.filter((c) => c.micros.total > 0).length,
+    `kernel: the flame graph has the root and a frame per kernel (${frames.length})`);
+}
+
+async function testTraceTimeline(page) {
+  const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
+  await testTimeline(page, steps, 'trace_timeline.png');
 }
 
 async function testDiff(page) {
@@ -245,8 +303,9 @@ async function main() {
     return route.abort();
   });
   try {
-    for (const t of [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps,
-      testTimeline, testDiff]) {
+    const tests = traceMode ? [testKernel, testTraceTimeline] :
+      [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
+    for (const t of tests) {
       try {
         await t(page);
       } catch (e) {

@@ -43,28 +43,48 @@ base=--base_profile_path=$corpus/profile_0
 "$bin" "$cur" graph -step 0 -max_depth 1000000 -output "timeline:outfile=$tmp/timeline" >/dev/null
 mv "$tmp/timeline_0" "$tmp/timeline.json"
 
-"$bin" "$cur" "$base" --http=127.0.0.1:0 >"$tmp/server.out" 2>"$tmp/server.err" &
-server=$!
-url=""
-for _ in $(seq 1 300); do
-  url=$(sed -n 's/^Serving the web UI on \(http[^ ]*\).*/\1/p' "$tmp/server.out")
-  [[ -n "$url" ]] && break
-  kill -0 "$server" 2>/dev/null || die "tfprof --http exited: $(cat "$tmp/server.err")"
-  sleep 0.1
-done
-[[ -n "$url" ]] || die "tfprof --http did not say where it serves"
-echo "web_ui_test: $url, $("${CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/null | head -1)"
+# serve NAME tfprof-args...: starts tfprof --http in the background, sets url.
+serve() {
+  local name=$1
+  shift
+  "$bin" "$@" --http=127.0.0.1:0 >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  server=$!
+  url=""
+  for _ in $(seq 1 300); do
+    url=$(sed -n 's/^Serving the web UI on \(http[^ ]*\).*/\1/p' "$tmp/$name.out")
+    [[ -n "$url" ]] && return 0
+    kill -0 "$server" 2>/dev/null || die "tfprof --http exited: $(cat "$tmp/$name.err")"
+    sleep 0.1
+  done
+  die "tfprof --http did not say where it serves"
+}
+# stop NAME: SIGTERM, and a clean exit is expected.
+stop() {
+  kill -TERM "$server"
+  if wait "$server"; then
+    echo "ok: SIGTERM stops the server cleanly"
+  else
+    echo "FAIL: tfprof --http exited with status $? on SIGTERM"
+    status=1
+  fi
+  server=""
+  grep -q "web UI stopped" "$tmp/$1.out" || { echo "FAIL: no 'web UI stopped'"; status=1; }
+}
 
 status=0
+serve profile "$cur" "$base"
+echo "web_ui_test: $url, $("${CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/null | head -1)"
 (cd "$here" && node web_ui_test.js "$url" "$tmp" ${shots:+"$shots"}) || status=1
+stop profile
 
-kill -TERM "$server"
-if wait "$server"; then
-  echo "ok: SIGTERM stops the server cleanly"
-else
-  echo "FAIL: tfprof --http exited with status $? on SIGTERM"
-  status=1
-fi
-server=""
-grep -q "web UI stopped" "$tmp/server.out" || { echo "FAIL: no 'web UI stopped'"; status=1; }
+# A PyTorch trace: the kernel view and the trace's own timeline.
+kineto=--trace_path=$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz
+mkdir -p "$tmp/trace"
+"$bin" "$kineto" kernel -order_by micros -output json >"$tmp/trace/kernel.json" 2>/dev/null
+step=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 2p | cut -d, -f1)
+echo "$step" >"$tmp/trace/step.txt"
+"$bin" "$kineto" timeline -step "$step" -outfile "$tmp/trace/timeline.json" >/dev/null 2>&1
+serve trace "$kineto"
+(cd "$here" && node web_ui_test.js --trace "$url" "$tmp/trace" ${shots:+"$shots"}) || status=1
+stop trace
 exit $status

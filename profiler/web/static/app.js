@@ -567,9 +567,34 @@ function renderTrace(container, trace) {
     const [pb, tb] = laneOf.get(b);
     return pa - pb || (ta > tb) - (ta < tb);
   });
-  const laneIndex = new Map(lanes.map((l, i) => [l, i]));
-  const t0 = Math.min(...spans.map((e) => e.ts));
-  const t1 = Math.max(...spans.map((e) => e.ts + (e.dur || 0)));
+  // Events that nest (a host op and the ops it called) stack downwards: a
+  // lane has a row per nesting depth.
+  const depthOf = new Map();
+  const rows = new Map();  // lane -> rows it needs
+  for (const l of lanes) rows.set(l, 1);
+  const byLane = new Map(lanes.map((l) => [l, []]));
+  for (const e of spans) byLane.get(`${e.pid}/${e.tid}`).push(e);
+  for (const [l, list] of byLane) {
+    list.sort((a, b) => a.ts - b.ts || (b.dur || 0) - (a.dur || 0));
+    const ends = [];
+    for (const e of list) {
+      while (ends.length && ends[ends.length - 1] <= e.ts) ends.pop();
+      depthOf.set(e, ends.length);
+      rows.set(l, Math.max(rows.get(l), ends.length + 1));
+      ends.push(e.ts + (e.dur || 0));
+    }
+  }
+  const firstRow = new Map();
+  let totalRows = 0;
+  for (const l of lanes) {
+    firstRow.set(l, totalRows);
+    totalRows += rows.get(l);
+  }
+  const rowOf = (e) => firstRow.get(`${e.pid}/${e.tid}`) + depthOf.get(e);
+  // (reduce, not Math.min(...): a step can hold more events than a call
+  // takes arguments)
+  const t0 = spans.reduce((m, e) => Math.min(m, e.ts), Infinity);
+  const t1 = spans.reduce((m, e) => Math.max(m, e.ts + (e.dur || 0)), -Infinity);
   container.append(el('p', {id: 'timeline-info'}, spans.length ?
     `${spans.length} events on ${lanes.length} lanes, ` +
     `${formatTime(Math.round(t1 - t0))} from the first event's start to the last's end` :
@@ -578,9 +603,9 @@ function renderTrace(container, trace) {
   const labelW = 260;
   const laneH = 18;
   const canvas = el('canvas', {class: 'timeline', id: 'timeline-canvas'});
-  const width = Math.max(600, container.clientWidth - 4);
+  const width = Math.max(600, container.clientWidth - 30);
   canvas.width = width;
-  canvas.height = lanes.length * laneH + 24;
+  canvas.height = totalRows * laneH + 24;
   container.append(canvas);
   let view = [t0, t1 > t0 ? t1 : t0 + 1];
   const x = (t) => labelW + (t - view[0]) / (view[1] - view[0]) * (width - labelW);
@@ -590,11 +615,13 @@ function renderTrace(container, trace) {
     g.font = '11px monospace';
     lanes.forEach((l, i) => {
       const [pid] = laneOf.get(l);
+      const y = 20 + firstRow.get(l) * laneH;
       g.fillStyle = i % 2 ? '#f6f7f9' : '#fff';
-      g.fillRect(0, 20 + i * laneH, width, laneH);
+      g.fillRect(0, y, width, rows.get(l) * laneH);
       g.fillStyle = '#333';
       const label = `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
-      g.fillText(label.slice(0, 40), 4, 20 + i * laneH + 13);
+      // Long names keep their end (a device's number, a thread's id).
+      g.fillText(label.length > 40 ? '…' + label.slice(-39) : label, 4, y + 13);
     });
     g.save();
     g.beginPath();
@@ -604,13 +631,12 @@ function renderTrace(container, trace) {
       const x0 = x(e.ts);
       const x1 = x(e.ts + (e.dur || 0));
       if (x1 < labelW || x0 > width) continue;
-      const i = laneIndex.get(`${e.pid}/${e.tid}`);
+      const y = 20 + rowOf(e) * laneH;
       g.fillStyle = flameColor(e.name || '');
-      g.fillRect(x0, 21 + i * laneH, Math.max(1, x1 - x0), laneH - 2);
+      g.fillRect(x0, y + 1, Math.max(1, x1 - x0), laneH - 2);
       if (x1 - x0 > 40) {
         g.fillStyle = '#111';
-        g.fillText((e.name || '').slice(0, Math.floor((x1 - x0) / 7)), x0 + 2,
-          20 + i * laneH + 13);
+        g.fillText((e.name || '').slice(0, Math.floor((x1 - x0) / 7)), x0 + 2, y + 13);
       }
     }
     g.restore();
@@ -619,13 +645,13 @@ function renderTrace(container, trace) {
     g.fillText(`${formatTime(Math.round(view[1] - t0))}`, width - 80, 12);
   };
   const eventAt = (px, py) => {
-    const i = Math.floor((py - 20) / laneH);
-    if (i < 0 || i >= lanes.length || px < labelW) return null;
+    const row = Math.floor((py - 20) / laneH);
+    if (row < 0 || row >= totalRows || px < labelW) return null;
     const t = view[0] + (px - labelW) / (width - labelW) * (view[1] - view[0]);
     const slack = (view[1] - view[0]) / (width - labelW);
     let best = null;
     for (const e of spans) {
-      if (laneIndex.get(`${e.pid}/${e.tid}`) !== i) continue;
+      if (rowOf(e) !== row) continue;
       if (t >= e.ts - slack && t <= e.ts + (e.dur || 0) + slack &&
           (!best || (e.dur || 0) < (best.dur || 0))) best = e;
     }
@@ -786,6 +812,7 @@ async function route() {
     showError(e.message);
   }
   content.dataset.state = 'ready';
+  content.dataset.routed = String(Number(content.dataset.routed || 0) + 1);
 }
 
 async function main() {
