@@ -500,9 +500,12 @@ async function renderSummary(hp, content) {
     content.append(el('h2', {}, 'Wall time per step'),
       stepsChart(steps.steps, 'wall_micros'));
   }
+  // -1: not recorded (a ProfileProto keeps no device timelines).
+  const known = (v, f) => (v < 0 ? 'n/a' : f(v));
   content.append(el('h2', {}, 'Devices'), objectTable(s.devices.map((d) => ({
-    device: d.name, nodes: d.nodes, busy: formatTime(Math.round(d.busy_micros)),
-    peak_memory: formatBytes(d.peak_bytes),
+    device: d.name, nodes: d.nodes,
+    busy: known(d.busy_micros, (v) => formatTime(Math.round(v))),
+    peak_memory: known(d.peak_bytes, formatBytes),
     lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table'));
   for (const view of info.has_kernels ? ['op', 'kernel'] : ['op']) {
     // In the flat views -max_depth counts rows.
@@ -511,9 +514,10 @@ async function renderSummary(hp, content) {
     const res = await api('/api/view', q);
     const rows = res.node.children || [];
     if (!rows.length) continue;
+    // An op row's own time (its total is cumulative down the list).
     content.append(el('h2', {}, `Top ${view === 'op' ? 'ops' : 'kernels'} by time`),
       objectTable(rows.map((r) => ({name: r.name,
-        total: formatTime(r.micros.total),
+        time: formatTime(r.micros.self),
         runs: r.occurrence ? r.occurrence.run : ''})), `top-${view}`));
   }
   const advice = await api('/api/advise');
