@@ -465,12 +465,11 @@ absl::Status BaseCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   InputPaths in;
   if (args.size() == 1) {
-    // A ProfileProto, else traces (by their content, as --trace_path).
+    // Traces (known by their content, as --trace_path knows them), else a
+    // ProfileProto.
     const std::string first =
         SplitList(args[0]).empty() ? std::string() : SplitList(args[0]).front();
-    const bool trace =
-        absl::EndsWith(first, ".json") || absl::EndsWith(first, ".json.gz") ||
-        absl::EndsWith(first, ".pb") || absl::EndsWith(first, ".gz");
+    const bool trace = TraceFormatOfFile(first).ok();
     (trace ? in.trace_path : in.profile_path) = args[0];
   } else {
     if (args.empty() || args.size() % 2 != 0) {

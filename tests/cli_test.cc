@@ -364,6 +364,20 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
   CHECK(r.err.find("refusing to overwrite") != std::string::npos);
   CHECK(r.err.find("base dropped") != std::string::npos);
   CHECK(r.err.find("diff needs a base run") != std::string::npos);
+  // `base FILE` knows a trace from a ProfileProto by content, not by name: a
+  // ProfileProto called *.pb and a gzipped PyTorch trace without its
+  // extension both load.
+  const std::string tmp = testing::TempDir();
+  testing::WriteFile(tmp + "/run.pb", testing::ReadFile(runs + "/profile_0"));
+  testing::WriteFile(
+      tmp + "/trace_without_extension",
+      testing::ReadFile(testing::CorpusFile(
+          "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz")));
+  r = RunTfprof({current}, "base " + tmp + "/run.pb\nbase " + tmp +
+                               "/trace_without_extension\n");
+  CHECK(r.code == 0);
+  CHECK(r.err.find("base: 2080 nodes, 1 steps") != std::string::npos);
+  CHECK(r.err.find("base: 188 nodes, 6 steps") != std::string::npos);
   // A missing base file is a load error naming it.
   r = RunTfprof({current, "--base_profile_path=/no/such/profile", "summary"});
   CHECK(r.code == 1);

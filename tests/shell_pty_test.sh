@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives the interactive tfprof> shell in a real terminal (tmux): the prompt,
 # a command, Tab completion of commands and options, history recall with the
-# Up arrow, the history file, and leaving with Ctrl-D.
+# Up arrow, the web UI started and stopped with Ctrl-C, the history file, and
+# leaving with Ctrl-D.
 # With a third argument (the gen_profile tool), Ctrl-C also stops a long
 # query on a large generated profile and the shell carries on.
 # Usage: shell_pty_test.sh TFPROF_BINARY PROFILE [GEN_PROFILE]
@@ -73,6 +74,20 @@ wait_for "node name | op occurrence (run|defined)"
 if t capture-pane -p | grep -q "this_line_is_dropped'"; then
   fail "the interrupted line was run"
 fi
+
+# `http` serves the web UI until Ctrl-C, then the shell carries on.
+type_text "http 127.0.0.1:0"
+t send-keys Enter
+wait_for "Serving the web UI on http://127.0.0.1:"
+url=$(t capture-pane -p | sed -n 's/.*Serving the web UI on \(http[^ ]*\).*/\1/p' | tail -1)
+if command -v curl >/dev/null; then
+  curl -sf "${url}api/info" | grep -q '"input_flags"' || fail "the web UI's API did not answer at $url"
+fi
+t send-keys C-c
+wait_for "web UI stopped"
+type_text "scope -max_depth 1 -select params"
+t send-keys Enter
+wait_for "node name | # parameters"
 
 # Ctrl-D leaves; the history was saved line by line.
 t send-keys C-d

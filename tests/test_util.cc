@@ -6,9 +6,11 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace tfprof {
 namespace testing {
@@ -52,12 +54,34 @@ bool HaveCorpusFile(const std::string& rel) {
   return false;
 }
 
+namespace {
+
+// The directories TempDir made, removed with their files when the test
+// program ends.
+class TempDirs {
+ public:
+  ~TempDirs() {
+    for (const std::string& d : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(d, ignored);
+    }
+  }
+  void Add(const std::string& dir) { dirs_.push_back(dir); }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+}  // namespace
+
 std::string TempDir() {
+  static TempDirs made;
   const char* base = std::getenv("TEST_TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/tfprof_test.XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) {
     throw std::runtime_error("mkdtemp failed");
   }
+  made.Add(tmpl);
   return tmpl;
 }
 

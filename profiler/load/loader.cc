@@ -62,14 +62,24 @@ std::string ReadHead(const std::string& path, size_t n) {
   return head;
 }
 
+}  // namespace
+
+absl::StatusOr<TraceFormat> TraceFormatOfFile(const std::string& path) {
+  if (!MayBeTrace(path, ReadHead(path, 4096))) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a trace"));
+  }
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (!contents.ok()) return contents.status();
+  return DetectTraceFormat(path, *contents);
+}
+
+namespace {
+
 // A ProfileProto load failed: when the file is a trace tfprof can import,
 // the error says so and names --trace_path. (A file that cannot be a trace
 // is not read again.)
 absl::Status WithTraceHint(const std::string& path, absl::Status error) {
-  if (!MayBeTrace(path, ReadHead(path, 4096))) return error;
-  absl::StatusOr<std::string> contents = ReadFileToString(path);
-  if (!contents.ok()) return error;
-  absl::StatusOr<TraceFormat> format = DetectTraceFormat(path, *contents);
+  absl::StatusOr<TraceFormat> format = TraceFormatOfFile(path);
   if (!format.ok()) return error;
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": is a ", TraceFormatName(*format),

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "google/protobuf/message.h"
 #include "profiler/base/file.h"
+#include "profiler/importers/common/trace_format.h"
 #include "profiler/load/checkpoint.h"
 #include "profiler/model/model.h"
 
@@ -53,6 +54,11 @@ struct LoadedProfile {
   int64_t bytes_read = 0;
   double seconds = 0;
 };
+
+// The trace format of a file by its content (as --trace_path detects it);
+// an error when it is not a trace tfprof imports (e.g. a ProfileProto).
+// Reads the whole file only when its first bytes or name may be a trace's.
+absl::StatusOr<TraceFormat> TraceFormatOfFile(const std::string& path);
 
 // Inputs that cannot go together: --trace_path with the others,
 // --profile_path with --graph_path or --run_meta_path. (LoadProfile checks

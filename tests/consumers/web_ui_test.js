@@ -184,6 +184,10 @@ async function testSteps(page) {
   check(bars.length === cli.steps.length &&
     bars.every((b, i) => b.step === cli.steps[i].step && b.value === cli.steps[i].wall_micros),
   `steps: a bar per step (${bars.length}) with the CLI's wall time`);
+  await page.click('#steps-table th >> text="wall_micros"');
+  const first = await page.$eval('#steps-table tbody tr td[data-key="step"]', (td) => Number(td.textContent));
+  const slowest = cli.steps.reduce((a, b) => (b.wall_micros > a.wall_micros ? b : a));
+  check(first === slowest.step, `steps: sorting by wall_micros puts the slowest step (${slowest.step}) first`);
   await shot(page, 'steps.png');
 }
 

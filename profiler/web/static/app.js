@@ -465,14 +465,25 @@ function stepsChart(steps, key) {
   return svg;
 }
 
+// A table of plain objects, a column per key; a header click sorts by it
+// (numbers by value, the rest by text; again to reverse).
 function objectTable(rows, id) {
   if (!rows.length) return el('p', {class: 'notes'}, 'none');
   const keys = Object.keys(rows[0]);
-  return el('table', {id},
-    el('thead', {}, el('tr', {}, keys.map((k) => el('th', {}, k)))),
-    el('tbody', {}, rows.map((r) => el('tr', {}, keys.map((k) =>
-      el('td', {'data-key': k}, typeof r[k] === 'object' ?
-        JSON.stringify(r[k]) : String(r[k])))))));
+  const text = (v) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const tbody = el('tbody');
+  const fill = (list) => tbody.replaceChildren(...list.map((r) => el('tr', {},
+    keys.map((k) => el('td', {'data-key': k}, text(r[k]))))));
+  let sorted = {key: null, down: false};
+  const head = el('tr', {}, keys.map((k) => el('th', {class: 'sortable',
+    title: `sort by ${k}`, onclick: () => {
+      sorted = {key: k, down: sorted.key === k ? !sorted.down : true};
+      const numeric = rows.every((r) => typeof r[k] === 'number');
+      const cmp = (a, b) => (numeric ? a[k] - b[k] : text(a[k]).localeCompare(text(b[k])));
+      fill([...rows].sort((a, b) => (sorted.down ? cmp(b, a) : cmp(a, b))));
+    }}, k)));
+  fill(rows);
+  return el('table', {id}, el('thead', {}, head), tbody);
 }
 
 async function renderSteps(hp, content) {
@@ -552,18 +563,10 @@ async function renderAdvise(hp, content) {
 
 // ------------------------------------------------------------ timeline
 
-// One step's Chrome trace on a canvas: a lane per (process, thread), each
-// complete event at its recorded start and duration. Wheel zooms, drag
-// pans, hover names the event.
-function renderTrace(container, trace) {
-  const events = Array.isArray(trace) ? trace : (trace.traceEvents || []);
-  const names = new Map();
-  for (const e of events) {
-    if (e.ph !== 'M' || !e.args) continue;
-    if (e.name === 'process_name') names.set(`${e.pid}`, e.args.name);
-    if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
-  }
-  const spans = events.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
+// The rows of a trace's complete events: a lane per (pid, tid), sorted; in
+// a lane, events that nest (a host op and the ops it called) stack
+// downwards, a row per nesting depth.
+function traceLayout(spans) {
   const laneOf = new Map();
   for (const e of spans) laneOf.set(`${e.pid}/${e.tid}`, [e.pid, e.tid]);
   const lanes = [...laneOf.keys()].sort((a, b) => {
@@ -571,16 +574,14 @@ function renderTrace(container, trace) {
     const [pb, tb] = laneOf.get(b);
     return pa - pb || (ta > tb) - (ta < tb);
   });
-  // Events that nest (a host op and the ops it called) stack downwards: a
-  // lane has a row per nesting depth.
   const depthOf = new Map();
   const rows = new Map();  // lane -> rows it needs
-  for (const l of lanes) rows.set(l, 1);
   const byLane = new Map(lanes.map((l) => [l, []]));
   for (const e of spans) byLane.get(`${e.pid}/${e.tid}`).push(e);
   for (const [l, list] of byLane) {
     list.sort((a, b) => a.ts - b.ts || (b.dur || 0) - (a.dur || 0));
     const ends = [];
+    rows.set(l, 1);
     for (const e of list) {
       while (ends.length && ends[ends.length - 1] <= e.ts) ends.pop();
       depthOf.set(e, ends.length);
@@ -594,6 +595,22 @@ function renderTrace(container, trace) {
     firstRow.set(l, totalRows);
     totalRows += rows.get(l);
   }
+  return {lanes, laneOf, rows, firstRow, depthOf, totalRows};
+}
+
+// One step's Chrome trace on a canvas: a lane per (process, thread), each
+// complete event at its recorded start and duration. Wheel zooms, drag
+// pans, hover names the event.
+function renderTrace(container, trace) {
+  const events = Array.isArray(trace) ? trace : (trace.traceEvents || []);
+  const names = new Map();
+  for (const e of events) {
+    if (e.ph !== 'M' || !e.args) continue;
+    if (e.name === 'process_name') names.set(`${e.pid}`, e.args.name);
+    if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
+  }
+  const spans = events.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
+  const {lanes, laneOf, rows, firstRow, depthOf, totalRows} = traceLayout(spans);
   const rowOf = (e) => firstRow.get(`${e.pid}/${e.tid}`) + depthOf.get(e);
   // (reduce, not Math.min(...): a step can hold more events than a call
   // takes arguments)
