@@ -289,6 +289,21 @@ Model Generated(const std::vector<std::vector<int64_t>>& micros) {
   return m;
 }
 
+// A generated run of 10 ops over `steps` steps, each op ~1000us with 10%
+// step-to-step noise (`noise`: normal, mean 1000, sd 100, drawn from `rng`);
+// op3 takes `slow` times as long in every step.
+Model NoisyRun(std::mt19937& rng, std::normal_distribution<double>& noise,
+               int steps, double slow) {
+  constexpr int kOps = 10;
+  std::vector<std::vector<int64_t>> micros(steps, std::vector<int64_t>(kOps));
+  for (auto& step : micros) {
+    for (int i = 0; i < kOps; ++i) {
+      step[i] = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
+    }
+  }
+  return Generated(micros);
+}
+
 struct Rates {
   double power = 0;       // share of seeds in which op3 was flagged
   double false_rate = 0;  // share of (seed, unchanged op) flagged
@@ -304,17 +319,8 @@ Rates FlagRates(int steps, int seeds) {
   for (int seed = 1; seed <= seeds; ++seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<double> noise(1000, 100);
-    auto run = [&](double slow) {
-      std::vector<std::vector<int64_t>> micros(steps,
-                                               std::vector<int64_t>(kOps));
-      for (auto& step : micros) {
-        for (int i = 0; i < kOps; ++i) {
-          step[i] = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
-        }
-      }
-      return Generated(micros);
-    };
-    const Model base = run(1.0), current = run(1.2);
+    const Model base = NoisyRun(rng, noise, steps, 1.0);
+    const Model current = NoisyRun(rng, noise, steps, 1.2);
     Views vb(&base, nullptr), vc(&current, nullptr);
     Options o;
     o.order_by = "micros";
@@ -443,16 +449,8 @@ TEST_CASE("diff summary: both runs' devices, times and peaks") {
 TEST_CASE("significant() gates count the changed nodes") {
   std::mt19937 rng(1);
   std::normal_distribution<double> noise(1000, 100);
-  auto run = [&](double slow) {
-    std::vector<std::vector<int64_t>> micros(20, std::vector<int64_t>(10));
-    for (auto& step : micros) {
-      for (int i = 0; i < 10; ++i) {
-        step[i] = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
-      }
-    }
-    return Generated(micros);
-  };
-  const Model base = run(1.0), current = run(1.2);
+  const Model base = NoisyRun(rng, noise, 20, 1.0);
+  const Model current = NoisyRun(rng, noise, 20, 1.2);
   GateBase gb;
   gb.model = &base;
   auto r = EvaluateGates(current,

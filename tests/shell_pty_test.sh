@@ -81,7 +81,9 @@ t send-keys Enter
 wait_for "Serving the web UI on http://127.0.0.1:"
 url=$(t capture-pane -p | sed -n 's/.*Serving the web UI on \(http[^ ]*\).*/\1/p' | tail -1)
 if command -v curl >/dev/null; then
-  curl -sf "${url}api/info" | grep -q '"input_flags"' || fail "the web UI's API did not answer at $url"
+  # (Not piped into grep -q: with pipefail, grep leaving early fails curl.)
+  info=$(curl -sf "${url}api/info") || fail "the web UI's API did not answer at $url"
+  grep -q '"input_flags"' <<<"$info" || fail "the web UI's API answered without input_flags"
 fi
 t send-keys C-c
 wait_for "web UI stopped"

@@ -131,6 +131,59 @@ TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
   }
 }
 
+// Whole-tree nodes whose total micros reach `min`, by path, from the root
+// down through kept nodes only.
+void KeptPaths(const JsonValue& n, double min, const std::string& path,
+               std::vector<std::string>* out) {
+  out->push_back(path + "/" + n.at("name").string);
+  for (const JsonValue& c : n.at("children").array) {
+    if (c.at("micros").at("total").number >= min) {
+      KeptPaths(c, min, path + "/" + n.at("name").string, out);
+    }
+  }
+}
+
+TEST_CASE("web API: a flame graph's tree leaves out the small subtrees") {
+  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_100");
+  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+             WebRun{}, Options());
+  const WebParams query = {
+      {"view", "scope"}, {"max_depth", "100"}, {"order_by", "micros"}};
+  WebParams all = query;
+  all.push_back({"levels", "all"});
+  const JsonValue whole = Parse(Get(api, "/api/view", all).body).at("root");
+  all.push_back({"min_share", "0.01"});
+  const WebReply r = Get(api, "/api/view", all);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  const JsonValue pruned = Parse(r.body).at("node");
+  const double min = 0.01 * whole.at("micros").at("total").number;
+  std::vector<std::string> want, got;
+  KeptPaths(whole, min, "", &want);
+  // Every node returned reaches the share; hidden_children counts the rest.
+  std::function<void(const JsonValue&, const std::string&)> walk =
+      [&](const JsonValue& n, const std::string& path) {
+        got.push_back(path + "/" + n.at("name").string);
+        int64_t hidden =
+            n.Has("hidden_children")
+                ? static_cast<int64_t>(n.at("hidden_children").number)
+                : 0;
+        CHECK(static_cast<int64_t>(n.at("children").array.size()) + hidden ==
+              static_cast<int64_t>(n.at("child_count").number));
+        for (const JsonValue& c : n.at("children").array) {
+          CHECK(c.at("micros").at("total").number >= min);
+          walk(c, path + "/" + n.at("name").string);
+        }
+      };
+  walk(pruned, "");
+  CHECK(got == want);
+  CHECK(got.size() > 5);
+  CHECK(got.size() < 100);
+  CHECK(Get(api, "/api/view", {{"min_share", "0.5"}}).status == 400);
+  CHECK(Get(api, "/api/view", {{"levels", "all"}, {"min_share", "2"}}).status ==
+        400);
+}
+
 TEST_CASE("web API: the command shown runs the same query") {
   Options opts;
   opts.max_depth = 3;

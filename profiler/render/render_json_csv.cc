@@ -124,6 +124,7 @@ struct JsonCut {
   int levels_left;  // levels of children still to write below this node
   size_t offset = 0;
   size_t limit = 0;  // of the first level's children only
+  const std::function<bool(const ResultNode&)>* keep = nullptr;
 };
 
 void JsonNode(const ResultTree& r, size_t id, int indent, const JsonCut* cut,
@@ -154,16 +155,26 @@ void JsonNode(const ResultTree& r, size_t id, int indent, const JsonCut* cut,
   if (cut != nullptr) {
     begin = std::min(cut->offset, end);
     end = begin + std::min(cut->limit, end - begin);
-    below = JsonCut{cut->levels_left - 1, 0, SIZE_MAX};
+    below = JsonCut{cut->levels_left - 1, 0, SIZE_MAX, cut->keep};
   }
-  if (begin == end) {
+  auto kept = [&](size_t c) {
+    return cut == nullptr || cut->keep == nullptr || (*cut->keep)(r.nodes[c]);
+  };
+  size_t count = 0;
+  for (size_t i = begin; i < end; ++i) count += kept(n.children[i]) ? 1 : 0;
+  if (count < end - begin) {
+    absl::StrAppend(out, ", \"hidden_children\": ", end - begin - count);
+  }
+  if (count == 0) {
     absl::StrAppend(out, ", \"children\": []}");
     return;
   }
   absl::StrAppend(out, ", \"children\": [\n");
+  size_t written = 0;
   for (size_t i = begin; i < end; ++i) {
+    if (!kept(n.children[i])) continue;
     JsonNode(r, n.children[i], indent + 2, below ? &*below : nullptr, out);
-    absl::StrAppend(out, i + 1 < end ? ",\n" : "\n");
+    absl::StrAppend(out, ++written < count ? ",\n" : "\n");
   }
   absl::StrAppend(out, pad, "]}");
 }
@@ -217,7 +228,8 @@ std::string RenderJson(const ResultTree& result) {
 
 std::string RenderJsonLevels(const ResultTree& result, const JsonLevels& cut) {
   if (cut.node >= result.nodes.size()) return "null";
-  const JsonCut first{cut.levels, cut.offset, cut.limit};
+  const JsonCut first{cut.levels, cut.offset, cut.limit,
+                      cut.keep ? &cut.keep : nullptr};
   std::string out;
   JsonNode(result, cut.node, 0, &first, &out);
   return out;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "profiler/views/result.h"
@@ -22,11 +23,14 @@ std::string RenderJson(const ResultTree& result);
 // plus "id" (the node's index, the same for the same query) and
 // "child_count"; a node shown without its children has no "children" key.
 // "null" when there is no such node.
+// With `keep`, children it refuses (and their subtrees) are left out; a node
+// that lost some says how many in "hidden_children".
 struct JsonLevels {
   size_t node = 0;
   int levels = 1;
   size_t offset = 0;
   size_t limit = SIZE_MAX;
+  std::function<bool(const ResultNode&)> keep;
 };
 std::string RenderJsonLevels(const ResultTree& result, const JsonLevels& cut);
 

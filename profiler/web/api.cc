@@ -74,6 +74,10 @@ struct ViewRequest {
   Options opts;
   JsonLevels cut;
   bool whole = false;  // levels=all from the root: -output json exactly
+  // With levels=all: leave out subtrees whose total is below this share of
+  // the root's (in -order_by's attribute, else micros): a flame graph's
+  // data for a large profile.
+  double min_share = 0;
   DiffOptions diff;
   std::vector<std::string> diff_words;  // -map/-alpha/... for the command
 };
@@ -132,13 +136,15 @@ std::optional<absl::Status> ParseRequestParam(const std::string& name,
     r->view = *v;
     return absl::OkStatus();
   }
-  if (name == "node")
+  if (name == "node") {
     return ParseCount(name, value, SIZE_MAX / 2, &r->cut.node);
+  }
   if (name == "offset") {
     return ParseCount(name, value, SIZE_MAX / 2, &r->cut.offset);
   }
-  if (name == "limit")
+  if (name == "limit") {
     return ParseCount(name, value, kMaxPageRows, &r->cut.limit);
+  }
   if (name == "levels") {
     if (value == "all") {
       r->whole = true;
@@ -148,6 +154,14 @@ std::optional<absl::Status> ParseRequestParam(const std::string& name,
     absl::Status s = ParseCount(name, value, kMaxLevels, &levels);
     r->cut.levels = static_cast<int>(levels);
     return s;
+  }
+  if (name == "min_share") {
+    if (!absl::SimpleAtod(value, &r->min_share) || !(r->min_share >= 0) ||
+        r->min_share >= 1) {
+      return absl::InvalidArgumentError(
+          "parameter min_share: want a fraction in [0, 1)");
+    }
+    return absl::OkStatus();
   }
   if (diff &&
       (name == "map" || name == "alpha" || name == "significant_only")) {
@@ -191,6 +205,9 @@ absl::StatusOr<ViewRequest> ParseViewRequest(const WebParams& params,
   if (r.whole && (r.cut.node != 0 || r.cut.offset != 0)) {
     return absl::InvalidArgumentError(
         "levels=all returns the whole tree: drop node and offset");
+  }
+  if (r.min_share > 0 && !r.whole) {
+    return absl::InvalidArgumentError("min_share needs levels=all");
   }
   return r;
 }
@@ -333,12 +350,32 @@ WebReply WebApi::View(const WebParams& params) {
       Query(req->view, req->opts);
   if (!tree.ok()) return ErrorFor(tree.status());
   const ResultTree& r = **tree;
-  if (req->whole) {
+  if (req->whole && req->min_share == 0) {
     std::string body;
     RunWithLargeStack([&] { body = RenderJson(r); });
     return JsonReply(std::move(body));
   }
-  if (req->cut.node >= r.nodes.size()) {
+  std::string node;
+  if (req->whole) {
+    JsonLevels cut;
+    cut.levels = 1 << 30;
+    std::string attr = r.options.order_by;
+    int64_t root_total = 0;
+    if (!DiffValue(r.root().total, attr, &root_total)) {
+      attr = "micros";
+      DiffValue(r.root().total, attr, &root_total);
+    }
+    const double min = req->min_share * static_cast<double>(root_total);
+    cut.keep = [&attr, min](const ResultNode& n) {
+      int64_t v = 0;
+      DiffValue(n.total, attr, &v);
+      return static_cast<double>(v) >= min;
+    };
+    RunWithLargeStack([&] { node = RenderJsonLevels(r, cut); });
+  } else if (req->cut.node < r.nodes.size()) {
+    node = RenderJsonLevels(r, req->cut);
+  }
+  if (node.empty()) {
     return Error(404, absl::StrCat("no node ", req->cut.node, " in this view (",
                                    r.nodes.size(), " nodes)"));
   }
@@ -349,8 +386,7 @@ WebReply WebApi::View(const WebParams& params) {
       ",\n\"command\": ",
       JsonQuote(
           EquivalentCommand(current_.input_flags, ViewName(r.view), r.options)),
-      ",\n\"notes\": ", JsonStrings(r.notes),
-      ",\n\"node\": ", RenderJsonLevels(r, req->cut), "}\n"));
+      ",\n\"notes\": ", JsonStrings(r.notes), ",\n\"node\": ", node, "}\n"));
 }
 
 WebReply WebApi::Diff(const WebParams& params) {

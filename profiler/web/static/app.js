@@ -18,6 +18,10 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
   'significant_only', 'checker'];
 const PAGE_ROWS = 200;
+// A flame graph asks only for subtrees of at least this share of the root
+// (narrower ones would be under half a pixel on a 2,500-pixel screen), so
+// a large profile's graph stays small.
+const FLAME_MIN_SHARE = 1 / 5000;
 
 let info = null;  // /api/info
 
@@ -419,7 +423,8 @@ async function renderView(view, hp, content) {
   const head = await api('/api/view', q);
   setCommand(head.command);
   query.set('levels', 'all');
-  const tree = (await api('/api/view', query)).root;
+  query.set('min_share', String(FLAME_MIN_SHARE));
+  const tree = (await api('/api/view', query)).node;
   const order = hp.get('order_by') || '';
   const attrs = numericAttrs(tree);
   const attr = attrs.includes(order) ? order : (attrs[0] || 'micros');
