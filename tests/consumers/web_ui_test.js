@@ -239,9 +239,15 @@ async function testKernel(page) {
   const cli = expect('kernel.json').root;
   await open(page, 'tab=kernel&order_by=micros');
   const rows = await tableRows(page);
-  check(rows.length === cli.children.length &&
-    cli.children.every((c, k) => sameNode(rows[k], c, ['micros'], c.name)),
+  // One time column a kernel: its own time, which the CLI's total equals.
+  check(rows.length === cli.children.length && cli.children.every((c, k) =>
+    rows[k].name === c.name && rows[k]['micros.self'] === c.micros.self &&
+    c.micros.total === c.micros.self),
   `kernel: ${cli.children.length} kernels with the CLI's times`);
+  const launches = await page.$$eval('#view-table tbody tr td[data-attr="launches"]',
+    (tds) => tds.map((td) => Number(td.textContent)));
+  check(cli.children.every((c, k) => launches[k] === c.kernel.launches),
+    'kernel: each row shows the CLI\'s launch count');
   await shot(page, 'kernel.png');
   await open(page, 'tab=kernel&mode=flame&order_by=micros');
   const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => f.dataset.name));

@@ -18,6 +18,8 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
   'significant_only', 'checker'];
 const PAGE_ROWS = 200;
+// The kernel view's own facts, after the time columns.
+const KERNEL_COLUMNS = ['launches', 'min', 'avg', 'max', 'streams', 'launched by'];
 // A flame graph asks only for subtrees of at least this share of the root
 // (narrower ones would be under half a pixel on a 2,500-pixel screen), so
 // a large profile's graph stays small.
@@ -64,6 +66,13 @@ function formatTime(us) {
   if (us < 1000) return `${us}us`;
   if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
   return `${(us / 1e6).toFixed(2)}sec`;
+}
+// Kernel durations, as the kernel view prints them: 950ns, 1.234us, 1.234ms.
+function formatNanos(ns) {
+  if (ns < 1000) return `${ns}ns`;
+  if (ns < 1e6) return `${(ns / 1e3).toFixed(3)}us`;
+  if (ns < 1e9) return `${(ns / 1e6).toFixed(3)}ms`;
+  return `${(ns / 1e9).toFixed(3)}sec`;
 }
 function formatBytes(b) {
   if (b < 1000) return `${b}B`;
@@ -195,17 +204,25 @@ class TreeTable {
     const order = this.query.get('order_by') || '';
     const row = el('tr', {}, el('th', {class: 'name'}, 'name'));
     for (const a of this.attrs) {
-      for (const part of ['self', 'total']) {
+      for (const part of this.parts()) {
         const sortable = info.order_by.includes(a);
         const th = el('th', {class: sortable ? 'sortable' : '',
           title: sortable ? `order by ${a}` : ''},
-          `${a} (${part})${order === a && part === 'total' ? ' ▼' : ''}`);
+          `${a} (${part})${order === a && part === this.parts().at(-1) ? ' ▼' : ''}`);
         if (sortable) th.addEventListener('click', () => this.sortBy(a));
         row.append(th);
       }
     }
     if (this.hasRuns) row.append(el('th', {}, 'runs'));
+    if (this.view === 'kernel') {
+      for (const k of KERNEL_COLUMNS) row.append(el('th', {}, k));
+    }
     return el('thead', {}, row);
+  }
+
+  // A kernel row's total is its own time (kernels do not nest): one column.
+  parts() {
+    return this.view === 'kernel' ? ['self'] : ['self', 'total'];
   }
 
   sortBy(attr) {
@@ -226,12 +243,22 @@ class TreeTable {
       const v = node[a] || {self: 0, total: 0};
       tr.append(el('td', {'data-attr': a, 'data-part': 'self',
         'data-value': v.self}, node.accounted ? format(a, v.self) : '--'));
-      tr.append(el('td', {'data-attr': a, 'data-part': 'total',
-        'data-value': v.total}, format(a, v.total)));
+      if (this.view !== 'kernel') {
+        tr.append(el('td', {'data-attr': a, 'data-part': 'total',
+          'data-value': v.total}, format(a, v.total)));
+      }
     }
     if (this.hasRuns) {
       const runs = node.occurrence ? node.occurrence.run : '';
       tr.append(el('td', {'data-attr': 'runs', 'data-value': runs}, runs));
+    }
+    if (this.view === 'kernel') {
+      const k = node.kernel;
+      const cells = k ? [k.launches, formatNanos(k.min_ns), formatNanos(k.avg_ns),
+        formatNanos(k.max_ns), k.streams.join(' '), k.ops.map((o) => o.name).join(' ')] :
+        KERNEL_COLUMNS.map(() => '');
+      cells.forEach((c, i) => tr.append(el('td', {'data-attr': KERNEL_COLUMNS[i],
+        class: i >= 4 ? 'name' : ''}, c)));
     }
     if (open) toggle.addEventListener('click', () => this.toggle(tr, node));
     return tr;
@@ -248,8 +275,8 @@ class TreeTable {
     const shown = offset + children.length;
     if (shown < parent.child_count) {
       const more = el('tr', {'data-depth': depth, class: 'more-row'},
-        el('td', {class: 'name more', colspan: 1 + 2 * this.attrs.length +
-          (this.hasRuns ? 1 : 0), style: `padding-left:${4 + depth * 14}px`},
+        el('td', {class: 'name more', colspan: 1 + this.parts().length * this.attrs.length +
+          (this.hasRuns ? 1 : 0) + (this.view === 'kernel' ? KERNEL_COLUMNS.length : 0), style: `padding-left:${4 + depth * 14}px`},
         `… ${parent.child_count - shown} more rows`));
       more.addEventListener('click', async () => {
         const page = await this.fetchChildren(parent.id, shown);
