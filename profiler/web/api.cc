@@ -26,8 +26,11 @@ namespace tfprof {
 namespace {
 
 // Results kept for expanding nodes and paging without running the query
-// again.
+// again: at most this many, and the older ones go while they hold more
+// than kCachedNodes result nodes together (a result costs about 330 bytes a
+// node, so a large profile's results are not kept eight times over).
 constexpr size_t kCachedQueries = 8;
+constexpr size_t kCachedNodes = 4'000'000;
 
 WebReply JsonReply(std::string body) {
   return WebReply{200, "application/json", std::move(body)};
@@ -338,7 +341,13 @@ absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
   if (!r.ok()) return r.status();
   auto tree = std::make_shared<const ResultTree>(std::move(*r));
   cache_.emplace_front(key, tree);
-  if (cache_.size() > kCachedQueries) cache_.pop_back();
+  size_t nodes = 0;
+  for (const auto& entry : cache_) nodes += entry.second->nodes.size();
+  while (cache_.size() > 1 &&
+         (cache_.size() > kCachedQueries || nodes > kCachedNodes)) {
+    nodes -= cache_.back().second->nodes.size();
+    cache_.pop_back();
+  }
   return tree;
 }
 
