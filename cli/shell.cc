@@ -342,23 +342,9 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
           absl::StrCat("diff: ", a, " needs a value"));
     }
     const std::string v = RestoreQuotedCommas(args[++i]);
-    if (a == "-map") {
-      absl::StatusOr<DiffRule> rule = ParseDiffRule(v);
-      if (!rule.ok()) return rule.status();
-      out->diff.rules.push_back(*rule);
-    } else if (a == "-alpha") {
-      double& alpha = out->diff.alpha;
-      if (!absl::SimpleAtod(v, &alpha) || !(alpha > 0) || alpha >= 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "diff: -alpha wants a false discovery rate in (0, 1), not '", v,
-            "'"));
-      }
-    } else if (a == "-significant_only") {
-      if (v != "true" && v != "false") {
-        return absl::InvalidArgumentError(
-            "diff: -significant_only wants true or false");
-      }
-      out->diff.significant_only = v == "true";
+    if (a != "-output") {
+      absl::Status s = SetDiffOption(a.substr(1), v, "diff: -", &out->diff);
+      if (!s.ok()) return s;
     } else {
       absl::Status s = ParseReportOutput(v, DiffOutputTypes(), "diff",
                                          &out->type, &out->outfile);

@@ -48,6 +48,16 @@ Run LoadRun(const std::string& rel) {
   return r;
 }
 
+// A run and its web API (no base run).
+struct RunApi {
+  explicit RunApi(const std::string& rel)
+      : run(LoadRun(rel)),
+        api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
+            WebRun{}, Options()) {}
+  Run run;
+  WebApi api;
+};
+
 JsonValue Parse(const std::string& text) {
   JsonValue v;
   std::string error;
@@ -103,9 +113,8 @@ void CompareLevels(WebApi& api, const WebParams& query, const JsonValue& whole,
 }
 
 TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi& api = served.api;
   for (const char* view : {"scope", "graph", "op"}) {
     INFO(view);
     const WebParams query = {{"view", view},
@@ -117,7 +126,8 @@ TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
     opts.max_depth = 4;
     opts.select = {"micros", "bytes", "params", "float_ops"};
     opts.order_by = "micros";
-    absl::StatusOr<ResultTree> tree = run.views->Query(*ViewNamed(view), opts);
+    absl::StatusOr<ResultTree> tree =
+        served.run.views->Query(*ViewNamed(view), opts);
     REQUIRE(tree.ok());
     WebParams all = query;
     all.push_back({"levels", "all"});
@@ -144,9 +154,8 @@ void KeptPaths(const JsonValue& n, double min, const std::string& path,
 }
 
 TEST_CASE("web API: a flame graph's tree leaves out the small subtrees") {
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_100");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_100");
+  WebApi& api = served.api;
   const WebParams query = {
       {"view", "scope"}, {"max_depth", "100"}, {"order_by", "micros"}};
   WebParams all = query;
@@ -202,9 +211,8 @@ TEST_CASE("web API: the command shown runs the same query") {
 }
 
 TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi& api = served.api;
   struct Case {
     std::string path;
     WebParams params;
@@ -281,6 +289,9 @@ TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
              Catch::Contains("--base_profile_path=b"));
   CHECK(diff.at("diff").at("root").at("children").array.size() > 0);
   CHECK(Get(api, "/api/diff", {{"view", "steps"}}).status == 200);
+  const WebReply bad = Get(api, "/api/diff", {{"alpha", "2"}});
+  CHECK(bad.status == 400);
+  CHECK_THAT(bad.body, Catch::Contains("parameter alpha wants"));
 }
 
 // ---------------------------------------------------------------- server
@@ -363,9 +374,8 @@ int StatusOf(const std::string& reply) {
 }
 
 TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi& api = served.api;
   TestServer server(&api);
   const int port = server.port();
   REQUIRE(port > 0);
@@ -406,14 +416,13 @@ TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
 }
 
 TEST_CASE("web server: slow clients and a burst of 1,000 requests") {
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi& api = served.api;
   TestServer server(&api);
   const int port = server.port();
   REQUIRE(port > 0);
   // Three clients that send half a request and wait: the server (4
-  // threads) still answers others at once.
+  // threads) still answers others.
   std::vector<int> slow;
   for (int i = 0; i < 3; ++i) {
     const int fd = Connect(port);
@@ -457,9 +466,8 @@ TEST_CASE("web server: listen addresses") {
   CHECK_FALSE(IsLoopbackHost("10.0.0.1"));
   CHECK_FALSE(IsLoopbackHost("127.0.0.1.evil.example"));
   // A port already taken is an error, not a crash.
-  Run run = LoadRun("shiyudian-resnet-tf-dist/profile_0_tiny");
-  WebApi api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-             WebRun{}, Options());
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  WebApi& api = served.api;
   TestServer first(&api);
   REQUIRE(first.port() > 0);
   ServeOptions o;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/stats.h"
 #include "re2/re2.h"
@@ -276,6 +277,34 @@ absl::StatusOr<DiffRule> ParseDiffRule(const std::string& text) {
         absl::StrCat("diff rule '", text, "': ", error));
   }
   return r;
+}
+
+absl::Status SetDiffOption(const std::string& name, const std::string& value,
+                           const std::string& prefix, DiffOptions* diff) {
+  if (name == "map") {
+    absl::StatusOr<DiffRule> rule = ParseDiffRule(value);
+    if (!rule.ok()) return rule.status();
+    diff->rules.push_back(*rule);
+  } else if (name == "alpha") {
+    double& alpha = diff->alpha;
+    if (!absl::SimpleAtod(value, &alpha) || !(alpha > 0) || alpha >= 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix,
+                       "alpha wants a false discovery rate in (0, 1), "
+                       "not '",
+                       value.substr(0, 40), "'"));
+    }
+  } else if (name == "significant_only" &&
+             (value == "true" || value == "false")) {
+    diff->significant_only = value == "true";
+  } else if (name == "significant_only") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "significant_only wants true or false"));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, name, " is not a diff option"));
+  }
+  return absl::OkStatus();
 }
 
 bool DiffValue(const Totals& t, const std::string& attribute, int64_t* out) {

@@ -35,6 +35,12 @@ struct DiffOptions {
   bool significant_only = false;
 };
 
+// Sets one diff option from text: "map" (a rule, appended), "alpha" (in
+// (0, 1)) or "significant_only" (true/false). `prefix` starts the error
+// message ("diff: -" on the command line, "parameter " in the web API).
+absl::Status SetDiffOption(const std::string& name, const std::string& value,
+                           const std::string& prefix, DiffOptions* diff);
+
 // One side of a row: its totals in the view, and its value of the diff's
 // attribute in each step (tests of significance use these).
 struct DiffSide {

@@ -97,25 +97,11 @@ absl::Status ParseCount(const std::string& name, const std::string& value,
   return absl::OkStatus();
 }
 
-// The parameters only a diff takes.
+// The parameters only a diff takes (SetDiffOption), kept for the command.
 absl::Status ParseDiffParam(const std::string& name, const std::string& value,
                             ViewRequest* r) {
-  if (name == "map") {
-    absl::StatusOr<DiffRule> rule = ParseDiffRule(value);
-    if (!rule.ok()) return rule.status();
-    r->diff.rules.push_back(*rule);
-  } else if (name == "alpha") {
-    double& a = r->diff.alpha;
-    if (!absl::SimpleAtod(value, &a) || !(a > 0) || a >= 1) {
-      return absl::InvalidArgumentError(
-          "parameter alpha: want a false discovery rate in (0, 1)");
-    }
-  } else if (value == "true" || value == "false") {
-    r->diff.significant_only = value == "true";
-  } else {
-    return absl::InvalidArgumentError(
-        "parameter significant_only: want true or false");
-  }
+  absl::Status s = SetDiffOption(name, value, "parameter ", &r->diff);
+  if (!s.ok()) return s;
   r->diff_words.push_back("-" + name);
   r->diff_words.push_back(value);
   return absl::OkStatus();
@@ -268,7 +254,8 @@ std::string EquivalentCommand(const std::string& input_flags,
 WebApi::WebApi(WebRun current, WebRun base, Options defaults)
     : current_(std::move(current)),
       base_(std::move(base)),
-      defaults_(std::move(defaults)) {}
+      defaults_(std::move(defaults)),
+      info_json_(InfoJson()) {}
 
 const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
   static const auto* endpoints =
@@ -294,7 +281,7 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
 }
 
 WebReply WebApi::Get(const std::string& path, const WebParams& params) {
-  if (path == "/api/info") return Info();
+  if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/view") return View(params);
   if (path == "/api/diff") return Diff(params);
   if (path == "/api/steps") return Steps();
@@ -307,7 +294,7 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
                                  absl::StrJoin(paths, ", ")));
 }
 
-WebReply WebApi::Info() {
+std::string WebApi::InfoJson() const {
   const Model& model = current_.profile->model;
   std::vector<std::string> steps;
   for (int64_t s : model.steps()) steps.push_back(absl::StrCat(s));
@@ -315,7 +302,7 @@ WebReply WebApi::Info() {
                         HasTraceEvents(model) || !model.steps().empty();
   std::vector<std::string> paths;
   for (const auto& e : Endpoints()) paths.push_back(e.first);
-  return JsonReply(absl::StrCat(
+  return absl::StrCat(
       "{\"input_flags\": ", JsonQuote(current_.input_flags),
       ",\n \"base_input_flags\": ",
       base_.profile ? JsonQuote(base_.input_flags) : "null", ",\n \"steps\": [",
@@ -324,9 +311,10 @@ WebReply WebApi::Info() {
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
-      ",\n \"order_by\": ", JsonStrings(OrderByValues()), ",\n \"select\": ",
-      JsonStrings(SelectValues()), ",\n \"endpoints\": ", JsonStrings(paths),
-      ",\n \"options\": ", OptionsJson(defaults_), "}\n"));
+      ",\n \"order_by\": ", JsonStrings(OrderByValues()),
+      ",\n \"select\": ", JsonStrings(SelectValues()),
+      ",\n \"endpoints\": ", JsonStrings(paths),
+      ",\n \"options\": ", OptionsJson(defaults_), "}\n");
 }
 
 absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
@@ -434,12 +422,18 @@ WebReply WebApi::Diff(const WebParams& params) {
 
 WebReply WebApi::Steps() {
   std::lock_guard<std::mutex> lock(mu_);
-  return JsonReply(RenderStepsJson(ComputeSteps(current_.profile->model)));
+  if (steps_json_.empty()) {
+    steps_json_ = RenderStepsJson(ComputeSteps(current_.profile->model));
+  }
+  return JsonReply(steps_json_);
 }
 
 WebReply WebApi::Summary() {
   std::lock_guard<std::mutex> lock(mu_);
-  return JsonReply(RenderSummaryJson(Summarize(current_.profile->model)));
+  if (summary_json_.empty()) {
+    summary_json_ = RenderSummaryJson(Summarize(current_.profile->model));
+  }
+  return JsonReply(summary_json_);
 }
 
 WebReply WebApi::Advise(const WebParams& params) {

@@ -61,7 +61,7 @@ class WebApi {
   static const std::vector<std::pair<std::string, std::string>>& Endpoints();
 
  private:
-  WebReply Info();
+  std::string InfoJson() const;
   WebReply View(const WebParams& params);
   WebReply Diff(const WebParams& params);
   WebReply Steps();
@@ -77,6 +77,11 @@ class WebApi {
   std::mutex mu_;  // one query at a time; guards the cache
   // The last queries, most recent first (expanding a node repeats one).
   std::list<std::pair<std::string, std::shared_ptr<const ResultTree>>> cache_;
+  // The answers that depend on the profile only: /api/info made at once
+  // (no lock), the steps and summary on first request (the page asks for
+  // them on every load).
+  const std::string info_json_;
+  std::string steps_json_, summary_json_;
 };
 
 // A word as a POSIX shell reads it back: as is, or in single quotes.
