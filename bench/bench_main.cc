@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -35,6 +36,14 @@ namespace {
 double Seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
+}
+
+// User plus system CPU time of this process so far, in seconds.
+double CpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 double PeakRssMb() {
@@ -196,12 +205,59 @@ int WebMain(const std::string& path) {
   return 0;
 }
 
+// Loads PROFILE and runs one query of VIEW cold (the first after the load),
+// then again; prints the load and both query times. With `filtered`, the
+// query is -max_depth 4 -min_micros 1000 -order_by micros. For profiling
+// one query (e.g. under perf).
+int QueryMain(const std::string& view_name, const std::string& path,
+              bool filtered) {
+  std::optional<tfprof::ViewKind> view = tfprof::ViewNamed(view_name);
+  if (!view && view_name != "none") return 2;
+  tfprof::InputPaths in;
+  in.profile_path = path;
+  double v[3];
+  std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
+  if (loaded == nullptr) return 1;
+  if (!view) {  // "none": the load alone (a baseline for counters)
+    std::printf("load %.3f s\n", v[0]);
+    return 0;
+  }
+  tfprof::Views views(&loaded->model, nullptr);
+  tfprof::Options o;
+  if (filtered) {
+    o.max_depth = 4;
+    o.min_micros = 1000;
+    o.order_by = "micros";
+  }
+  const double cpu0 = CpuSeconds();
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<tfprof::ResultTree> tree = views.Query(*view, o);
+  const double cold = Seconds(t0);
+  const double cold_cpu = CpuSeconds() - cpu0;
+  if (!tree.ok()) return 1;
+  const size_t shown = tree->nodes.size();
+  tree = absl::InternalError("");
+  t0 = std::chrono::steady_clock::now();
+  tree = views.Query(*view, o);
+  const double warm = Seconds(t0);
+  std::printf("load %.3f s, %s query cold %.3f s (%.2fx), repeated %.3f s "
+              "(%.3fx), %zu nodes shown, peak RSS %.0f MB; CPU: load %.3f s, "
+              "cold query %.3f s\n",
+              v[0], view_name.c_str(), cold, cold / v[0], warm, warm / v[0],
+              shown, PeakRssMb(), cpu0, cold_cpu);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   // Measured as the tfprof program runs (huge pages where the machine
   // offers them on request).
   tfprof::cli::MaybeReexecWithHugePages(argv);
   if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--web") return WebMain(argv[2]);
+  if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--query") {
+    return QueryMain(argv[2], argv[3],
+                     argc == 5 && std::string(argv[4]) == "filtered");
+  }
   if (argc == 2 && std::string(argv[1]) == "--json_kernel") {
     std::printf("%s\n", tfprof::JsonKernelName().c_str());
     return 0;

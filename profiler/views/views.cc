@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/base/saturate.h"
 #include "profiler/load/tensor_value.h"
@@ -32,10 +34,10 @@ class Regexes {
   bool match_all() const { return match_all_; }
   bool empty() const { return res_.empty(); }
   size_t size() const { return res_.size(); }
-  bool Matches(size_t i, const std::string& s) const {
+  bool Matches(size_t i, std::string_view s) const {
     return res_[i]->ok() && RE2::FullMatch(s, *res_[i]);
   }
-  bool Any(const std::string& s) const {
+  bool Any(std::string_view s) const {
     for (size_t i = 0; i < res_.size(); ++i) {
       if (Matches(i, s)) return true;
     }
@@ -58,21 +60,28 @@ struct Compiled {
   const Options& opts;
   Regexes account, start, trim, show, hide;
 
-  bool NameShown(const std::string& name) const {
+  bool NameShown(std::string_view name) const {
     if (!show.match_all() && !show.Any(name)) return false;
     return !hide.Any(name);
   }
 };
 
-// A node of a view's persistent structure.
+// A node of a view's persistent structure. Names are views of the model's
+// strings (graph node names, scopes as their prefixes, op types) or of the
+// structure's own (code view frames); children are a range of the
+// structure's one array of child indices. So a structure of a million nodes
+// is a few allocations, not millions.
 struct VNode {
-  std::string name;
+  std::string_view name;
   const GraphNode* graph_node = nullptr;  // scope and graph views
   int64_t stats_index = -1;               // graph_node->index, or -1
+  // The position of the name among all of the structure's names (equal
+  // names, equal ranks): ordering by name compares these.
+  int32_t name_rank = 0;
   std::vector<const GraphNode*> members;  // op and code views, by name
   const char* fixed_type = "";            // op type of synthetic nodes
   std::shared_ptr<const CodeFrame> frame;
-  std::vector<int> children;
+  absl::Span<const int> children;
 };
 
 // Vectors of these grow by moving; a throwing move would make them copy.
@@ -94,7 +103,8 @@ struct QueryState {
     total.assign(n, Totals());
     show.resize(n);
     for (auto& v : show) v.clear();
-    picked.resize(n);
+    // (Only op and code nodes pick graph nodes.)
+    picked.resize(multi ? n : 0);
     for (auto& v : picked) v.clear();
   }
   // A node's own stats for the query.
@@ -129,6 +139,46 @@ struct Structure {
   std::vector<VNode> nodes;
   int root = -1;
   int64_t unmatched_gradients = 0;
+  // Every node's children, node after node: VNode::children point here.
+  std::vector<int> child_store;
+  // Names made for the structure (code view frames); stable addresses.
+  std::deque<std::string> own_names;
+
+  void Clear() {
+    nodes.clear();
+    child_store.clear();
+    own_names.clear();
+    root = -1;
+    unmatched_gradients = 0;
+  }
+  // Sets each node's children from `lists` (one per node, in order).
+  void SetChildren(const std::vector<std::vector<int>>& lists) {
+    size_t total = 0;
+    for (const auto& l : lists) total += l.size();
+    child_store.clear();
+    child_store.reserve(total);
+    for (const auto& l : lists) {
+      child_store.insert(child_store.end(), l.begin(), l.end());
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < lists.size(); ++i) {
+      nodes[i].children = absl::MakeConstSpan(child_store.data() + at,
+                                              lists[i].size());
+      at += lists[i].size();
+    }
+  }
+  // Ranks the nodes' names (equal names, equal ranks).
+  void RankNames() {
+    std::vector<int> order(nodes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return nodes[a].name < nodes[b].name; });
+    int32_t rank = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i > 0 && nodes[order[i]].name != nodes[order[i - 1]].name) ++rank;
+      nodes[order[i]].name_rank = rank;
+    }
+  }
 };
 
 std::string Basename(const std::string& path) {
@@ -201,7 +251,9 @@ void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
   const bool occurrence = by == "occurrence" && multi;
   if (field == nullptr && !occurrence) {
     // By name (also for unknown keys, and occurrence in scope/graph).
-    auto less = [&](int a, int b) { return nodes[a].name < nodes[b].name; };
+    auto less = [&](int a, int b) {
+      return nodes[a].name_rank < nodes[b].name_rank;
+    };
     // Structures keep children in name order, so this is the common case.
     if (std::is_sorted(v->begin(), v->end(), less)) return;
     if (multi) {
@@ -348,7 +400,7 @@ namespace {
 // Building the structures.
 
 void BuildScope(const Model& model, Structure* s) {
-  s->nodes.clear();
+  s->Clear();
   // Keys are views of graph node names (a scope is a prefix of one), which
   // live as long as the model.
   const std::vector<const GraphNode*>& by_name = model.NodesByName();
@@ -356,26 +408,19 @@ void BuildScope(const Model& model, Structure* s) {
   s->nodes.reserve(2 * by_name.size() + 1);
   absl::flat_hash_map<std::string_view, int> index;
   index.reserve(by_name.size() + by_name.size() / 2);
-  std::vector<std::string_view> keys;
-  keys.reserve(2 * by_name.size());
   auto add = [&](std::string_view name, const GraphNode* g) {
-    auto [it, added] = index.try_emplace(name, static_cast<int>(keys.size()));
-    if (!added) {
-      VNode& v = s->nodes[it->second];
-      if (g != nullptr && v.graph_node == nullptr) {
-        v.graph_node = g;
-        v.stats_index = static_cast<int64_t>(g->index);
-        v.fixed_type = "";
-      }
-      return;
+    auto [it, added] =
+        index.try_emplace(name, static_cast<int>(s->nodes.size()));
+    VNode& v = added ? s->nodes.emplace_back() : s->nodes[it->second];
+    if (added) {
+      v.name = name;
+      v.fixed_type = kScopeParentType;
     }
-    VNode v;
-    v.name = std::string(name);
-    v.graph_node = g;
-    if (g != nullptr) v.stats_index = static_cast<int64_t>(g->index);
-    if (g == nullptr) v.fixed_type = kScopeParentType;
-    s->nodes.push_back(std::move(v));
-    keys.push_back(name);
+    if (g != nullptr && v.graph_node == nullptr) {
+      v.graph_node = g;
+      v.stats_index = static_cast<int64_t>(g->index);
+      v.fixed_type = "";
+    }
   };
   for (const GraphNode* g : by_name) {
     const std::string_view name = g->name;
@@ -389,145 +434,190 @@ void BuildScope(const Model& model, Structure* s) {
       if (slash == 0) break;
     }
   }
-  // Children in name order.
-  std::vector<int> order(keys.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return keys[a] < keys[b]; });
-  std::vector<int> roots;
-  for (int i : order) {
-    const size_t slash = keys[i].rfind('/');
-    if (slash == std::string_view::npos) {
-      roots.push_back(i);
-    } else {
-      s->nodes[index.at(keys[i].substr(0, slash))].children.push_back(i);
-    }
-  }
-  VNode root;
+  VNode& root = s->nodes.emplace_back();
   root.name = kRootName;
   root.fixed_type = kScopeParentType;
-  root.children = std::move(roots);
-  s->nodes.push_back(std::move(root));
   s->root = static_cast<int>(s->nodes.size() - 1);
+  // Children in name order: every node but the root is one node's child.
+  // (Sorted as (name, node) pairs: comparisons do not load the nodes.)
+  std::vector<std::pair<std::string_view, int>> order;
+  order.reserve(s->nodes.size() - 1);
+  for (size_t i = 0; i + 1 < s->nodes.size(); ++i) {
+    order.emplace_back(s->nodes[i].name, static_cast<int>(i));
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<int> parent(order.size());
+  std::vector<int> first(s->nodes.size() + 1, 0);
+  for (size_t r = 0; r < order.size(); ++r) {
+    const int i = order[r].second;
+    s->nodes[i].name_rank = static_cast<int32_t>(r);
+    const std::string_view name = order[r].first;
+    const size_t slash = name.rfind('/');
+    parent[i] = slash == std::string_view::npos
+                    ? s->root
+                    : index.at(name.substr(0, slash));
+    ++first[parent[i] + 1];
+  }
+  s->nodes[s->root].name_rank = static_cast<int32_t>(order.size());
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  s->child_store.resize(order.size());
+  std::vector<int> next(first.begin(), first.end() - 1);
+  for (const auto& [name, i] : order) s->child_store[next[parent[i]]++] = i;
+  for (size_t i = 0; i < s->nodes.size(); ++i) {
+    s->nodes[i].children = absl::MakeConstSpan(
+        s->child_store.data() + first[i], first[i + 1] - first[i]);
+  }
 }
 
 void BuildGraph(const Model& model, Structure* s) {
-  s->nodes.clear();
+  s->Clear();
   const std::vector<const GraphNode*>& by_name = model.NodesByName();
-  s->nodes.reserve(by_name.size() + 1);
-  // Graph node names live as long as the model: index them without copies.
-  absl::flat_hash_map<std::string_view, int> index;
-  index.reserve(by_name.size());
-  for (const GraphNode* g : by_name) {
-    VNode v;
-    v.name = g->name;
-    v.graph_node = g;
-    v.stats_index = static_cast<int64_t>(g->index);
-    index[g->name] = static_cast<int>(s->nodes.size());
-    s->nodes.push_back(std::move(v));
+  s->nodes.resize(by_name.size() + 1);
+  // Structure position by model position (GraphNode::index).
+  std::vector<int> position(model.size(), -1);
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    VNode& v = s->nodes[i];
+    v.name = by_name[i]->name;
+    v.graph_node = by_name[i];
+    v.stats_index = static_cast<int64_t>(by_name[i]->index);
+    v.name_rank = static_cast<int32_t>(i);
+    position[by_name[i]->index] = static_cast<int>(i);
   }
-  // Roots are the nodes that are no node's input.
-  std::vector<char> is_input(s->nodes.size(), 0);
-  for (VNode& v : s->nodes) {
-    v.children.reserve(v.graph_node->inputs.size());
-    for (const NodeInput& in : v.graph_node->inputs) {
-      auto it = index.find(*in.name);
-      if (it == index.end()) continue;
-      is_input[it->second] = 1;
-      v.children.push_back(it->second);
+  // A node's children are its inputs that are nodes, in input order; roots
+  // are the nodes that are no node's input.
+  std::vector<size_t> first(by_name.size() + 1, 0);
+  std::vector<char> is_input(by_name.size(), 0);
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    first[i] = s->child_store.size();
+    for (const NodeInput& in : by_name[i]->inputs) {
+      const GraphNode* src = model.Find(*in.name);
+      if (src == nullptr) continue;
+      const int k = position[src->index];
+      is_input[k] = 1;
+      s->child_store.push_back(k);
     }
   }
-  VNode root;
+  first[by_name.size()] = s->child_store.size();
+  VNode& root = s->nodes.back();
   root.name = kRootName;
   root.fixed_type = kGraphParentType;
-  for (size_t i = 0; i < s->nodes.size(); ++i) {
-    if (!is_input[i]) root.children.push_back(static_cast<int>(i));
+  root.name_rank = static_cast<int32_t>(by_name.size());
+  s->root = static_cast<int>(by_name.size());
+  const size_t edges = s->child_store.size();
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    if (!is_input[i]) s->child_store.push_back(static_cast<int>(i));
   }
-  s->nodes.push_back(std::move(root));
-  s->root = static_cast<int>(s->nodes.size() - 1);
+  // (child_store is complete: the spans below stay valid.)
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    s->nodes[i].children = absl::MakeConstSpan(
+        s->child_store.data() + first[i], first[i + 1] - first[i]);
+  }
+  root.children = absl::MakeConstSpan(s->child_store.data() + edges,
+                                      s->child_store.size() - edges);
 }
 
 void BuildOp(const Model& model, Structure* s) {
-  s->nodes.clear();
-  std::map<std::string, int> index;
+  s->Clear();
+  std::map<std::string_view, int> index;
   for (const GraphNode* g : model.NodesByName()) {
-    auto it = index.find(g->op);
-    if (it == index.end()) {
-      VNode v;
-      v.name = g->op;
-      it = index.emplace(g->op, static_cast<int>(s->nodes.size())).first;
-      s->nodes.push_back(std::move(v));
-    }
+    auto [it, added] =
+        index.try_emplace(g->op, static_cast<int>(s->nodes.size()));
+    if (added) s->nodes.emplace_back().name = g->op;
     s->nodes[it->second].members.push_back(g);  // names arrive sorted
   }
-  VNode root;
-  root.name = kRootName;
-  for (const auto& [name, i] : index) root.children.push_back(i);
-  s->nodes.push_back(std::move(root));
+  std::vector<std::vector<int>> children(s->nodes.size() + 1);
+  for (const auto& [name, i] : index) children.back().push_back(i);
+  s->nodes.emplace_back().name = kRootName;
   s->root = static_cast<int>(s->nodes.size() - 1);
+  s->SetChildren(children);
+  s->RankNames();
 }
 
 void BuildCode(const Model& model, Structure* s) {
-  s->nodes.clear();
+  s->Clear();
   // Children of each code node by name (names are unique among siblings).
-  absl::flat_hash_map<std::pair<int, std::string>, int> child_index;
-  VNode root_node;
-  root_node.name = kRootName;
-  s->nodes.push_back(std::move(root_node));
+  absl::flat_hash_map<std::pair<int, std::string_view>, int> child_index;
+  std::vector<std::vector<int>> children(1);
+  s->nodes.emplace_back().name = kRootName;
   s->root = 0;
   auto add_child = [&](int parent, std::string name,
                        const CodeFrame& frame) -> int {
-    auto [it, added] = child_index.try_emplace({parent, std::move(name)}, 0);
-    if (!added) return it->second;
-    VNode v;
-    v.name = it->first.second;
-    v.frame = std::make_shared<const CodeFrame>(frame);
+    auto it = child_index.find(std::make_pair(parent, std::string_view(name)));
+    if (it != child_index.end()) return it->second;
     const int id = static_cast<int>(s->nodes.size());
-    it->second = id;
-    s->nodes.push_back(std::move(v));
-    s->nodes[parent].children.push_back(id);
+    VNode& v = s->nodes.emplace_back();
+    v.name = s->own_names.emplace_back(std::move(name));
+    v.frame = std::make_shared<const CodeFrame>(frame);
+    child_index.emplace(std::make_pair(parent, v.name), id);
+    children.emplace_back();
+    children[parent].push_back(id);
     return id;
   };
+  // Members by name; nodes mostly arrive in name order.
   auto add_member = [&](int id, const GraphNode* g) {
     auto& m = s->nodes[id].members;
+    if (m.empty() || m.back()->name < g->name) {
+      m.push_back(g);
+      return;
+    }
     auto it = std::lower_bound(m.begin(), m.end(), g,
                                [](const GraphNode* a, const GraphNode* b) {
                                  return a->name < b->name;
                                });
     if (it == m.end() || (*it)->name != g->name) m.insert(it, g);
   };
+  // The leaf of a node's call stack (of its gradient's, with `gradient`),
+  // or -1 if it has none. Nodes whose call stacks are the same bytes share
+  // it: a model's ops come from few source lines, so few stacks are decoded.
+  const std::string kSuffix = " (gradient)";
+  absl::flat_hash_map<std::string_view, int> leaf_of_stack[2];
+  auto leaf = [&](const GraphNode& g, bool gradient) -> int {
+    auto [it, added] = leaf_of_stack[gradient].try_emplace(g.code, -1);
+    if (!added) return it->second;
+    int cur = -1;
+    for (CodeFrame f : model.CallStack(g)) {
+      std::string name = TraceName(f);
+      if (gradient) {
+        name += kSuffix;
+        f.function += kSuffix;
+      }
+      cur = add_child(cur < 0 ? s->root : cur, std::move(name), f);
+    }
+    it->second = cur;
+    return cur;
+  };
 
+  absl::flat_hash_map<std::string_view, bool> has_stack;
+  auto HasCallStack = [&](const GraphNode& g) {
+    auto [it, added] = has_stack.try_emplace(g.code, false);
+    if (added) it->second = !model.CallStack(g).empty();
+    return it->second;
+  };
   std::map<std::string, std::vector<const GraphNode*>> gradients;
   absl::flat_hash_map<std::string_view, const GraphNode*> forwards;
+  std::string forward;
   for (const GraphNode* g : model.NodesByName()) {
-    std::vector<CodeFrame> frames = model.CallStack(*g);
-    if (frames.empty()) continue;
-    std::string forward;
+    if (g->code.empty()) continue;
     if (IsGradientNode(g->name, &forward)) {
-      gradients[forward].push_back(g);
+      if (HasCallStack(*g)) gradients[forward].push_back(g);
       continue;
     }
+    const int id = leaf(*g, false);
+    if (id < 0) continue;
     forwards[g->name] = g;
-    int cur = s->root;
-    for (const CodeFrame& f : frames) cur = add_child(cur, TraceName(f), f);
-    add_member(cur, g);
+    add_member(id, g);
   }
-  const std::string kSuffix = " (gradient)";
-  s->unmatched_gradients = 0;
   for (const auto& [forward, grads] : gradients) {
     auto it = forwards.find(forward);
     if (it == forwards.end()) {
       ++s->unmatched_gradients;
       continue;
     }
-    int cur = s->root;
-    for (CodeFrame f : model.CallStack(*it->second)) {
-      const std::string name = TraceName(f) + kSuffix;
-      f.function += kSuffix;
-      cur = add_child(cur, name, f);
-    }
-    for (const GraphNode* g : grads) add_member(cur, g);
+    const int id = leaf(*it->second, true);
+    for (const GraphNode* g : grads) add_member(id, g);
   }
+  s->SetChildren(children);
+  s->RankNames();
 }
 
 // ---------------------------------------------------------------------------
@@ -574,7 +664,7 @@ bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
 // Appends the kept nodes among `list` to *kept; each node's kept children go
 // to st->show[n], whose memory is reused from query to query.
 void AccountTreeInto(const std::vector<VNode>& nodes,
-                     const std::vector<int>& list, const Compiled& c,
+                     absl::Span<const int> list, const Compiled& c,
                      bool multi, QueryState* st, std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
@@ -596,7 +686,7 @@ void AccountTreeInto(const std::vector<VNode>& nodes,
 }
 
 std::vector<int> AccountTree(const std::vector<VNode>& nodes,
-                             const std::vector<int>& list, const Compiled& c,
+                             absl::Span<const int> list, const Compiled& c,
                              bool multi, QueryState* st) {
   std::vector<int> kept;
   AccountTreeInto(nodes, list, c, multi, st, &kept);
@@ -606,7 +696,7 @@ std::vector<int> AccountTree(const std::vector<VNode>& nodes,
 // Graph view: depth first with a visited set; non-accounted nodes are dropped
 // and pass their accounted descendants up.
 void AccountGraphInto(const std::vector<VNode>& nodes,
-                      const std::vector<int>& list, const Compiled& c,
+                      absl::Span<const int> list, const Compiled& c,
                       std::vector<char>* visited, QueryState* st,
                       std::vector<int>* kept) {
   for (int n : list) {
@@ -629,7 +719,7 @@ void AccountGraphInto(const std::vector<VNode>& nodes,
 }
 
 std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
-                              const std::vector<int>& list, const Compiled& c,
+                              absl::Span<const int> list, const Compiled& c,
                               std::vector<char>* visited, QueryState* st) {
   std::vector<int> kept;
   AccountGraphInto(nodes, list, c, visited, st, &kept);
@@ -637,7 +727,7 @@ std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
 }
 
 // start_name_regexes: the first matching nodes on each branch.
-std::vector<int> SearchRoots(const std::vector<int>& list, const Compiled& c,
+std::vector<int> SearchRoots(absl::Span<const int> list, const Compiled& c,
                              const std::vector<VNode>& nodes,
                              const QueryState& st, std::vector<char>* visited) {
   std::vector<int> res;
@@ -700,7 +790,7 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
 // Scope and graph views. Returns the shown nodes among `list` (hidden nodes
 // hand up their shown descendants).
 std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
-                                 const std::vector<int>& list,
+                                 absl::Span<const int> list,
                                  const Compiled& c, int64_t depth,
                                  std::vector<char>* visited, QueryState* st) {
   std::vector<int> shown;
@@ -735,7 +825,7 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
 
 // Code view: trimmed or too-deep nodes are dropped with their subtree.
 std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
-                                 const std::vector<int>& list,
+                                 absl::Span<const int> list,
                                  const Compiled& c, int64_t depth,
                                  QueryState* st) {
   std::vector<int> shown;
@@ -793,8 +883,8 @@ class Exporter {
       r.fixed_type = v.fixed_type;
     }
     if (opts_.Selected("tensor_value") && ckpt_ != nullptr &&
-        v.name != kRootName && ckpt_->Has(v.name)) {
-      absl::StatusOr<CheckpointTensor> t = ckpt_->Read(v.name);
+        v.name != kRootName && ckpt_->Has(std::string(v.name))) {
+      absl::StatusOr<CheckpointTensor> t = ckpt_->Read(std::string(v.name));
       if (t.ok()) {
         TensorDisplay d = FormatTensor(*t);
         if (d.supported) {
@@ -846,10 +936,13 @@ class Exporter {
   // The graph nodes picked for a multi node, by name, each once.
   std::vector<MemberNode> Members(int n) {
     std::vector<const GraphNode*> uniq = st_.picked[n];
-    std::sort(uniq.begin(), uniq.end(),
-              [](const GraphNode* a, const GraphNode* b) {
-                return a->name < b->name;
-              });
+    auto by_name = [](const GraphNode* a, const GraphNode* b) {
+      return a->name < b->name;
+    };
+    // (Members are kept by name: usually there is nothing to sort.)
+    if (!std::is_sorted(uniq.begin(), uniq.end(), by_name)) {
+      std::sort(uniq.begin(), uniq.end(), by_name);
+    }
     uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
     std::vector<MemberNode> members;
     members.reserve(uniq.size());
@@ -862,7 +955,7 @@ class Exporter {
  private:
   size_t NewNode(int n) {
     ResultNode& r = out_->nodes.emplace_back();
-    r.name = nodes_[n].name;
+    r.name = std::string(nodes_[n].name);
     r.account = st_.account[n] != 0;
     r.self = st_.SelfOf(n);
     r.total = st_.total[n];
@@ -1064,7 +1157,8 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
   const std::vector<VNode>& nodes = st.nodes;
   const int root = st.root;
   const Options& opts = out.options;
-  std::vector<int> ops = nodes[root].children;
+  std::vector<int> ops(nodes[root].children.begin(),
+                       nodes[root].children.end());
   for (int n : ops) {
     q.account[n] = AccountMulti(nodes[n], c, q, &q.picked[n], &q.self[n]);
     q.total[n] = SelfTotals(q.self[n]);
