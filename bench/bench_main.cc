@@ -14,9 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -27,6 +29,8 @@
 #include "cli/hugepages.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/loader.h"
+#include "profiler/views/diff.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "profiler/web/api.h"
 #include "simdjson.h"
@@ -205,6 +209,258 @@ int WebMain(const std::string& path) {
   return 0;
 }
 
+// Appends one line per figure to the file named by $TFPROF_BENCH_TARGETS
+// (if set): "label<TAB>figure<TAB>measured<TAB>target<TAB>verdict", which
+// bench/targets.py turns into the table against the targets.
+void Target(const std::string& label, const std::string& figure,
+            const std::string& measured, const std::string& target,
+            const std::string& verdict) {
+  const char* file = std::getenv("TFPROF_BENCH_TARGETS");
+  if (file == nullptr || *file == '\0') return;
+  FILE* f = std::fopen(file, "a");
+  if (f == nullptr) return;
+  std::fprintf(f, "%s\t%s\t%s\t%s\t%s\n", label.c_str(), figure.c_str(),
+               measured.c_str(), target.c_str(), verdict.c_str());
+  std::fclose(f);
+}
+
+// A ratio against an upper bound: "0.23x", "<= 0.3x", "met"/"missed".
+void RatioTarget(const std::string& label, const std::string& figure,
+                 double ratio, double bound) {
+  Target(label, figure, absl::StrFormat("%.3fx", ratio),
+         absl::StrFormat("<= %gx", bound), ratio <= bound ? "met" : "missed");
+}
+
+// In a fresh process: loads `path`, then runs `after(loaded, v + 3)`.
+// v[0] = load seconds, v[1] = peak RSS (MB) after the load, v[2] = nodes.
+template <typename F>
+bool LoadThen(const std::string& path, F after, double* out, int n) {
+  return InChild(
+      [&](double* v) {
+        tfprof::InputPaths in;
+        in.profile_path = path;
+        std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
+        return loaded != nullptr && after(loaded.get(), v + 3);
+      },
+      out, n);
+}
+
+// Runs `f` and returns its seconds.
+template <typename F>
+double Timed(F f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return Seconds(t0);
+}
+
+tfprof::Options FilteredOptions() {
+  tfprof::Options o;
+  o.max_depth = 4;
+  o.min_micros = 1000;
+  o.order_by = "micros";
+  return o;
+}
+
+constexpr tfprof::ViewKind kViews[4] = {
+    tfprof::ViewKind::kScope, tfprof::ViewKind::kGraph, tfprof::ViewKind::kOp,
+    tfprof::ViewKind::kCode};
+
+// Every view's default query and the filtered one, one after the other
+// after one load: v[0..3] cold, v[4..7] repeated, v[8..11] filtered (warm),
+// v[12] peak RSS (MB) after every query and the steps table.
+bool AllQueries(tfprof::LoadedProfile* loaded, double* v) {
+  tfprof::Views views(&loaded->model, nullptr);
+  for (int k = 0; k < 4; ++k) {
+    v[k] = Timed([&] { (void)views.Query(kViews[k], tfprof::Options()); });
+    v[4 + k] = Timed([&] { (void)views.Query(kViews[k], tfprof::Options()); });
+    v[8 + k] = Timed([&] { (void)views.Query(kViews[k], FilteredOptions()); });
+  }
+  (void)tfprof::ComputeSteps(loaded->model);
+  v[12] = PeakRssMb();
+  return true;
+}
+
+// The query's first run after a load (cold) and its second.
+bool ColdQuery(tfprof::ViewKind view, const tfprof::Options& o,
+               tfprof::LoadedProfile* loaded, double* v) {
+  tfprof::Views views(&loaded->model, nullptr);
+  bool ok = true;
+  v[0] = Timed([&] { ok = views.Query(view, o).ok(); });
+  v[1] = Timed([&] { ok = ok && views.Query(view, o).ok(); });
+  return ok;
+}
+
+// The web page's first request for the scope view after a load (the
+// default query, answered a level at a time), and opening the root's first
+// child.
+bool ColdWebPage(tfprof::LoadedProfile* loaded, double* v) {
+  tfprof::Views views(&loaded->model, nullptr);
+  tfprof::WebApi api(tfprof::WebRun{loaded, &views, ""}, tfprof::WebRun{},
+                     tfprof::Options());
+  tfprof::WebReply r;
+  v[0] = Timed([&] {
+    r = api.Get("/api/view",
+                {{"view", "scope"}, {"levels", "1"}, {"limit", "200"}});
+  });
+  v[1] = Timed([&] {
+    (void)api.Get(
+        "/api/view",
+        {{"view", "scope"}, {"node", "1"}, {"levels", "1"}, {"limit", "200"}});
+  });
+  return r.status == 200;
+}
+
+// The diff of the scope view of the profile against itself loaded again as
+// the base (the command line's `diff`, default options), cold.
+bool ColdDiff(const std::string& path, tfprof::LoadedProfile* loaded,
+              double* v) {
+  tfprof::InputPaths in;
+  in.profile_path = path;
+  absl::StatusOr<std::unique_ptr<tfprof::LoadedProfile>> base =
+      tfprof::LoadProfile(in);
+  if (!base.ok()) return false;
+  tfprof::Views base_views(&(*base)->model, nullptr);
+  tfprof::Views views(&loaded->model, nullptr);
+  bool ok = false;
+  v[0] = Timed([&] {
+    ok = tfprof::QueryDiff(tfprof::ViewKind::kScope, tfprof::Options(),
+                           tfprof::DiffOptions(), &base_views, (*base)->model,
+                           &views, loaded->model)
+             .ok();
+  });
+  return ok;
+}
+
+// The table row: load and memory from the process that ran every query;
+// cold and filtered queries each from their own process, over that
+// process's load.
+void PrintProfileRow(double mb, double parse_s, const double* all,
+                     const double (*cold)[5], const double* filtered) {
+  const double load = all[0];
+  std::string parse = "n/a", ratio = "n/a";
+  if (parse_s > 0) {
+    parse = absl::StrFormat("%.3f s", parse_s);
+    ratio = absl::StrFormat("%.2f", load / parse_s);
+  }
+  std::printf(
+      "| %.1f MB | %.0f | %.3f s | %s | %s | %.2f | %.2f | "
+      "%.3f/%.3f/%.3f/%.3f s | %.2f/%.2f/%.2f/%.2f | %.3f/%.3f/%.3f/%.3f s | "
+      "%.3f s | %.2f |\n",
+      mb, all[2], load, parse.c_str(), ratio.c_str(), all[1] / mb,
+      all[3 + 12] / mb, cold[0][3], cold[1][3], cold[2][3], cold[3][3],
+      cold[0][3] / cold[0][0], cold[1][3] / cold[1][0], cold[2][3] / cold[2][0],
+      cold[3][3] / cold[3][0], cold[0][4], cold[1][4], cold[2][4], cold[3][4],
+      filtered[3], filtered[3] / filtered[0]);
+}
+
+void ProfileTargets(const std::string& label, double parse_s, const double* all,
+                    const double (*cold)[5], const double* filtered,
+                    const double* steps, const double* web, const double* diff,
+                    double mb) {
+  const double load = all[0];
+  if (parse_s > 0) {
+    RatioTarget(label, "load / bare ParseFromString", load / parse_s, 1.0);
+  }
+  Target(label, "load on 2 cores / single-threaded load", "1.00x (one thread)",
+         ">= 1.5x faster", "missed");
+  RatioTarget(label, "peak RSS / file, after the load and every query",
+              all[3 + 12] / mb, 1.5);
+  for (int k = 0; k < 4; ++k) {
+    const std::string view = tfprof::ViewName(kViews[k]);
+    RatioTarget(label, view + " default query, cold / load",
+                cold[k][3] / cold[k][0], 0.3);
+    RatioTarget(label, view + " default query, repeated / load",
+                cold[k][4] / cold[k][0], 0.05);
+  }
+  RatioTarget(label, "filtered scope query, cold / load",
+              filtered[3] / filtered[0], 0.1);
+  RatioTarget(label, "steps table, cold / load", steps[3] / steps[0], 0.3);
+  RatioTarget(label, "web first page (scope), cold / load", web[3] / web[0],
+              0.3);
+  RatioTarget(label, "web opening a node / load", web[4] / web[0], 0.05);
+  RatioTarget(label, "diff (scope, base = the same file), cold / load",
+              diff[3] / diff[0], 0.3);
+  // For the linearity check over sizes (bench/targets.py).
+  Target(label, "load per node",
+         absl::StrFormat("%.3f us", load / all[2] * 1e6), "linear", "");
+  Target(label, "scope query cold per node",
+         absl::StrFormat("%.3f us", cold[0][3] / cold[0][2] * 1e6), "linear",
+         "");
+}
+
+// The row of one generated profile, and its figures against the targets.
+int ProfileMain(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    std::fprintf(stderr, "bench: %s: %s\n", path.c_str(), std::strerror(errno));
+    return 1;
+  }
+  const double mb = st.st_size / 1e6;
+  const std::string label = absl::StrFormat("%.1f MB", mb);
+  // 1. A bare single-threaded parse of the same bytes: the figure to beat.
+  //    (Impossible past protobuf's 2 GiB message limit.)
+  double parse[2] = {0, 0};
+  const bool parsed = InChild(
+      [&](double* v) {
+        auto contents = tfprof::ReadFileToString(path);
+        if (!contents.ok()) return false;
+        auto t0 = std::chrono::steady_clock::now();
+        tensorflow::tfprof::ProfileProto p;
+        if (!p.ParseFromString(*contents)) return false;
+        v[0] = Seconds(t0);
+        v[1] = PeakRssMb();
+        return true;
+      },
+      parse, 2);
+  // 2. Each view's default query, the first after a fresh load (and its
+  //    repetition); the filtered scope query, likewise.
+  double cold[4][5] = {{0}};
+  for (int k = 0; k < 4; ++k) {
+    if (!LoadThen(
+            path,
+            [&](tfprof::LoadedProfile* l, double* v) {
+              return ColdQuery(kViews[k], tfprof::Options(), l, v);
+            },
+            cold[k], 5)) {
+      return 1;
+    }
+  }
+  double filtered[5] = {0};
+  if (!LoadThen(
+          path,
+          [&](tfprof::LoadedProfile* l, double* v) {
+            return ColdQuery(tfprof::ViewKind::kScope, FilteredOptions(), l, v);
+          },
+          filtered, 5)) {
+    return 1;
+  }
+  // 3. Every query after one load, for peak memory.
+  double all[16] = {0};
+  if (!LoadThen(path, AllQueries, all, 16)) return 1;
+  // 4. The newer views: steps, the web page's first request, diff.
+  double steps[4] = {0}, web[5] = {0}, diff[4] = {0};
+  const bool more =
+      LoadThen(
+          path,
+          [](tfprof::LoadedProfile* l, double* v) {
+            v[0] = Timed([&] { (void)tfprof::ComputeSteps(l->model); });
+            return true;
+          },
+          steps, 4) &&
+      LoadThen(path, ColdWebPage, web, 5) &&
+      LoadThen(
+          path,
+          [&](tfprof::LoadedProfile* l, double* v) {
+            return ColdDiff(path, l, v);
+          },
+          diff, 4);
+  if (!more) return 1;
+  PrintProfileRow(mb, parsed ? parse[0] : -1, all, cold, filtered);
+  ProfileTargets(label, parsed ? parse[0] : -1, all, cold, filtered, steps, web,
+                 diff, mb);
+  return 0;
+}
+
 // Loads PROFILE and runs one query of VIEW cold (the first after the load),
 // then again; prints the load and both query times. With `filtered`, the
 // query is -max_depth 4 -min_micros 1000 -order_by micros. For profiling
@@ -237,14 +493,23 @@ int QueryMain(const std::string& view_name, const std::string& path,
   if (!tree.ok()) return 1;
   const size_t shown = tree->nodes.size();
   tree = absl::InternalError("");
-  t0 = std::chrono::steady_clock::now();
-  tree = views.Query(*view, o);
-  const double warm = Seconds(t0);
-  std::printf("load %.3f s, %s query cold %.3f s (%.2fx), repeated %.3f s "
-              "(%.3fx), %zu nodes shown, peak RSS %.0f MB; CPU: load %.3f s, "
-              "cold query %.3f s\n",
-              v[0], view_name.c_str(), cold, cold / v[0], warm, warm / v[0],
-              shown, PeakRssMb(), cpu0, cold_cpu);
+  // The repeated query: the fastest of $TFPROF_BENCH_REPEAT runs (1).
+  const char* repeat_env = std::getenv("TFPROF_BENCH_REPEAT");
+  const int repeat =
+      repeat_env != nullptr ? std::max(1, std::atoi(repeat_env)) : 1;
+  double warm = 1e9;
+  for (int i = 0; i < repeat; ++i) {
+    tree = absl::InternalError("");
+    t0 = std::chrono::steady_clock::now();
+    tree = views.Query(*view, o);
+    warm = std::min(warm, Seconds(t0));
+  }
+  std::printf(
+      "load %.3f s, %s query cold %.3f s (%.2fx), repeated %.3f s "
+      "(%.3fx), %zu nodes shown, peak RSS %.0f MB; CPU: load %.3f s, "
+      "cold query %.3f s\n",
+      v[0], view_name.c_str(), cold, cold / v[0], warm, warm / v[0], shown,
+      PeakRssMb(), cpu0, cold_cpu);
   return 0;
 }
 
@@ -263,79 +528,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc != 2) {
-    std::fprintf(
-        stderr,
-        "usage: bench PROFILE | bench --trace TRACE | bench --web PROFILE\n");
+    std::fprintf(stderr,
+                 "usage: bench PROFILE | bench --trace TRACE | bench --web "
+                 "PROFILE | bench --query VIEW|none PROFILE [filtered]\n");
     return 2;
   }
-  const std::string path = argv[1];
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    std::fprintf(stderr, "bench: %s: %s\n", path.c_str(), std::strerror(errno));
-    return 1;
-  }
-  const double mb = st.st_size / 1e6;
-
-  // 1. A bare single-threaded parse of the same bytes: the figure to beat.
-  //    (Impossible past protobuf's 2 GiB message limit.)
-  double parse[2] = {0, 0};
-  const bool parsed = InChild(
-      [&](double* v) {
-        auto contents = tfprof::ReadFileToString(path);
-        if (!contents.ok()) return false;
-        auto t0 = std::chrono::steady_clock::now();
-        tensorflow::tfprof::ProfileProto p;
-        if (!p.ParseFromString(*contents)) return false;
-        v[0] = Seconds(t0);
-        v[1] = PeakRssMb();
-        return true;
-      },
-      parse, 2);
-
-  // 2. Our load, then the queries, in a fresh process.
-  double r[16] = {0};
-  const bool loaded = InChild(
-      [&](double* v) {
-        tfprof::InputPaths in;
-        in.profile_path = path;
-        std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
-        if (loaded == nullptr) return false;
-        tfprof::Views views(&loaded->model, nullptr);
-        auto t0 = std::chrono::steady_clock::now();
-        const tfprof::ViewKind kinds[4] = {
-            tfprof::ViewKind::kScope, tfprof::ViewKind::kGraph,
-            tfprof::ViewKind::kOp, tfprof::ViewKind::kCode};
-        for (int k = 0; k < 4; ++k) {
-          tfprof::Options o;
-          t0 = std::chrono::steady_clock::now();
-          (void)views.Query(kinds[k], o);
-          v[3 + k] = Seconds(t0);
-          t0 = std::chrono::steady_clock::now();
-          (void)views.Query(kinds[k], o);
-          v[7 + k] = Seconds(t0);
-          o.max_depth = 4;
-          o.min_micros = 1000;
-          o.order_by = "micros";
-          t0 = std::chrono::steady_clock::now();
-          (void)views.Query(kinds[k], o);
-          v[11 + k] = Seconds(t0);
-        }
-        v[15] = PeakRssMb();
-        return true;
-      },
-      r, 16);
-  if (!loaded) return 1;
-  const double load = r[0];
-  char parse_s[32] = "n/a", ratio[32] = "n/a";
-  if (parsed) {
-    std::snprintf(parse_s, sizeof(parse_s), "%.3f s", parse[0]);
-    std::snprintf(ratio, sizeof(ratio), "%.2f", load / parse[0]);
-  }
-  std::printf(
-      "| %.1f MB | %.0f | %.3f s | %s | %s | %.2f | %.2f | "
-      "%.3f/%.3f/%.3f/%.3f s | %.3f/%.3f/%.3f/%.3f s | %.3f/%.3f/%.3f/%.3f s "
-      "|\n",
-      mb, r[2], load, parse_s, ratio, r[1] / mb, r[15] / mb, r[3], r[4], r[5],
-      r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14]);
-  return 0;
+  return ProfileMain(argv[1]);
 }

@@ -1,11 +1,14 @@
 // Unit tests of the base utilities that the rest only reach end to end:
 // device names, the protobuf wire reader and the JSON writer.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
+#include "profiler/base/parallel.h"
 #include "profiler/base/wire.h"
 #include "re2/re2.h"
 #include "tests/json_parse.h"
@@ -227,6 +230,35 @@ TEST_CASE("The JSON writer writes what a strict parser reads back") {
   const std::string pretty = doc.WritePretty();
   CHECK(pretty.find("\"name\"") < pretty.find("\"double\""));
   CHECK(JsonQuote("a\"b") == "\"a\\\"b\"");
+}
+
+}  // namespace
+}  // namespace tfprof
+
+namespace tfprof {
+namespace {
+
+TEST_CASE("ParallelSort sorts like std::sort, in halves on large inputs") {
+  std::mt19937 rng(7);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, kParallelMinItems + 1,
+                   3 * kParallelMinItems}) {
+    std::vector<std::string> v(n);
+    for (std::string& s : v) s = std::to_string(rng() % 100000);
+    std::vector<std::string> expected = v;
+    std::sort(expected.begin(), expected.end());
+    ParallelSort(v.begin(), v.end(), std::less<std::string>());
+    CHECK(v == expected);
+  }
+}
+
+TEST_CASE("RunBoth runs both functions, on two threads or one") {
+  for (bool parallel : {false, true}) {
+    int a = 0, b = 0;
+    RunBoth(
+        parallel, [&] { a = 1; }, [&] { b = 2; });
+    CHECK(a == 1);
+    CHECK(b == 2);
+  }
 }
 
 }  // namespace

@@ -3,12 +3,17 @@
 #include "profiler/views/views.h"
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <set>
 
 #include "google/protobuf/text_format.h"
+#include "profiler/base/parallel.h"
+#include "profiler/load/loader.h"
 #include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/render_text.h"
 #include "tests/test_util.h"
+#include "tools/synthetic_profile.h"
 
 namespace tfprof {
 namespace {
@@ -331,6 +336,107 @@ TEST_CASE("JSON output carries raw numbers") {
                   "{\"self\": 20, \"total\": 20}") != std::string::npos);
   CHECK(std::count(json.begin(), json.end(), '{') ==
         std::count(json.begin(), json.end(), '}'));
+}
+
+}  // namespace
+}  // namespace tfprof
+
+namespace tfprof {
+namespace {
+
+// A generated profile large enough that queries build the view structure
+// and the statistics on two threads and sort names in two halves.
+struct LargeProfile {
+  std::string path;
+  tfpb::ProfileProto proto;  // protobuf's own parse of the same bytes
+};
+
+const LargeProfile& Large() {
+  static const LargeProfile* const large = [] {
+    auto* l = new LargeProfile();
+    GenOptions g;
+    g.nodes = 2 * static_cast<int64_t>(kParallelMinItems);
+    g.steps = 2;
+    std::string bytes;
+    GenerateProfile(g, [&](const std::string& piece) { bytes += piece; });
+    l->path = testing::TempDir() + "/large_profile";
+    testing::WriteFile(l->path, bytes);
+    REQUIRE(l->proto.ParseFromString(bytes));
+    return l;
+  }();
+  return *large;
+}
+
+TEST_CASE("Large scope tree: every node and scope once, children by name") {
+  const LargeProfile& large = Large();
+  InputPaths in;
+  in.profile_path = large.path;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  REQUIRE((*loaded)->model.size() >= kParallelMinItems);
+  // Expected names from protobuf's parse: every node and every '/' prefix.
+  std::set<std::string> expected = {kRootName};
+  for (const auto& [id, node] : large.proto.nodes()) {
+    const std::string& name = node.name();
+    expected.insert(name);
+    for (size_t s = name.find('/'); s != std::string::npos;
+         s = name.find('/', s + 1)) {
+      expected.insert(name.substr(0, s));
+    }
+  }
+  Views views(&(*loaded)->model, nullptr);
+  Options o;
+  o.max_depth = 1000;
+  for (int round = 0; round < 2; ++round) {  // cold, then from the cache
+    auto r = views.Query(ViewKind::kScope, o);
+    REQUIRE(r.ok());
+    std::set<std::string> seen;
+    for (const ResultNode& n : r->nodes) {
+      CHECK(seen.insert(n.name).second);
+      for (size_t i = 0; i < n.children.size(); ++i) {
+        const std::string& child = r->nodes[n.children[i]].name;
+        const std::string parent = n.name == kRootName ? "" : n.name + "/";
+        CHECK(child.compare(0, parent.size(), parent) == 0);
+        CHECK(child.find('/', parent.size()) == std::string::npos);
+        if (i > 0) CHECK(r->nodes[n.children[i - 1]].name < child);
+      }
+    }
+    CHECK(seen == expected);
+  }
+}
+
+TEST_CASE("Large graph view: a node's children are its inputs that are nodes") {
+  const LargeProfile& large = Large();
+  InputPaths in;
+  in.profile_path = large.path;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  std::map<std::string, std::set<std::string>> inputs;
+  for (const auto& [id, node] : large.proto.nodes()) {
+    auto& set = inputs[node.name()];
+    for (const auto& [slot, input_id] : node.inputs()) {
+      auto it = large.proto.nodes().find(input_id);
+      if (it != large.proto.nodes().end()) set.insert(it->second.name());
+    }
+  }
+  Views views(&(*loaded)->model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  auto r = views.Query(ViewKind::kGraph, o);
+  REQUIRE(r.ok());
+  // Each node is shown once; its shown children are inputs of it, in name
+  // order (an input already shown elsewhere is not repeated).
+  std::set<std::string> seen;
+  for (const ResultNode& n : r->nodes) {
+    CHECK(seen.insert(n.name).second);
+    if (n.name == kRootName) continue;
+    for (size_t i = 0; i < n.children.size(); ++i) {
+      const std::string& child = r->nodes[n.children[i]].name;
+      CHECK(inputs[n.name].count(child) == 1);
+      if (i > 0) CHECK(r->nodes[n.children[i - 1]].name < child);
+    }
+  }
+  CHECK(seen.size() == inputs.size() + 1);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/device.h"
+#include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/wire.h"
 
@@ -505,8 +506,10 @@ const std::vector<const GraphNode*>& Model::NodesByName() const {
     std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
     keyed.reserve(nodes_.size());
     for (const auto& n : nodes_) keyed.emplace_back(n->name, n.get());
-    std::sort(keyed.begin(), keyed.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    // (Names are unique: any sort gives the one order.)
+    ParallelSort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first;
+    });
     sorted_.clear();
     sorted_.reserve(keyed.size());
     for (const auto& k : keyed) sorted_.push_back(k.second);

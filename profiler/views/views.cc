@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "profiler/base/large_stack.h"
+#include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
 #include "profiler/load/tensor_value.h"
 #include "profiler/views/kernels.h"
@@ -143,11 +145,14 @@ struct Structure {
   std::vector<int> child_store;
   // Names made for the structure (code view frames); stable addresses.
   std::deque<std::string> own_names;
+  // See PackNames().
+  std::unique_ptr<char[]> packed_names;
 
   void Clear() {
     nodes.clear();
     child_store.clear();
     own_names.clear();
+    packed_names.reset();
     root = -1;
     unmatched_gradients = 0;
   }
@@ -162,9 +167,25 @@ struct Structure {
     }
     size_t at = 0;
     for (size_t i = 0; i < lists.size(); ++i) {
-      nodes[i].children = absl::MakeConstSpan(child_store.data() + at,
-                                              lists[i].size());
+      nodes[i].children =
+          absl::MakeConstSpan(child_store.data() + at, lists[i].size());
       at += lists[i].size();
+    }
+  }
+  // Copies the names of `order`'s nodes, in that order, into one block of
+  // the structure's own, and points the nodes at their copies: a query then
+  // reads the names it copies out of memory laid out as it walks, not from
+  // graph nodes all over the model.
+  void PackNames(absl::Span<const int> order) {
+    size_t total = 0;
+    for (int i : order) total += nodes[i].name.size();
+    packed_names = std::make_unique<char[]>(total);
+    char* at = packed_names.get();
+    for (int i : order) {
+      std::string_view& name = nodes[i].name;
+      std::memcpy(at, name.data(), name.size());
+      name = std::string_view(at, name.size());
+      at += name.size();
     }
   }
   // Ranks the nodes' names (equal names, equal ranks).
@@ -402,12 +423,13 @@ namespace {
 void BuildScope(const Model& model, Structure* s) {
   s->Clear();
   // Keys are views of graph node names (a scope is a prefix of one), which
-  // live as long as the model.
-  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  // live as long as the model. Nodes are taken in the model's order (the
+  // sort below orders them with their scopes).
+  const size_t n = model.size();
   // Room for every node and as many scopes (reserved, not touched).
-  s->nodes.reserve(2 * by_name.size() + 1);
+  s->nodes.reserve(2 * n + 1);
   absl::flat_hash_map<std::string_view, int> index;
-  index.reserve(by_name.size() + by_name.size() / 2);
+  index.reserve(n + n / 2);
   auto add = [&](std::string_view name, const GraphNode* g) {
     auto [it, added] =
         index.try_emplace(name, static_cast<int>(s->nodes.size()));
@@ -422,7 +444,8 @@ void BuildScope(const Model& model, Structure* s) {
       v.fixed_type = "";
     }
   };
-  for (const GraphNode* g : by_name) {
+  for (const auto& node : model.nodes()) {
+    const GraphNode* g = node.get();
     const std::string_view name = g->name;
     add(name, g);
     // Its scopes; once one exists, so do all above it.
@@ -445,7 +468,8 @@ void BuildScope(const Model& model, Structure* s) {
   for (size_t i = 0; i + 1 < s->nodes.size(); ++i) {
     order.emplace_back(s->nodes[i].name, static_cast<int>(i));
   }
-  std::sort(order.begin(), order.end());
+  ParallelSort(order.begin(), order.end(),
+               [](const auto& a, const auto& b) { return a < b; });
   std::vector<int> parent(order.size());
   std::vector<int> first(s->nodes.size() + 1, 0);
   for (size_t r = 0; r < order.size(); ++r) {
@@ -463,9 +487,13 @@ void BuildScope(const Model& model, Structure* s) {
   s->child_store.resize(order.size());
   std::vector<int> next(first.begin(), first.end() - 1);
   for (const auto& [name, i] : order) s->child_store[next[parent[i]]++] = i;
+  std::vector<int> by_rank(order.size());
+  for (size_t r = 0; r < order.size(); ++r) by_rank[r] = order[r].second;
+  order = {};
+  s->PackNames(by_rank);
   for (size_t i = 0; i < s->nodes.size(); ++i) {
-    s->nodes[i].children = absl::MakeConstSpan(
-        s->child_store.data() + first[i], first[i + 1] - first[i]);
+    s->nodes[i].children = absl::MakeConstSpan(s->child_store.data() + first[i],
+                                               first[i + 1] - first[i]);
   }
 }
 
@@ -509,11 +537,15 @@ void BuildGraph(const Model& model, Structure* s) {
   }
   // (child_store is complete: the spans below stay valid.)
   for (size_t i = 0; i < by_name.size(); ++i) {
-    s->nodes[i].children = absl::MakeConstSpan(
-        s->child_store.data() + first[i], first[i + 1] - first[i]);
+    s->nodes[i].children = absl::MakeConstSpan(s->child_store.data() + first[i],
+                                               first[i + 1] - first[i]);
   }
   root.children = absl::MakeConstSpan(s->child_store.data() + edges,
                                       s->child_store.size() - edges);
+  std::vector<int> in_order(by_name.size());
+  for (size_t i = 0; i < in_order.size(); ++i)
+    in_order[i] = static_cast<int>(i);
+  s->PackNames(in_order);
 }
 
 void BuildOp(const Model& model, Structure* s) {
@@ -664,8 +696,8 @@ bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
 // Appends the kept nodes among `list` to *kept; each node's kept children go
 // to st->show[n], whose memory is reused from query to query.
 void AccountTreeInto(const std::vector<VNode>& nodes,
-                     absl::Span<const int> list, const Compiled& c,
-                     bool multi, QueryState* st, std::vector<int>* kept) {
+                     absl::Span<const int> list, const Compiled& c, bool multi,
+                     QueryState* st, std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
     std::vector<int>& kept_children = st->show[n];
@@ -790,9 +822,9 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
 // Scope and graph views. Returns the shown nodes among `list` (hidden nodes
 // hand up their shown descendants).
 std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
-                                 absl::Span<const int> list,
-                                 const Compiled& c, int64_t depth,
-                                 std::vector<char>* visited, QueryState* st) {
+                                 absl::Span<const int> list, const Compiled& c,
+                                 int64_t depth, std::vector<char>* visited,
+                                 QueryState* st) {
   std::vector<int> shown;
   for (int n : list) {
     if (st->Cancelled()) break;
@@ -825,9 +857,8 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
 
 // Code view: trimmed or too-deep nodes are dropped with their subtree.
 std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
-                                 absl::Span<const int> list,
-                                 const Compiled& c, int64_t depth,
-                                 QueryState* st) {
+                                 absl::Span<const int> list, const Compiled& c,
+                                 int64_t depth, QueryState* st) {
   std::vector<int> shown;
   for (int n : list) {
     if (st->Cancelled()) break;
@@ -1228,12 +1259,23 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
         "the code view needs Python call stacks: load an op log with code "
         "traces (--op_log_path) or a ProfileProto that has them");
   }
-  const Structure& st = *CachedStructure(cache_.get(), *model_, view);
+  // The view's structure and every node's statistics for the step do not
+  // depend on each other: on a large model they are made (when not kept
+  // from an earlier query) on two cores.
+  const Structure* structure = nullptr;
+  const std::vector<NodeStats>* stats = nullptr;
+  RunBoth(
+      model_->size() >= kParallelMinItems,
+      [&] { structure = CachedStructure(cache_.get(), *model_, view); },
+      [&] {
+        stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
+      });
+  const Structure& st = *structure;
   const Compiled c(opts);
   QueryState& q = cache_->query;
   q.Reset(st.nodes, view == ViewKind::kOp || view == ViewKind::kCode);
   q.cancel = cancel_;
-  q.stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
+  q.stats = stats;
   ResultTree out;
   out.view = view;
   out.model = model_;
