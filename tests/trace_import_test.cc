@@ -1560,3 +1560,73 @@ TEST_CASE("XSpace: python stacks, launches, annotations, step groups") {
 
 }  // namespace
 }  // namespace tfprof
+
+namespace tfprof {
+namespace {
+
+// An XSpace is decoded in place, a line's events when they are imported:
+// a concatenation of copies (protobuf merges them into one message with
+// the planes repeated) imports as that message would, and an event that
+// does not decode is an error naming the file, not a crash.
+TEST_CASE("XSpaces decoded in place: copies add up, a bad event is an error") {
+  const std::string rel = kXSpaces[0];
+  REQUIRE(testing::HaveCorpusFile(rel));
+  const std::string one = testing::ReadFile(Corpus(rel));
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(dir + "/x3.xplane.pb", one + one + one);
+  absl::StatusOr<ImportedTrace> t3 = ImportTrace({dir + "/x3.xplane.pb"});
+  REQUIRE(t3.ok());
+  // Against the raw sums of protobuf's parse of the concatenation.
+  Raw raw = RawXSpace(one + one + one);
+  // (Times and bytes: an op with no host event runs once per step on its
+  // GPU whatever the number of copies, which the raw count does not model.)
+  CompareDevices(raw.devices, DeviceMicros(*t3));
+  const OpTable want = raw.Total();
+  const OpTable got = OpViewAllSteps(ToModel(*t3));
+  CHECK(got.size() == want.size());
+  for (const auto& [type, w] : want) {
+    INFO("op type " << type);
+    REQUIRE(got.count(type) == 1);
+    CHECK(got.at(type).cpu == w.cpu);
+    CHECK(got.at(type).acc == w.acc);
+    CHECK(got.at(type).requested == w.requested);
+  }
+
+  // A GPU stream line with one event whose bytes are a truncated varint.
+  tensorflow::profiler::XSpace space;
+  auto* host = space.add_planes();
+  host->set_name("/host:CPU");
+  auto* gpu = space.add_planes();
+  gpu->set_name("/device:GPU:0");
+  auto* line = gpu->add_lines();
+  line->set_name("Stream #7(Compute)");
+  std::string bytes = space.SerializeAsString();
+  // Appends to the last line (the serialized space ends with it) an event
+  // field (4, length-delimited) of one byte 0x08 0x80: a varint cut short.
+  const std::string bad_event = std::string("\x22\x02\x08\x80", 4);
+  tensorflow::profiler::XLine good_line = *line;
+  std::string line_bytes = good_line.SerializeAsString() + bad_event;
+  tensorflow::profiler::XPlane gpu_plane = *gpu;
+  gpu_plane.clear_lines();
+  std::string plane_bytes = gpu_plane.SerializeAsString();
+  plane_bytes += '\x1a';  // lines = 3, length-delimited
+  plane_bytes += static_cast<char>(line_bytes.size());
+  plane_bytes += line_bytes;
+  tensorflow::profiler::XSpace host_only;
+  *host_only.add_planes() = *host;
+  bytes = host_only.SerializeAsString();
+  bytes += '\x0a';  // planes = 1, length-delimited
+  bytes += static_cast<char>(plane_bytes.size());
+  bytes += plane_bytes;
+  tensorflow::profiler::XSpace check;
+  CHECK_FALSE(check.ParseFromString(bytes));  // protobuf refuses it too
+  testing::WriteFile(dir + "/bad.xplane.pb", bytes);
+  absl::StatusOr<ImportedTrace> bad = ImportTrace({dir + "/bad.xplane.pb"});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(
+      std::string(bad.status().message()),
+      Catch::Contains("bad.xplane.pb") && Catch::Contains("corrupt XSpace"));
+}
+
+}  // namespace
+}  // namespace tfprof

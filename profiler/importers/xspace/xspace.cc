@@ -26,6 +26,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "profiler/base/wire.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
 #include "proto/xplane.pb.h"
@@ -279,6 +280,93 @@ bool TimeOf(const XLine& line, const XEvent& ev, int64_t* start,
   return true;
 }
 
+// An XSpace decoded in place, without the whole message: each plane's
+// fields but its lines (names, metadata), and each line's fields but its
+// events, are messages; a line's events stay as their bytes in the file,
+// decoded one at a time while they are imported (or, for the host lines
+// whose events are nested, one line at a time). So memory is the file, the
+// metadata and one line, and files past protobuf's 2 GiB limit load.
+struct LineRef {
+  XLine header;             // every field but the events
+  absl::string_view bytes;  // the serialized line
+};
+struct PlaneRef {
+  XPlane meta;  // every field but the lines
+  std::vector<LineRef> lines;
+};
+
+// Splits the serialized message `bytes`: each occurrence of the
+// length-delimited field `field` goes to on_field(value); the raw bytes of
+// every other field to *rest. False if the bytes are malformed.
+template <typename F>
+bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
+                F on_field) {
+  wire::Reader r(std::string_view(bytes.data(), bytes.size()));
+  uint32_t f;
+  int w;
+  while (true) {
+    const uint8_t* start = r.pos();
+    if (!r.Next(&f, &w)) break;
+    if (f == field && w == wire::kBytes) {
+      const std::string_view v = r.Bytes();
+      if (!r.ok()) return false;
+      on_field(absl::string_view(v.data(), v.size()));
+      continue;
+    }
+    r.Skip(w);
+    if (!r.ok()) return false;
+    rest->append(reinterpret_cast<const char*>(start),
+                 static_cast<size_t>(r.pos() - start));
+  }
+  return r.ok();
+}
+
+// Parses `bytes` into *m (cleared first). Sizes are within int: fields of a
+// file are at most its size, and a field over 2 GiB is refused.
+template <typename M>
+bool ParseBytes(absl::string_view bytes, M* m) {
+  m->Clear();
+  return bytes.size() <= static_cast<size_t>(INT_MAX) &&
+         m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+bool ParsePlane(absl::string_view bytes, PlaneRef* plane) {
+  std::string meta;
+  bool lines_ok = true;
+  const bool split = SplitField(bytes, 3, &meta, [&](absl::string_view line) {
+    LineRef& l = plane->lines.emplace_back();
+    l.bytes = line;
+    std::string header;
+    lines_ok = lines_ok &&
+               SplitField(line, 4, &header, [](absl::string_view) {}) &&
+               ParseBytes(header, &l.header);
+  });
+  return split && lines_ok && ParseBytes(meta, &plane->meta);
+}
+
+// Calls f(event) for each event of the line, decoded into one reused
+// message; false (at the first) if an event is malformed.
+template <typename F>
+bool ForEachEvent(const LineRef& line, F f) {
+  XEvent ev;
+  std::string unused;
+  bool ok = true;
+  const bool split =
+      SplitField(line.bytes, 4, &unused, [&](absl::string_view e) {
+        if (!ok) return;
+        ok = ParseBytes(e, &ev);
+        if (ok) f(static_cast<const XEvent&>(ev));
+      });
+  return split && ok;
+}
+
+int64_t CountEvents(const LineRef& line) {
+  int64_t n = 0;
+  std::string unused;
+  (void)SplitField(line.bytes, 4, &unused, [&](absl::string_view) { ++n; });
+  return n;
+}
+
 // One XSpace's import: planes classified, steps from the step groups, host
 // ops nested per line, then the GPU stream lines linked to their ops.
 class XSpaceImport {
@@ -292,8 +380,12 @@ class XSpaceImport {
     if (!parsed.ok()) return parsed;
     ClassifyPlanes();
     FindSteps();
-    for (const XPlane* plane : hosts_) ImportHostPlane(*plane);
-    for (const XPlane* plane : gpus_) ImportGpuPlane(*plane);
+    for (const PlaneRef* plane : hosts_) ImportHostPlane(*plane);
+    for (const PlaneRef* plane : gpus_) ImportGpuPlane(*plane);
+    if (corrupt_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_, ": corrupt XSpace (an event or line that does not decode)"));
+    }
     CountLinkedOpRuns();
     AddNotes();
     return absl::OkStatus();
@@ -313,7 +405,7 @@ class XSpaceImport {
 
   // --- Host ops: nested per line; memory and launches go to the innermost
   // op; Python frames enclosing an op form its call stack.
-  void ImportHostPlane(const XPlane& plane);
+  void ImportHostPlane(const PlaneRef& plane);
   void CollectHostEvent(const PlaneStats& stats, const XPlane& plane,
                         const XLine& line, const XEvent& ev, bool python,
                         std::vector<HostEvent>* events);
@@ -335,12 +427,12 @@ class XSpaceImport {
                  const HostEvent& h, TraceBuilder::ExecRef exec);
 
   // --- GPU activity on the stream lines.
-  void ImportGpuPlane(const XPlane& plane);
+  void ImportGpuPlane(const PlaneRef& plane);
   // The derived "TensorFlow Ops" line: one event per run of an op on the
   // GPU. Ops with no host execution in the step get a run on the GPU
   // (".../device:gpu:N", no time: their time is their kernels').
   void CountDeviceOpRuns(const PlaneStats& stats, const XPlane& plane,
-                         const XLine& line, int64_t gpu);
+                         const LineRef& line, int64_t gpu);
   // Ops with GPU work in a step but no run there yet (no host event, not
   // on a "TensorFlow Ops" line): one run on the GPU of their first work.
   void CountLinkedOpRuns();
@@ -360,10 +452,12 @@ class XSpaceImport {
 
   const std::string& file_;
   TraceBuilder* builder_;
-  XSpace space_;
-  std::vector<const XPlane*> hosts_, gpus_;
-  absl::flat_hash_map<int64_t, const XLine*> python_lines_;
-  const XPlane* python_plane_ = nullptr;
+  std::vector<PlaneRef> planes_;
+  std::vector<const PlaneRef*> hosts_, gpus_;
+  absl::flat_hash_map<int64_t, const LineRef*> python_lines_;
+  const PlaneRef* python_plane_ = nullptr;
+  // An event or line did not decode (found while importing).
+  bool corrupt_ = false;
   std::unique_ptr<PlaneStats> py_stats_;
   StepStarts steps_;
   absl::flat_hash_set<int64_t> groups_;
@@ -381,23 +475,26 @@ class XSpaceImport {
 
 absl::Status XSpaceImport::Parse(absl::string_view contents) {
   bool known_planes = false;
-  // ParseFromArray is ParseFromString without the copy (its size is an int).
-  const bool parsed =
-      contents.size() <= static_cast<size_t>(INT_MAX)
-          ? space_.ParseFromArray(contents.data(),
-                                  static_cast<int>(contents.size()))
-          : space_.ParseFromString(std::string(contents));
-  if (parsed) {
-    for (const XPlane& plane : space_.planes()) {
-      known_planes |= absl::StartsWith(plane.name(), "/host:") ||
-                      absl::StartsWith(plane.name(), "/device:");
+  std::vector<std::string> errors;
+  std::string rest;
+  bool planes_ok = true;
+  const bool split =
+      SplitField(contents, 1, &rest, [&](absl::string_view plane) {
+        PlaneRef& p = planes_.emplace_back();
+        planes_ok = planes_ok && ParsePlane(plane, &p);
+      });
+  XSpace others;  // errors, warnings, hostnames
+  if (split && planes_ok && ParseBytes(rest, &others)) {
+    for (const PlaneRef& plane : planes_) {
+      known_planes |= absl::StartsWith(plane.meta.name(), "/host:") ||
+                      absl::StartsWith(plane.meta.name(), "/device:");
     }
   }
   if (!known_planes) {
     return absl::InvalidArgumentError(
         absl::StrCat(file_, ": not a known trace format", kExpectedFormats));
   }
-  for (const std::string& e : space_.errors()) {
+  for (const std::string& e : others.errors()) {
     builder_->Note(file_,
                    absl::StrCat("profiler error recorded in the trace: ", e));
   }
@@ -405,51 +502,52 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
 }
 
 void XSpaceImport::ClassifyPlanes() {
-  for (const XPlane& plane : space_.planes()) {
-    const std::string lower = absl::AsciiStrToLower(plane.name());
+  for (const PlaneRef& plane : planes_) {
+    const std::string lower = absl::AsciiStrToLower(plane.meta.name());
     if (lower == "/host:cpu") {
       hosts_.push_back(&plane);
     } else if (lower == "/host:python-tracer") {
       python_plane_ = &plane;
-      for (const XLine& line : plane.lines()) {
-        python_lines_.emplace(line.id(), &line);
+      for (const LineRef& line : plane.lines) {
+        python_lines_.emplace(line.header.id(), &line);
       }
     } else if (absl::StartsWith(lower, "/device:gpu:")) {
       gpus_.push_back(&plane);
     } else {
       int64_t events = 0;
-      for (const XLine& line : plane.lines()) events += line.events_size();
+      for (const LineRef& line : plane.lines) events += CountEvents(line);
       if (events > 0) {
-        builder_->Count(
-            file_,
-            absl::StrCat("events on plane \"", plane.name(), "\" not mapped"),
-            events);
+        builder_->Count(file_,
+                        absl::StrCat("events on plane \"", plane.meta.name(),
+                                     "\" not mapped"),
+                        events);
       }
     }
   }
   if (python_plane_ != nullptr) {
-    py_stats_ = std::make_unique<PlaneStats>(*python_plane_);
+    py_stats_ = std::make_unique<PlaneStats>(python_plane_->meta);
   }
 }
 
 void XSpaceImport::FindSteps() {
   absl::flat_hash_map<int64_t, int64_t> first_start;
-  for (const XPlane* plane : gpus_) {
-    PlaneStats stats(*plane);
-    for (const XLine& line : plane->lines()) {
+  for (const PlaneRef* plane : gpus_) {
+    PlaneStats stats(plane->meta);
+    for (const LineRef& ref : plane->lines) {
+      const XLine& line = ref.header;
       if (line.name() != "Steps") continue;
-      for (const XEvent& ev : line.events()) {
+      corrupt_ |= !ForEachEvent(ref, [&](const XEvent& ev) {
         std::optional<int64_t> group =
-            stats.Int(ev, Metadata(*plane, ev), "group_id");
+            stats.Int(ev, Metadata(plane->meta, ev), "group_id");
         std::optional<int64_t> start = StartMicros(line, ev);
         // Negative steps mean "average" to tfprof: not a step.
-        if (!group.has_value() || *group < 0 || !start.has_value()) continue;
+        if (!group.has_value() || *group < 0 || !start.has_value()) return;
         auto [it, inserted] = first_start.emplace(*group, *start);
         if (!inserted) it->second = std::min(it->second, *start);
         const int64_t start_ns = StartNs(line, ev);
         builder_->activity()->AddStepSpan(*group, start_ns,
                                           SatAdd(start_ns, DurationNs(ev)));
-      }
+      });
     }
   }
   for (const auto& [group, start] : first_start) {
@@ -459,24 +557,33 @@ void XSpaceImport::FindSteps() {
   steps_.Sort();
 }
 
-void XSpaceImport::ImportHostPlane(const XPlane& plane) {
-  PlaneStats stats(plane);
-  for (const XLine& line : plane.lines()) {
+void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
+  PlaneStats stats(plane.meta);
+  XLine line, python;  // one line's events at a time (nesting needs them all)
+  for (const LineRef& ref : plane.lines) {
+    if (!ParseBytes(ref.bytes, &line)) {
+      corrupt_ = true;
+      continue;
+    }
     std::vector<HostEvent> events;
     events.reserve(line.events_size());
     for (const XEvent& ev : line.events()) {
-      CollectHostEvent(stats, plane, line, ev, false, &events);
+      CollectHostEvent(stats, plane.meta, line, ev, false, &events);
     }
     auto py = python_lines_.find(line.id());
     if (py != python_lines_.end()) {
-      for (const XEvent& ev : py->second->events()) {
-        CollectHostEvent(*py_stats_, *python_plane_, *py->second, ev, true,
-                         &events);
+      if (!ParseBytes(py->second->bytes, &python)) {
+        corrupt_ = true;
+      } else {
+        for (const XEvent& ev : python.events()) {
+          CollectHostEvent(*py_stats_, python_plane_->meta, python, ev, true,
+                           &events);
+        }
       }
     }
     NestHostEvents(stats, &events);
     AddHostExecs(stats, events,
-                 absl::StrCat(plane.name(), "/",
+                 absl::StrCat(plane.meta.name(), "/",
                               line.name().empty() ? absl::StrCat(line.id())
                                                   : line.name()));
   }
@@ -659,52 +766,56 @@ void XSpaceImport::AddMemory(const PlaneStats& stats,
   }
 }
 
-void XSpaceImport::ImportGpuPlane(const XPlane& plane) {
+void XSpaceImport::ImportGpuPlane(const PlaneRef& ref) {
+  const XPlane& plane = ref.meta;
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
   builder_->activity()->AddDevice(GpuDevice(gpu));
-  for (const XLine& line : plane.lines()) {
+  for (const LineRef& line_ref : ref.lines) {
+    const XLine& line = line_ref.header;
     if (line.name() == "TensorFlow Ops") {
-      CountDeviceOpRuns(stats, plane, line, gpu);
+      CountDeviceOpRuns(stats, plane, line_ref, gpu);
       continue;
     }
     if (!absl::StartsWith(line.name(), "Stream #")) {
-      if (line.name() != "Steps" && line.events_size() > 0) {
+      const int64_t events = line.name() != "Steps" ? CountEvents(line_ref) : 0;
+      if (events > 0) {
         builder_->Count(file_,
                         absl::StrCat("events on derived line \"", line.name(),
                                      "\" not mapped (summaries of the stream "
                                      "lines)"),
-                        line.events_size());
+                        events);
       }
       continue;
     }
     const std::string stream_all = GpuStreamAllDevice(gpu);
     const std::string stream_device = GpuStreamDevice(gpu, StreamId(line));
-    for (const XEvent& ev : line.events()) {
+    corrupt_ |= !ForEachEvent(line_ref, [&](const XEvent& ev) {
       ImportStreamEvent(stats, plane, line, ev, gpu, stream_all, stream_device);
-    }
+    });
   }
 }
 
 void XSpaceImport::CountDeviceOpRuns(const PlaneStats& stats,
-                                     const XPlane& plane, const XLine& line,
+                                     const XPlane& plane, const LineRef& ref,
                                      int64_t gpu) {
+  const XLine& line = ref.header;
   const std::string device = GpuDevice(gpu);
-  for (const XEvent& ev : line.events()) {
+  corrupt_ |= !ForEachEvent(ref, [&](const XEvent& ev) {
     int64_t start, duration;
     const XEventMetadata* md = Metadata(plane, ev);
     absl::string_view name, type;
     if (md == nullptr || !SplitTfOp(md->name(), &name, &type) ||
         !TimeOf(line, ev, &start, &duration)) {
-      continue;
+      return;
     }
     const int32_t node = builder_->TypedNode(name, type);
     const int64_t step = StepOf(stats.Int(ev, md, "group_id"), start);
     // An op that also ran on the host counts its runs there.
-    if (builder_->FirstCanonicalExec(step, node)) continue;
+    if (builder_->FirstCanonicalExec(step, node)) return;
     builder_->AddExec(step, device, node, StartNs(line, ev), 0);
     ++device_op_runs_;
-  }
+  });
 }
 
 void XSpaceImport::CountLinkedOpRuns() {
