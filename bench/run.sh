@@ -3,17 +3,20 @@
 # several sizes and prints one table row per size: file size, nodes, our load
 # time, a bare ProfileProto::ParseFromString of the same bytes in the same
 # run (n/a past protobuf's 2 GiB limit), their ratio, peak RSS / file size
-# after loading and after all queries, and each view's (scope/graph/op/code)
-# default query cold and repeated, and a filtered query (-max_depth 4
-# -min_micros 1000 -order_by micros).
-# Usage: bench/run.sh [NODES...]   (default: 100000 500000 1200000, i.e.
-#        about 0.2, 1 and 2.4 GB)
+# after loading and after all queries, each view's (scope/graph/op/code)
+# default query cold (the first after a fresh load, each in its own
+# process) and repeated, and the filtered scope query (-max_depth 4
+# -min_micros 1000 -order_by micros) cold. Then the trace rows (--traces)
+# and every figure against its target (bench/targets.py), also the steps
+# table, the web page's first request and opening a node, diff, and growth
+# over the sizes.
+# Usage: bench/run.sh              (100000 500000 1200000 nodes, i.e. about
+#                                   0.2, 1 and 2.4 GB, then the traces)
+#        bench/run.sh NODES...     (those sizes only, no traces)
 #        bench/run.sh --smoke       (a 2,000-node run: checks it works)
-#        bench/run.sh --traces      (PyTorch traces made from the corpus one
-#                                    by bench/gen_kineto.py, 3 and 10 copies:
-#                                    our import against a bare simdjson parse;
-#                                    and TF timelines made by
-#                                    bench/gen_tf_timeline.py)
+#        bench/run.sh --traces      (the trace rows only: PyTorch, TF
+#                                    timeline and XSpace traces made from
+#                                    corpus ones, see traces() below)
 #        bench/run.sh --web [NODES...]  (the web UI's first page and the
 #                                    opening of a node, per view, next to
 #                                    the command line's query; default
@@ -69,9 +72,16 @@ if [[ "${1:-}" == "--against" ]]; then
   done
   exit 0
 fi
-if [[ "${1:-}" == "--traces" ]]; then
+# The trace rows: PyTorch traces made from the corpus one by
+# bench/gen_kineto.py (3 and 10 copies), TensorFlow timelines made by
+# bench/gen_tf_timeline.py (one real step repeated into 40k and 200k nodes)
+# and XSpaces made of 100 and 1000 copies of a corpus XSpace (concatenated
+# serialized XSpaces are one XSpace with the planes repeated: 0.3 and 3 GB).
+# Each: our import against a bare parse of the same file (simdjson's
+# on-demand walk, or protobuf's XSpace parse), and peak memory.
+traces() {
   echo "simdjson kernel for JSON traces (chosen at run time): $("$bin/bench/bench" --json_kernel)"
-  echo "| trace | nodes | import + model | bare simdjson DOM parse | ratio | peak RSS/file | op query |"
+  echo "| trace | nodes | import + model | bare parse | ratio | peak RSS/file | op query |"
   echo "|---|---|---|---|---|---|---|"
   for copies in 3 10; do
     python3 bench/gen_kineto.py \
@@ -80,19 +90,30 @@ if [[ "${1:-}" == "--traces" ]]; then
     "$bin/bench/bench" --trace "$tmp/k$copies.json"
     rm -f "$tmp/k$copies.json"
   done
-  # A TensorFlow timeline: one real step repeated into a graph of 40k and
-  # 200k nodes (a timeline of the wider corpus).
-  anna=${TFPROF_CORPUS:-../shared/corpus}/tf1-timelines/ANNA_timeline_01.json
-  if [[ ! -f "$anna" ]]; then
-    echo "skipped: corpus not found at ${TFPROF_CORPUS:-../shared/corpus} (the TF timeline rows)"
-    exit 0
+  local wide=${TFPROF_CORPUS:-../shared/corpus}
+  local anna=$wide/tf1-timelines/ANNA_timeline_01.json
+  local xspace=$wide/tensorflow-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb
+  if [[ ! -f "$anna" || ! -f "$xspace" ]]; then
+    echo "skipped: corpus not found at $wide (the TF timeline and XSpace rows)"
+    return 0
   fi
   for copies in 200 1000; do
-    python3 bench/gen_tf_timeline.py "$anna" \
-      "$tmp/t$copies.json" "$copies"
+    python3 bench/gen_tf_timeline.py "$anna" "$tmp/t$copies.json" "$copies"
     "$bin/bench/bench" --trace "$tmp/t$copies.json"
     rm -f "$tmp/t$copies.json"
   done
+  for copies in 100 1000; do
+    for ((i = 0; i < copies; ++i)); do cat "$xspace"; done >"$tmp/x$copies.xplane.pb"
+    "$bin/bench/bench" --trace "$tmp/x$copies.xplane.pb"
+    rm -f "$tmp/x$copies.xplane.pb"
+  done
+}
+export TFPROF_BENCH_TARGETS="$tmp/targets.tsv"
+: >"$TFPROF_BENCH_TARGETS"
+if [[ "${1:-}" == "--traces" ]]; then
+  traces
+  echo
+  python3 bench/targets.py "$TFPROF_BENCH_TARGETS"
   exit 0
 fi
 if [[ "${1:-}" == "--web" ]]; then
@@ -109,12 +130,21 @@ if [[ "${1:-}" == "--web" ]]; then
   exit 0
 fi
 sizes=("$@")
-if [[ "${1:-}" == "--smoke" ]]; then sizes=(2000); fi
+smoke=0
+if [[ "${1:-}" == "--smoke" ]]; then sizes=(2000) smoke=1; fi
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(100000 500000 1200000)
-echo "| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | repeated | filtered |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "Each view's default query is timed cold (the first query after a fresh load, in its own process) and repeated; cold/load over that process's load."
+echo "| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | cold/load | repeated | filtered scope query cold | filtered/load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for n in "${sizes[@]}"; do
   "$bin/tools/gen_profile" "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
   "$bin/bench/bench" "$tmp/p_$n"
   rm -f "$tmp/p_$n"
 done
+echo
+if [[ $smoke == 0 && $# == 0 ]]; then
+  traces
+  echo
+fi
+echo "Against the targets:"
+python3 bench/targets.py "$TFPROF_BENCH_TARGETS"
