@@ -812,7 +812,7 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
       t.float_ops < o.min_float_ops || depth > o.max_depth) {
     return false;
   }
-  if (op_view) {
+  if (op_view && o.min_occurrence > 0) {
     std::set<const GraphNode*> uniq(st.picked[n].begin(), st.picked[n].end());
     if (o.min_occurrence > static_cast<int64_t>(uniq.size())) return false;
   }
