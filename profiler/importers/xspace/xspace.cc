@@ -280,18 +280,20 @@ bool TimeOf(const XLine& line, const XEvent& ev, int64_t* start,
   return true;
 }
 
-// An XSpace decoded in place, without the whole message: each plane's
-// fields but its lines (names, metadata), and each line's fields but its
-// events, are messages; a line's events stay as their bytes in the file,
-// decoded one at a time while they are imported (or, for the host lines
-// whose events are nested, one line at a time). So memory is the file, the
-// metadata and one line, and files past protobuf's 2 GiB limit load.
+// An XSpace decoded in place, without the whole message: each line's
+// fields but its events are a message; a plane's fields but its lines (its
+// metadata) are kept serialized and decoded while the plane is imported; a
+// line's events stay as their bytes in the file, decoded one at a time
+// while they are imported (or, for the host lines whose events are nested,
+// one line at a time). So memory is the file, one plane's metadata and one
+// line, and files past protobuf's 2 GiB limit load.
 struct LineRef {
   XLine header;             // every field but the events
   absl::string_view bytes;  // the serialized line
 };
 struct PlaneRef {
-  XPlane meta;  // every field but the lines
+  std::string name;
+  std::string meta;  // every field but the lines, serialized
   std::vector<LineRef> lines;
 };
 
@@ -330,18 +332,23 @@ bool ParseBytes(absl::string_view bytes, M* m) {
          m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
 }
 
-bool ParsePlane(absl::string_view bytes, PlaneRef* plane) {
-  std::string meta;
+// Indexes one serialized plane. `scratch` checks that its metadata decodes
+// (and gives its name); it is not kept.
+bool ParsePlane(absl::string_view bytes, PlaneRef* plane, XPlane* scratch) {
   bool lines_ok = true;
-  const bool split = SplitField(bytes, 3, &meta, [&](absl::string_view line) {
-    LineRef& l = plane->lines.emplace_back();
-    l.bytes = line;
-    std::string header;
-    lines_ok = lines_ok &&
-               SplitField(line, 4, &header, [](absl::string_view) {}) &&
-               ParseBytes(header, &l.header);
-  });
-  return split && lines_ok && ParseBytes(meta, &plane->meta);
+  const bool split =
+      SplitField(bytes, 3, &plane->meta, [&](absl::string_view line) {
+        LineRef& l = plane->lines.emplace_back();
+        l.bytes = line;
+        std::string header;
+        lines_ok = lines_ok &&
+                   SplitField(line, 4, &header, [](absl::string_view) {}) &&
+                   ParseBytes(header, &l.header);
+      });
+  if (!split || !lines_ok || !ParseBytes(plane->meta, scratch)) return false;
+  plane->name = scratch->name();
+  scratch->Clear();
+  return true;
 }
 
 // Calls f(event) for each event of the line, decoded into one reused
@@ -456,6 +463,7 @@ class XSpaceImport {
   std::vector<const PlaneRef*> hosts_, gpus_;
   absl::flat_hash_map<int64_t, const LineRef*> python_lines_;
   const PlaneRef* python_plane_ = nullptr;
+  XPlane python_meta_;  // its metadata, decoded
   // An event or line did not decode (found while importing).
   bool corrupt_ = false;
   std::unique_ptr<PlaneStats> py_stats_;
@@ -478,16 +486,17 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
   std::vector<std::string> errors;
   std::string rest;
   bool planes_ok = true;
+  XPlane scratch;
   const bool split =
       SplitField(contents, 1, &rest, [&](absl::string_view plane) {
         PlaneRef& p = planes_.emplace_back();
-        planes_ok = planes_ok && ParsePlane(plane, &p);
+        planes_ok = planes_ok && ParsePlane(plane, &p, &scratch);
       });
   XSpace others;  // errors, warnings, hostnames
   if (split && planes_ok && ParseBytes(rest, &others)) {
     for (const PlaneRef& plane : planes_) {
-      known_planes |= absl::StartsWith(plane.meta.name(), "/host:") ||
-                      absl::StartsWith(plane.meta.name(), "/device:");
+      known_planes |= absl::StartsWith(plane.name, "/host:") ||
+                      absl::StartsWith(plane.name, "/device:");
     }
   }
   if (!known_planes) {
@@ -503,7 +512,7 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
 
 void XSpaceImport::ClassifyPlanes() {
   for (const PlaneRef& plane : planes_) {
-    const std::string lower = absl::AsciiStrToLower(plane.meta.name());
+    const std::string lower = absl::AsciiStrToLower(plane.name);
     if (lower == "/host:cpu") {
       hosts_.push_back(&plane);
     } else if (lower == "/host:python-tracer") {
@@ -517,28 +526,31 @@ void XSpaceImport::ClassifyPlanes() {
       int64_t events = 0;
       for (const LineRef& line : plane.lines) events += CountEvents(line);
       if (events > 0) {
-        builder_->Count(file_,
-                        absl::StrCat("events on plane \"", plane.meta.name(),
-                                     "\" not mapped"),
-                        events);
+        builder_->Count(
+            file_,
+            absl::StrCat("events on plane \"", plane.name, "\" not mapped"),
+            events);
       }
     }
   }
   if (python_plane_ != nullptr) {
-    py_stats_ = std::make_unique<PlaneStats>(python_plane_->meta);
+    corrupt_ |= !ParseBytes(python_plane_->meta, &python_meta_);
+    py_stats_ = std::make_unique<PlaneStats>(python_meta_);
   }
 }
 
 void XSpaceImport::FindSteps() {
   absl::flat_hash_map<int64_t, int64_t> first_start;
   for (const PlaneRef* plane : gpus_) {
-    PlaneStats stats(plane->meta);
+    XPlane meta;
+    corrupt_ |= !ParseBytes(plane->meta, &meta);
+    PlaneStats stats(meta);
     for (const LineRef& ref : plane->lines) {
       const XLine& line = ref.header;
       if (line.name() != "Steps") continue;
       corrupt_ |= !ForEachEvent(ref, [&](const XEvent& ev) {
         std::optional<int64_t> group =
-            stats.Int(ev, Metadata(plane->meta, ev), "group_id");
+            stats.Int(ev, Metadata(meta, ev), "group_id");
         std::optional<int64_t> start = StartMicros(line, ev);
         // Negative steps mean "average" to tfprof: not a step.
         if (!group.has_value() || *group < 0 || !start.has_value()) return;
@@ -558,7 +570,9 @@ void XSpaceImport::FindSteps() {
 }
 
 void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
-  PlaneStats stats(plane.meta);
+  XPlane meta;
+  corrupt_ |= !ParseBytes(plane.meta, &meta);
+  PlaneStats stats(meta);
   XLine line, python;  // one line's events at a time (nesting needs them all)
   for (const LineRef& ref : plane.lines) {
     if (!ParseBytes(ref.bytes, &line)) {
@@ -568,7 +582,7 @@ void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
     std::vector<HostEvent> events;
     events.reserve(line.events_size());
     for (const XEvent& ev : line.events()) {
-      CollectHostEvent(stats, plane.meta, line, ev, false, &events);
+      CollectHostEvent(stats, meta, line, ev, false, &events);
     }
     auto py = python_lines_.find(line.id());
     if (py != python_lines_.end()) {
@@ -576,14 +590,13 @@ void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
         corrupt_ = true;
       } else {
         for (const XEvent& ev : python.events()) {
-          CollectHostEvent(*py_stats_, python_plane_->meta, python, ev, true,
-                           &events);
+          CollectHostEvent(*py_stats_, python_meta_, python, ev, true, &events);
         }
       }
     }
     NestHostEvents(stats, &events);
     AddHostExecs(stats, events,
-                 absl::StrCat(plane.meta.name(), "/",
+                 absl::StrCat(plane.name, "/",
                               line.name().empty() ? absl::StrCat(line.id())
                                                   : line.name()));
   }
@@ -767,7 +780,8 @@ void XSpaceImport::AddMemory(const PlaneStats& stats,
 }
 
 void XSpaceImport::ImportGpuPlane(const PlaneRef& ref) {
-  const XPlane& plane = ref.meta;
+  XPlane plane;
+  corrupt_ |= !ParseBytes(ref.meta, &plane);
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
   builder_->activity()->AddDevice(GpuDevice(gpu));
