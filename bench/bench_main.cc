@@ -223,8 +223,8 @@ int TraceMain(const std::string& path) {
     Target(label, "import / bare XSpace ParseFromString",
            absl::StrFormat("%.3fx", r[0] / parse[0]), "none", "-");
   } else if (parsed) {
-    RatioTarget(label, "import / bare simdjson on-demand walk",
-                r[0] / parse[0], 1.5);
+    RatioTarget(label, "import / bare simdjson on-demand walk", r[0] / parse[0],
+                1.5);
   } else if (xspace) {
     Target(label, "loads (past protobuf's 2 GiB limit)",
            absl::StrFormat("yes, in %.1f s", r[0]), "loads", "met");
