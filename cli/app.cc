@@ -15,6 +15,7 @@
 #include "cli/shell.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/summary.h"
+#include "profiler/web/server.h"
 
 namespace tfprof {
 namespace cli {
@@ -141,6 +142,12 @@ std::optional<int> AnswerHelp(const Flags& flags, const AppIo& io) {
 // summary and then the shell (or standard input's commands).
 int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
   if (!flags.http.empty()) {
+    // A bad address is the flag's error, named as such.
+    absl::StatusOr<ListenAddress> address = ParseListenAddress(flags.http);
+    if (!address.ok()) {
+      *io.err << "tfprof: --http: " << address.status().message() << "\n";
+      return ExitCodeFor(address.status());
+    }
     absl::Status s = shell.RunCommand({"http", flags.http});
     if (!s.ok()) *io.err << "tfprof: " << s.message() << "\n";
     return ExitCodeFor(s);

@@ -49,7 +49,10 @@ absl::Status HttpCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   absl::StatusOr<ListenAddress> address =
       ParseListenAddress(args.empty() ? kDefaultHttpAddress : args[0]);
-  if (!address.ok()) return address.status();
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http: ", address.status().message()));
+  }
   WebRun current{&shell.profile(), &shell.views(),
                  InputFlagsText(shell.inputs(), "")};
   WebRun base;

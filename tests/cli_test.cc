@@ -101,6 +101,20 @@ TEST_CASE("The account_type_regexes flag sets account types (bug fixed)") {
   CHECK(mm.out.find("MatMul") != std::string::npos);
 }
 
+TEST_CASE("A bad web address names the flag, or the shell's command") {
+  RunResult r = RunTfprof({Profile(), "--http=nonsense"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("tfprof: --http: 'nonsense' has no port number") !=
+        std::string::npos);
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(dir + "/http.tfprof", "http nonsense\n");
+  r = RunTfprof({Profile(), "--script=" + dir + "/http.tfprof"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("http.tfprof:1: http: 'nonsense' has no port number") !=
+        std::string::npos);
+  CHECK(r.err.find("--http") == std::string::npos);
+}
+
 TEST_CASE("Scripts run line by line and stop at the first error") {
   const std::string dir = testing::TempDir();
   testing::WriteFile(dir + "/ok.tfprof",

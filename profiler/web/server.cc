@@ -119,7 +119,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& text) {
     const size_t close = text.find("]:");
     if (close == std::string::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--http: '", text, "' is not [IPV6]:PORT"));
+          absl::StrCat("'", text, "' is not [IPV6]:PORT"));
     }
     a.host = text.substr(1, close - 1);
     port = text.substr(close + 2);
@@ -129,7 +129,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& text) {
   }
   if (!absl::SimpleAtoi(port, &a.port) || a.port < 0 || a.port > 65535) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--http: '", text,
+        absl::StrCat("'", text,
                      "' has no port number (want PORT or HOST:PORT, "
                      "e.g. 127.0.0.1:8080; port 0 picks a free one)"));
   }
