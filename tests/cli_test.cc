@@ -158,6 +158,20 @@ TEST_CASE("Output files never overwrite an input") {
   CHECK(r.err.find("refusing to overwrite") != std::string::npos);
 }
 
+TEST_CASE("timeline on a ProfileProto says how its graph view draws a step") {
+  RunResult r = RunTfprof({Profile(), "timeline"});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("a ProfileProto does not keep them (its graph view draws "
+                   "a step: graph -step N") != std::string::npos);
+  // ... and that command works.
+  const std::string dir = testing::TempDir();
+  r = RunTfprof({Profile(), "graph", "-step", "0", "-max_depth", "1000000",
+                 "-output", "timeline:outfile=" + dir + "/g.json"});
+  CHECK(r.code == 0);
+  CHECK(testing::ReadFile(dir + "/g.json_0").find("traceEvents") !=
+        std::string::npos);
+}
+
 TEST_CASE("timeline writes a step's trace like ProfilerHook") {
   const std::string dir = testing::TempDir();
   const std::string rm =

@@ -337,7 +337,8 @@ absl::StatusOr<StepTimeline> LoadedStepTimeline(
   if (files.empty()) {
     return absl::FailedPreconditionError(
         "timeline needs the RunMetadata files (--run_meta_path); a "
-        "ProfileProto does not keep them");
+        "ProfileProto does not keep them (its graph view draws a step: "
+        "graph -step N -max_depth 1000000 -output timeline:outfile=FILE)");
   }
   if (step < 0) step = files.begin()->first;
   auto it = files.find(step);
