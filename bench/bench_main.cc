@@ -2,12 +2,20 @@
 // parse of the same bytes, peak memory, and the time of each view's default
 // and a filtered query, cold and repeated. Prints one table row.
 //
-// The bare parse and our load run in two child processes one after the
-// other, so that each one's peak RSS is its own.
+// Every measurement runs in its own child process, so that each one's peak
+// RSS is its own and each cold query is the first after its load.
 //
-// Usage: bench PROFILE
-//        bench --trace TRACE.json   (our trace import against a bare
-//                                    simdjson DOM parse of the same file)
+// Usage: bench PROFILE             (the row of bench/run.sh; each figure from
+//                                    its own fresh process; with
+//                                    $TFPROF_BENCH_TARGETS, also the figures
+//                                    against their targets, for
+//                                    bench/targets.py)
+//        bench --trace TRACE        (our trace import against a bare parse
+//                                    of the same file: simdjson's on-demand
+//                                    walk, or protobuf's XSpace parse)
+//        bench --web PROFILE        (the web UI's latencies)
+//        bench --query VIEW|none PROFILE [filtered]
+//                                   (one load and one cold query, to profile)
 //        bench --json_kernel        (the simdjson kernel chosen at run time)
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -563,12 +571,7 @@ int QueryMain(const std::string& view_name, const std::string& path,
     return 0;
   }
   tfprof::Views views(&loaded->model, nullptr);
-  tfprof::Options o;
-  if (filtered) {
-    o.max_depth = 4;
-    o.min_micros = 1000;
-    o.order_by = "micros";
-  }
+  const tfprof::Options o = filtered ? FilteredOptions() : tfprof::Options();
   const double cpu0 = CpuSeconds();
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<tfprof::ResultTree> tree = views.Query(*view, o);

@@ -44,6 +44,9 @@ echo "build: bazel, configuration $(basename "$(dirname "$(readlink -f bazel-bin
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfprof_bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 corpus=testdata/corpus
+# The columns of bench's profile row.
+profile_header="| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | cold/load | repeated | filtered scope query cold | filtered/load |"
+profile_separator=$(sed 's/[^|]//g; s/|/|---/g; s/---$//' <<<"$profile_header")
 if [[ "${1:-}" == "--builds" ]]; then
   n=${2:-100000}
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -64,8 +67,9 @@ if [[ "${1:-}" == "--against" ]]; then
   cp "$wt/bazel-bin/bench/bench" "$tmp/bench_rev"
   (cd "$wt" && bazel shutdown >/dev/null 2>&1 || true)
   "$bin/tools/gen_profile" "$tmp/p" --nodes="$n" --steps=10 >/dev/null
-  echo "| build | file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | repeated | filtered |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "(The $rev rows have that revision's columns, which may differ.)"
+  echo "| build ${profile_header:1}"
+  echo "|---${profile_separator}"
   for turn in 1 2 3; do
     echo "| $rev $(cut -c2- <<<"$("$tmp/bench_rev" "$tmp/p")")"
     echo "| this tree $(cut -c2- <<<"$("$bin/bench/bench" "$tmp/p")")"
@@ -134,8 +138,8 @@ smoke=0
 if [[ "${1:-}" == "--smoke" ]]; then sizes=(2000) smoke=1; fi
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(100000 500000 1200000)
 echo "Each view's default query is timed cold (the first query after a fresh load, in its own process) and repeated; cold/load over that process's load."
-echo "| file | nodes | load | bare parse | load/parse | peak RSS/file (load) | peak RSS/file (load+queries) | default query cold (scope/graph/op/code) | cold/load | repeated | filtered scope query cold | filtered/load |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "$profile_header"
+echo "$profile_separator"
 for n in "${sizes[@]}"; do
   "$bin/tools/gen_profile" "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
   "$bin/bench/bench" "$tmp/p_$n"

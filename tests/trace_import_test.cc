@@ -1592,32 +1592,24 @@ TEST_CASE("XSpaces decoded in place: copies add up, a bad event is an error") {
     CHECK(got.at(type).requested == w.requested);
   }
 
-  // A GPU stream line with one event whose bytes are a truncated varint.
-  tensorflow::profiler::XSpace space;
-  auto* host = space.add_planes();
-  host->set_name("/host:CPU");
-  auto* gpu = space.add_planes();
-  gpu->set_name("/device:GPU:0");
-  auto* line = gpu->add_lines();
-  line->set_name("Stream #7(Compute)");
-  std::string bytes = space.SerializeAsString();
-  // Appends to the last line (the serialized space ends with it) an event
-  // field (4, length-delimited) of one byte 0x08 0x80: a varint cut short.
-  const std::string bad_event = std::string("\x22\x02\x08\x80", 4);
-  tensorflow::profiler::XLine good_line = *line;
-  std::string line_bytes = good_line.SerializeAsString() + bad_event;
-  tensorflow::profiler::XPlane gpu_plane = *gpu;
-  gpu_plane.clear_lines();
-  std::string plane_bytes = gpu_plane.SerializeAsString();
-  plane_bytes += '\x1a';  // lines = 3, length-delimited
-  plane_bytes += static_cast<char>(line_bytes.size());
-  plane_bytes += line_bytes;
-  tensorflow::profiler::XSpace host_only;
-  *host_only.add_planes() = *host;
-  bytes = host_only.SerializeAsString();
-  bytes += '\x0a';  // planes = 1, length-delimited
-  bytes += static_cast<char>(plane_bytes.size());
-  bytes += plane_bytes;
+  // A host plane, then a GPU plane whose stream line has one event (field
+  // 4) of two bytes 0x08 0x80: a varint cut short.
+  auto field = [](char tag, const std::string& value) {
+    return std::string(1, tag) + static_cast<char>(value.size()) + value;
+  };
+  tensorflow::profiler::XSpace host;
+  host.add_planes()->set_name("/host:CPU");
+  tensorflow::profiler::XLine line;
+  line.set_name("Stream #7(Compute)");
+  tensorflow::profiler::XPlane gpu;
+  gpu.set_name("/device:GPU:0");
+  const std::string bytes =
+      host.SerializeAsString() +
+      field('\x0a',  // planes = 1
+            gpu.SerializeAsString() +
+                field('\x1a',  // lines = 3
+                      line.SerializeAsString() +
+                          field('\x22', std::string("\x08\x80", 2))));
   tensorflow::profiler::XSpace check;
   CHECK_FALSE(check.ParseFromString(bytes));  // protobuf refuses it too
   testing::WriteFile(dir + "/bad.xplane.pb", bytes);

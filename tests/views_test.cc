@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "google/protobuf/text_format.h"
@@ -345,10 +346,11 @@ namespace tfprof {
 namespace {
 
 // A generated profile large enough that queries build the view structure
-// and the statistics on two threads and sort names in two halves.
+// and the statistics on two threads and sort names in two halves; loaded
+// once (each test's queries are cold on its own Views).
 struct LargeProfile {
-  std::string path;
   tfpb::ProfileProto proto;  // protobuf's own parse of the same bytes
+  std::unique_ptr<LoadedProfile> loaded;  // our load of them
 };
 
 const LargeProfile& Large() {
@@ -359,9 +361,13 @@ const LargeProfile& Large() {
     g.steps = 2;
     std::string bytes;
     GenerateProfile(g, [&](const std::string& piece) { bytes += piece; });
-    l->path = testing::TempDir() + "/large_profile";
-    testing::WriteFile(l->path, bytes);
+    InputPaths in;
+    in.profile_path = testing::TempDir() + "/large_profile";
+    testing::WriteFile(in.profile_path, bytes);
     REQUIRE(l->proto.ParseFromString(bytes));
+    auto loaded = LoadProfile(in);
+    REQUIRE(loaded.ok());
+    l->loaded = std::move(*loaded);
     return l;
   }();
   return *large;
@@ -369,11 +375,7 @@ const LargeProfile& Large() {
 
 TEST_CASE("Large scope tree: every node and scope once, children by name") {
   const LargeProfile& large = Large();
-  InputPaths in;
-  in.profile_path = large.path;
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  REQUIRE((*loaded)->model.size() >= kParallelMinItems);
+  REQUIRE(large.loaded->model.size() >= kParallelMinItems);
   // Expected names from protobuf's parse: every node and every '/' prefix.
   std::set<std::string> expected = {kRootName};
   for (const auto& [id, node] : large.proto.nodes()) {
@@ -384,7 +386,7 @@ TEST_CASE("Large scope tree: every node and scope once, children by name") {
       expected.insert(name.substr(0, s));
     }
   }
-  Views views(&(*loaded)->model, nullptr);
+  Views views(&large.loaded->model, nullptr);
   Options o;
   o.max_depth = 1000;
   for (int round = 0; round < 2; ++round) {  // cold, then from the cache
@@ -407,10 +409,6 @@ TEST_CASE("Large scope tree: every node and scope once, children by name") {
 
 TEST_CASE("Large graph view: a node's children are its inputs that are nodes") {
   const LargeProfile& large = Large();
-  InputPaths in;
-  in.profile_path = large.path;
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
   std::map<std::string, std::set<std::string>> inputs;
   for (const auto& [id, node] : large.proto.nodes()) {
     auto& set = inputs[node.name()];
@@ -419,7 +417,7 @@ TEST_CASE("Large graph view: a node's children are its inputs that are nodes") {
       if (it != large.proto.nodes().end()) set.insert(it->second.name());
     }
   }
-  Views views(&(*loaded)->model, nullptr);
+  Views views(&large.loaded->model, nullptr);
   Options o;
   o.max_depth = 1000000;
   auto r = views.Query(ViewKind::kGraph, o);

@@ -148,6 +148,10 @@ struct Structure {
   // See PackNames().
   std::unique_ptr<char[]> packed_names;
 
+  // Whether it is built for the model as it is now.
+  bool Current(const Model& model) const {
+    return built && generation == model.generation();
+  }
   void Clear() {
     nodes.clear();
     child_store.clear();
@@ -156,21 +160,23 @@ struct Structure {
     root = -1;
     unmatched_gradients = 0;
   }
+  // Points node i's children at child_store[first[i], first[i + 1]), once
+  // child_store is complete (first has one entry per node, and one more).
+  void SpanChildren(const std::vector<size_t>& first) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      nodes[i].children = absl::MakeConstSpan(child_store.data() + first[i],
+                                              first[i + 1] - first[i]);
+    }
+  }
   // Sets each node's children from `lists` (one per node, in order).
   void SetChildren(const std::vector<std::vector<int>>& lists) {
-    size_t total = 0;
-    for (const auto& l : lists) total += l.size();
+    std::vector<size_t> first = {0};
     child_store.clear();
-    child_store.reserve(total);
     for (const auto& l : lists) {
       child_store.insert(child_store.end(), l.begin(), l.end());
+      first.push_back(child_store.size());
     }
-    size_t at = 0;
-    for (size_t i = 0; i < lists.size(); ++i) {
-      nodes[i].children =
-          absl::MakeConstSpan(child_store.data() + at, lists[i].size());
-      at += lists[i].size();
-    }
+    SpanChildren(first);
   }
   // Copies the names of `order`'s nodes, in that order, into one block of
   // the structure's own, and points the nodes at their copies: a query then
@@ -320,9 +326,7 @@ class ViewCache {
   const std::vector<NodeStats>& StatsFor(
       const Model& model, int64_t step,
       const std::vector<std::string>& devices) {
-    if (!stats_valid_ || stats_step_ != step ||
-        stats_version_ != model.version() || stats_.size() != model.size() ||
-        stats_devices_ != devices) {
+    if (!StatsKept(model, step, devices)) {
       stats_.resize(model.size());
       if (devices.size() == 1 && devices[0] == ".*") {
         for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
@@ -344,6 +348,14 @@ class ViewCache {
       stats_devices_ = devices;
     }
     return stats_;
+  }
+
+  // Whether StatsFor() has these statistics already.
+  bool StatsKept(const Model& model, int64_t step,
+                 const std::vector<std::string>& devices) const {
+    return stats_valid_ && stats_step_ == step &&
+           stats_version_ == model.version() && stats_.size() == model.size() &&
+           stats_devices_ == devices;
   }
 
  private:
@@ -471,7 +483,7 @@ void BuildScope(const Model& model, Structure* s) {
   ParallelSort(order.begin(), order.end(),
                [](const auto& a, const auto& b) { return a < b; });
   std::vector<int> parent(order.size());
-  std::vector<int> first(s->nodes.size() + 1, 0);
+  std::vector<size_t> first(s->nodes.size() + 1, 0);
   for (size_t r = 0; r < order.size(); ++r) {
     const int i = order[r].second;
     s->nodes[i].name_rank = static_cast<int32_t>(r);
@@ -485,16 +497,13 @@ void BuildScope(const Model& model, Structure* s) {
   s->nodes[s->root].name_rank = static_cast<int32_t>(order.size());
   for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
   s->child_store.resize(order.size());
-  std::vector<int> next(first.begin(), first.end() - 1);
+  std::vector<size_t> next(first.begin(), first.end() - 1);
   for (const auto& [name, i] : order) s->child_store[next[parent[i]]++] = i;
   std::vector<int> by_rank(order.size());
   for (size_t r = 0; r < order.size(); ++r) by_rank[r] = order[r].second;
   order = {};
   s->PackNames(by_rank);
-  for (size_t i = 0; i < s->nodes.size(); ++i) {
-    s->nodes[i].children = absl::MakeConstSpan(s->child_store.data() + first[i],
-                                               first[i + 1] - first[i]);
-  }
+  s->SpanChildren(first);
 }
 
 void BuildGraph(const Model& model, Structure* s) {
@@ -511,9 +520,9 @@ void BuildGraph(const Model& model, Structure* s) {
     v.name_rank = static_cast<int32_t>(i);
     position[by_name[i]->index] = static_cast<int>(i);
   }
-  // A node's children are its inputs that are nodes, in input order; roots
-  // are the nodes that are no node's input.
-  std::vector<size_t> first(by_name.size() + 1, 0);
+  // A node's children are its inputs that are nodes, in input order; the
+  // root's (last) are the nodes that are no node's input.
+  std::vector<size_t> first(by_name.size() + 2, 0);
   std::vector<char> is_input(by_name.size(), 0);
   for (size_t i = 0; i < by_name.size(); ++i) {
     first[i] = s->child_store.size();
@@ -531,17 +540,11 @@ void BuildGraph(const Model& model, Structure* s) {
   root.fixed_type = kGraphParentType;
   root.name_rank = static_cast<int32_t>(by_name.size());
   s->root = static_cast<int>(by_name.size());
-  const size_t edges = s->child_store.size();
   for (size_t i = 0; i < by_name.size(); ++i) {
     if (!is_input[i]) s->child_store.push_back(static_cast<int>(i));
   }
-  // (child_store is complete: the spans below stay valid.)
-  for (size_t i = 0; i < by_name.size(); ++i) {
-    s->nodes[i].children = absl::MakeConstSpan(s->child_store.data() + first[i],
-                                               first[i + 1] - first[i]);
-  }
-  root.children = absl::MakeConstSpan(s->child_store.data() + edges,
-                                      s->child_store.size() - edges);
+  first[by_name.size() + 1] = s->child_store.size();
+  s->SpanChildren(first);
   std::vector<int> in_order(by_name.size());
   for (size_t i = 0; i < in_order.size(); ++i)
     in_order[i] = static_cast<int>(i);
@@ -1063,31 +1066,34 @@ std::map<int32_t, std::vector<int64_t>> NodeInputShapes(
 
 namespace {
 
+using BuildFn = void (*)(const Model&, Structure*);
+
+// Where the view's structure is kept, and how it is built.
+Structure* StructureSlot(ViewCache* cache, ViewKind view, BuildFn* build) {
+  switch (view) {
+    case ViewKind::kScope:
+      *build = BuildScope;
+      return &cache->scope;
+    case ViewKind::kGraph:
+      *build = BuildGraph;
+      return &cache->graph;
+    case ViewKind::kOp:
+      *build = BuildOp;
+      return &cache->op;
+    case ViewKind::kCode:
+    case ViewKind::kKernel:  // (not built from graph nodes)
+      break;
+  }
+  *build = BuildCode;
+  return &cache->code;
+}
+
 // The view's structure, built on first use and again when the model changed.
 Structure* CachedStructure(ViewCache* cache, const Model& model,
                            ViewKind view) {
-  Structure* st = nullptr;
-  void (*build)(const Model&, Structure*) = nullptr;
-  switch (view) {
-    case ViewKind::kScope:
-      st = &cache->scope;
-      build = BuildScope;
-      break;
-    case ViewKind::kGraph:
-      st = &cache->graph;
-      build = BuildGraph;
-      break;
-    case ViewKind::kOp:
-      st = &cache->op;
-      build = BuildOp;
-      break;
-    case ViewKind::kCode:
-    case ViewKind::kKernel:  // (not built from graph nodes)
-      st = &cache->code;
-      build = BuildCode;
-      break;
-  }
-  if (!st->built || st->generation != model.generation()) {
+  BuildFn build = nullptr;
+  Structure* st = StructureSlot(cache, view, &build);
+  if (!st->Current(model)) {
     build(model, st);
     st->built = true;
     st->generation = model.generation();
@@ -1260,12 +1266,16 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
         "traces (--op_log_path) or a ProfileProto that has them");
   }
   // The view's structure and every node's statistics for the step do not
-  // depend on each other: on a large model they are made (when not kept
-  // from an earlier query) on two cores.
+  // depend on each other: on a large model, when either is to be made (a
+  // cold query), they are made on two cores.
+  BuildFn unused;
+  const bool cold =
+      !StructureSlot(cache_.get(), view, &unused)->Current(*model_) ||
+      !cache_->StatsKept(*model_, opts.step, opts.device_regexes);
   const Structure* structure = nullptr;
   const std::vector<NodeStats>* stats = nullptr;
   RunBoth(
-      model_->size() >= kParallelMinItems,
+      cold && model_->size() >= kParallelMinItems,
       [&] { structure = CachedStructure(cache_.get(), *model_, view); },
       [&] {
         stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);

@@ -299,7 +299,8 @@ struct PlaneRef {
 
 // Splits the serialized message `bytes`: each occurrence of the
 // length-delimited field `field` goes to on_field(value); the raw bytes of
-// every other field to *rest. False if the bytes are malformed.
+// every other field to *rest (unless rest is null). False if the bytes are
+// malformed.
 template <typename F>
 bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
                 F on_field) {
@@ -317,8 +318,10 @@ bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
     }
     r.Skip(w);
     if (!r.ok()) return false;
-    rest->append(reinterpret_cast<const char*>(start),
-                 static_cast<size_t>(r.pos() - start));
+    if (rest != nullptr) {
+      rest->append(reinterpret_cast<const char*>(start),
+                   static_cast<size_t>(r.pos() - start));
+    }
   }
   return r.ok();
 }
@@ -356,10 +359,9 @@ bool ParsePlane(absl::string_view bytes, PlaneRef* plane, XPlane* scratch) {
 template <typename F>
 bool ForEachEvent(const LineRef& line, F f) {
   XEvent ev;
-  std::string unused;
   bool ok = true;
   const bool split =
-      SplitField(line.bytes, 4, &unused, [&](absl::string_view e) {
+      SplitField(line.bytes, 4, nullptr, [&](absl::string_view e) {
         if (!ok) return;
         ok = ParseBytes(e, &ev);
         if (ok) f(static_cast<const XEvent&>(ev));
@@ -369,8 +371,7 @@ bool ForEachEvent(const LineRef& line, F f) {
 
 int64_t CountEvents(const LineRef& line) {
   int64_t n = 0;
-  std::string unused;
-  (void)SplitField(line.bytes, 4, &unused, [&](absl::string_view) { ++n; });
+  (void)SplitField(line.bytes, 4, nullptr, [&](absl::string_view) { ++n; });
   return n;
 }
 
