@@ -723,6 +723,9 @@ absl::StatusOr<std::string> Help(const std::vector<std::string>& topic,
       type = "TYPE[:key=value,...], TYPE one of " +
              absl::StrJoin(OutputTypes(), ", ");
       break;
+    case OptionKind::kChoice:
+      type = "one of " + absl::StrJoin(o->choices, ", ");
+      break;
   }
   return absl::StrCat(
       "-", o->name, ": ", o->help, "\n  value: ", type,

@@ -7,11 +7,13 @@ namespace {
 
 TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 23);
+  REQUIRE(t.size() == 24);
   CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");
   CHECK(t.back().name == "output");
+  CHECK(t[20].name == "op_group");
+  CHECK(t[20].choices == std::vector<std::string>{"framework", "hlo"});
   CHECK(OrderByValues().size() == 11);
   CHECK(SelectValues().size() == 14);
   CHECK(SelectValues()[4] == "tensor_value");
@@ -133,6 +135,21 @@ TEST_CASE("Options round-trip through OptionsProto") {
   CHECK(back->select == o.select);
   CHECK(back->output_type == "file");
   CHECK(back->output_options.at("outfile") == "/tmp/x");
+}
+
+TEST_CASE("-op_group takes framework or hlo, and nothing else") {
+  Options o;
+  REQUIRE(SetOption("op_group", "hlo", &o).ok());
+  CHECK(o.op_group == OpGrouping::kHlo);
+  CHECK(OptionsToString(o).find("-op_group                   hlo") !=
+        std::string::npos);
+  REQUIRE(SetOption("op_group", "framework", &o).ok());
+  CHECK(o.op_group == OpGrouping::kFramework);
+  absl::Status bad = SetOption("op_group", "opcode", &o);
+  CHECK_FALSE(bad.ok());
+  CHECK(std::string(bad.message()) ==
+        "invalid value 'opcode' for option -op_group: expected one of "
+        "framework, hlo");
 }
 
 }  // namespace

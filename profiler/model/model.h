@@ -34,6 +34,10 @@ inline constexpr char kRootName[] = "_TFProfRoot";
 inline constexpr char kScopeParentType[] = "_kTFScopeParent";
 // Op type given to the graph view's root.
 inline constexpr char kGraphParentType[] = "_TFGraphParent";
+// The node attribute that holds a node's HLO category when it is an
+// instruction of an XLA program ("fusion(kLoop)", "custom-call(<target>)",
+// "command_buffer"); the op view groups by it with -op_group hlo.
+inline constexpr char kXlaCategoryAttr[] = "_xla_category";
 // Op type given to nodes that have a variable in the checkpoint.
 inline constexpr char kCheckpointVariableType[] = "_checkpoint_variables";
 

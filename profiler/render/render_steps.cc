@@ -27,6 +27,7 @@ std::vector<Field> Fields(const StepRow& r) {
       {"memcpy_micros", NanosAsMicros(r.memcpy_ns)},
       {"idle_micros", NanosAsMicros(r.idle_ns)},
       {"kernels", absl::StrCat(r.kernels)},
+      {"device_span_micros", NanosAsMicros(r.device_span_ns)},
       {"peak_bytes", absl::StrCat(r.peak_bytes)},
       {"peak_allocator", r.peak_allocator, true},
       {"wall_from", r.from_markers ? "markers" : "executions", true},
@@ -38,19 +39,19 @@ std::vector<Field> Fields(const StepRow& r) {
 std::string RenderStepsText(const StepTable& table) {
   std::string out =
       absl::StrFormat("%d steps (%s)\n", table.rows.size(), table.wall_source);
-  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s  %s\n", "step",
-                        "wall", "accelerator", "compute", "memcpy", "idle",
-                        "kernels", "peak memory");
+  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s %12s  %s\n",
+                        "step", "wall", "accelerator", "compute", "memcpy",
+                        "idle", "kernels", "device span", "peak memory");
   for (const StepRow& r : table.rows) {
     const std::string peak = r.peak_bytes < 0
                                  ? "-"
                                  : absl::StrCat(FormatMemory(r.peak_bytes),
                                                 " (", r.peak_allocator, ")");
-    absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s %12s %8d  %s\n",
-                          r.step, FormatNanos(r.wall_ns),
-                          FormatNanos(r.accelerator_ns),
-                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
-                          FormatNanos(r.idle_ns), r.kernels, peak);
+    absl::StrAppendFormat(
+        &out, "%8d %12s %12s %12s %12s %12s %8d %12s  %s\n", r.step,
+        FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
+        FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
+        FormatNanos(r.idle_ns), r.kernels, FormatNanos(r.device_span_ns), peak);
   }
   if (!table.rows.empty()) {
     const WallStats w = StepWallStats(table);

@@ -204,6 +204,13 @@ const std::vector<OptionSpec>& OptionTable() {
        "Scope, graph and code views: list under each op the accelerator "
        "kernels it launched (name, launches, time) where the input records "
        "them."},
+      {"op_group",
+       K::kChoice,
+       "framework",
+       "Op view: group nodes by framework op type (framework) or, for nodes "
+       "of XLA programs, by HLO category: opcode, fusion kind or custom-call "
+       "target (hlo).",
+       {"framework", "hlo"}},
       {"account_displayed_op_only", K::kBool, "false",
        "If true, totals count only the nodes that are displayed."},
       {"select", K::kSelect, "micros",
@@ -371,6 +378,16 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
     }
     case OptionKind::kOutput:
       return ParseOutput(value, &opts->output_type, &opts->output_options);
+    case OptionKind::kChoice:
+      if (!Contains(spec->choices, value)) {
+        return BadValue(name, value,
+                        absl::StrCat("expected one of ",
+                                     absl::StrJoin(spec->choices, ", ")));
+      }
+      // (op_group is the one choice today.)
+      opts->op_group =
+          value == "hlo" ? OpGrouping::kHlo : OpGrouping::kFramework;
+      return absl::OkStatus();
   }
   return absl::OkStatus();
 }
@@ -472,6 +489,8 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   list("hide_name_regexes", o.hide_name_regexes);
   list("device_regexes", o.device_regexes);
   flag("show_kernels", o.show_kernels);
+  v.emplace_back("op_group",
+                 o.op_group == OpGrouping::kHlo ? "hlo" : "framework");
   flag("account_displayed_op_only", o.account_displayed_op_only);
   list("select", o.select);
   std::vector<std::string> kvs;

@@ -30,6 +30,11 @@ const std::vector<OutputTypeSpec>& OutputTypeTable();
 // Their names, sorted.
 const std::vector<std::string>& OutputTypes();
 
+// How the op view groups nodes: by their framework op type (TensorFlow op,
+// PyTorch op, the last level of a JAX name stack), or, for nodes of XLA
+// programs, by HLO category (opcode, fusion kind, custom-call target).
+enum class OpGrouping { kFramework, kHlo };
+
 struct Options {
   int64_t max_depth = 10;
   int64_t min_bytes = 0;
@@ -51,6 +56,7 @@ struct Options {
   std::vector<std::string> hide_name_regexes;
   std::vector<std::string> device_regexes = {".*"};  // not in tfprof today
   bool show_kernels = false;                         // not in tfprof
+  OpGrouping op_group = OpGrouping::kFramework;      // not in tfprof
   bool account_displayed_op_only = false;
   std::set<std::string> select = {"micros"};
   std::string output_type = "stdout";
@@ -61,13 +67,22 @@ struct Options {
   }
 };
 
-enum class OptionKind { kInt, kList, kBool, kOrderBy, kSelect, kOutput };
+enum class OptionKind {
+  kInt,
+  kList,
+  kBool,
+  kOrderBy,
+  kSelect,
+  kOutput,
+  kChoice,  // one word of `choices`
+};
 
 struct OptionSpec {
   std::string name;  // without the leading dash
   OptionKind kind;
   std::string default_text;  // the command line default, as text
   std::string help;
+  std::vector<std::string> choices = {};  // kChoice: the accepted words
 };
 
 // Every option, in tfprof's order.

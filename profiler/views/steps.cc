@@ -38,6 +38,7 @@ struct StepWork {
   int64_t first_start = INT64_MAX, last_end = INT64_MIN;  // executions, ns
   std::vector<Interval> compute, copies;
   int64_t kernels = 0;
+  int64_t first_kernel = INT64_MAX, last_kernel_end = INT64_MIN;
 };
 
 Interval Micros(const TimeInterval& t) {
@@ -79,6 +80,8 @@ void FromActivity(const Activity& activity,
     if (w.kind == WorkKind::kKernel) {
       s.compute.push_back(i);
       ++s.kernels;
+      s.first_kernel = std::min(s.first_kernel, i.first);
+      s.last_kernel_end = std::max(s.last_kernel_end, i.second);
     } else {
       s.copies.push_back(i);
     }
@@ -149,6 +152,9 @@ StepTable ComputeSteps(const Model& model) {
       row.idle_ns = std::max<int64_t>(row.wall_ns - row.accelerator_ns, 0);
     }
     row.kernels = w.kernels;
+    if (w.first_kernel <= w.last_kernel_end) {
+      row.device_span_ns = w.last_kernel_end - w.first_kernel;
+    }
     PeakMemory(activity, &row);
     table.rows.push_back(std::move(row));
   }

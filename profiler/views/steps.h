@@ -29,6 +29,9 @@ struct StepRow {
   // Wall time with no accelerator work (0 without accelerator work).
   int64_t idle_ns = 0;
   int64_t kernels = 0;  // kernel launches
+  // From the first kernel's start to the last kernel's end (0 without
+  // kernels): the step as the device saw it.
+  int64_t device_span_ns = 0;
   // The most bytes any one allocator had in use during the step, and which;
   // -1 when the input recorded no allocator bytes in use.
   int64_t peak_bytes = -1;

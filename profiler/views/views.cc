@@ -315,7 +315,7 @@ void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
 
 class ViewCache {
  public:
-  Structure scope, graph, op, code;
+  Structure scope, graph, op, op_hlo, code;
   // The per-query state, reused by every query (one at a time).
   QueryState query;
 
@@ -559,6 +559,31 @@ void BuildOp(const Model& model, Structure* s) {
         index.try_emplace(g->op, static_cast<int>(s->nodes.size()));
     if (added) s->nodes.emplace_back().name = g->op;
     s->nodes[it->second].members.push_back(g);  // names arrive sorted
+  }
+  std::vector<std::vector<int>> children(s->nodes.size() + 1);
+  for (const auto& [name, i] : index) children.back().push_back(i);
+  s->nodes.emplace_back().name = kRootName;
+  s->root = static_cast<int>(s->nodes.size() - 1);
+  s->SetChildren(children);
+  s->RankNames();
+}
+
+// The op view grouped by HLO category (-op_group hlo): nodes of XLA
+// programs by their category attribute, other nodes by op type.
+void BuildOpHlo(const Model& model, Structure* s) {
+  s->Clear();
+  std::map<std::string, int> index;
+  for (const GraphNode* g : model.NodesByName()) {
+    std::optional<tfcore::AttrValue> category;
+    if (!g->attrs.empty()) category = g->FindAttr(kXlaCategoryAttr);
+    const std::string& key =
+        category.has_value() && category->value_case() == tfcore::AttrValue::kS
+            ? category->s()
+            : g->op;
+    auto [it, added] =
+        index.try_emplace(key, static_cast<int>(s->nodes.size()));
+    if (added) s->nodes.emplace_back().name = s->own_names.emplace_back(key);
+    s->nodes[it->second].members.push_back(g);
   }
   std::vector<std::vector<int>> children(s->nodes.size() + 1);
   for (const auto& [name, i] : index) children.back().push_back(i);
@@ -1069,7 +1094,8 @@ namespace {
 using BuildFn = void (*)(const Model&, Structure*);
 
 // Where the view's structure is kept, and how it is built.
-Structure* StructureSlot(ViewCache* cache, ViewKind view, BuildFn* build) {
+Structure* StructureSlot(ViewCache* cache, ViewKind view, OpGrouping grouping,
+                         BuildFn* build) {
   switch (view) {
     case ViewKind::kScope:
       *build = BuildScope;
@@ -1078,6 +1104,10 @@ Structure* StructureSlot(ViewCache* cache, ViewKind view, BuildFn* build) {
       *build = BuildGraph;
       return &cache->graph;
     case ViewKind::kOp:
+      if (grouping == OpGrouping::kHlo) {
+        *build = BuildOpHlo;
+        return &cache->op_hlo;
+      }
       *build = BuildOp;
       return &cache->op;
     case ViewKind::kCode:
@@ -1089,10 +1119,10 @@ Structure* StructureSlot(ViewCache* cache, ViewKind view, BuildFn* build) {
 }
 
 // The view's structure, built on first use and again when the model changed.
-Structure* CachedStructure(ViewCache* cache, const Model& model,
-                           ViewKind view) {
+Structure* CachedStructure(ViewCache* cache, const Model& model, ViewKind view,
+                           OpGrouping grouping) {
   BuildFn build = nullptr;
-  Structure* st = StructureSlot(cache, view, &build);
+  Structure* st = StructureSlot(cache, view, grouping, &build);
   if (!st->Current(model)) {
     build(model, st);
     st->built = true;
@@ -1269,14 +1299,16 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   // depend on each other: on a large model, when either is to be made (a
   // cold query), they are made on two cores.
   BuildFn unused;
-  const bool cold =
-      !StructureSlot(cache_.get(), view, &unused)->Current(*model_) ||
-      !cache_->StatsKept(*model_, opts.step, opts.device_regexes);
+  const bool cold = !StructureSlot(cache_.get(), view, opts.op_group, &unused)
+                         ->Current(*model_) ||
+                    !cache_->StatsKept(*model_, opts.step, opts.device_regexes);
   const Structure* structure = nullptr;
   const std::vector<NodeStats>* stats = nullptr;
   RunBoth(
       cold && model_->size() >= kParallelMinItems,
-      [&] { structure = CachedStructure(cache_.get(), *model_, view); },
+      [&] {
+        structure = CachedStructure(cache_.get(), *model_, view, opts.op_group);
+      },
       [&] {
         stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
       });

@@ -37,6 +37,24 @@ std::string GpuStreamDevice(int64_t gpu, absl::string_view stream) {
   return absl::StrCat(kGpuDevicePrefix, gpu, "/stream:", stream);
 }
 
+std::string ScopeComponent(absl::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == ':') {
+      if (i + 1 < name.size() && name[i + 1] == ':') ++i;
+      out += '.';
+    } else if (c == '/') {
+      out += '_';
+    } else {
+      out += c;
+    }
+  }
+  if (out.empty()) out = "_unnamed";
+  return out;
+}
+
 std::optional<int64_t> RoundToInt64(double x) {
   constexpr double kLimit = 4611686018427387904.0;  // 2^62
   if (!std::isfinite(x) || x >= kLimit || x <= -kLimit) return std::nullopt;
@@ -140,6 +158,15 @@ void TraceBuilder::SetInputs(int32_t node,
 void TraceBuilder::SetCode(int32_t node, const std::vector<Frame>& frames) {
   if (frames.empty() || nodes_[node].code != nullptr) return;
   nodes_[node].code = std::make_unique<std::vector<Frame>>(frames);
+}
+
+void TraceBuilder::SetAttr(int32_t node, absl::string_view key,
+                           absl::string_view value) {
+  auto& attrs = nodes_[node].attrs;
+  for (const auto& [k, v] : attrs) {
+    if (k == key) return;
+  }
+  attrs.emplace_back(std::string(key), std::string(value));
 }
 
 const std::string& TraceBuilder::ClaimCanonicalDevice(
@@ -279,6 +306,10 @@ tfcore::GraphDef TraceBuilder::TakeGraph() {
       packed.remove_prefix(4 + n);
     }
     std::string().swap(info.inputs);
+    for (const auto& [key, value] : info.attrs) {
+      (*def->mutable_attr())[key].set_s(value);
+    }
+    info.attrs = {};
   }
   return graph;
 }

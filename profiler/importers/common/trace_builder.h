@@ -42,6 +42,11 @@ std::string GpuStreamAllDevice(int64_t gpu);
 // ".../device:gpu:N/stream:S": the real stream (device list only).
 std::string GpuStreamDevice(int64_t gpu, absl::string_view stream);
 
+// An event name as one level of a node's path: ':' and '/' replaced, so
+// that it is one scope level and tfprof does not cut it ("aten::mm" ->
+// "aten.mm", "a/b" -> "a_b"); "" -> "_unnamed".
+std::string ScopeComponent(absl::string_view name);
+
 // Rounds x to the nearest integer (halves away from zero); nullopt when x is
 // not finite or out of range for microsecond arithmetic (|x| >= 2^62).
 std::optional<int64_t> RoundToInt64(double x);
@@ -89,6 +94,9 @@ class TraceBuilder {
   // Sets the call stack of a node that has none yet (first one wins).
   void SetCode(int32_t node, const std::vector<Frame>& frames);
   bool HasCode(int32_t node) const { return nodes_[node].code != nullptr; }
+  // Sets a string attribute of a node (a NodeDef attr of the graph; the
+  // first value set for a key is kept).
+  void SetAttr(int32_t node, absl::string_view key, absl::string_view value);
   // The canonical device of a node: the first one claimed for it (tfprof
   // keeps one canonical device per node and drops the others' stats).
   const std::string& ClaimCanonicalDevice(int32_t node,
@@ -177,6 +185,7 @@ class TraceBuilder {
     // Inputs, each as a 4-byte length and the bytes.
     std::string inputs;
     std::unique_ptr<std::vector<Frame>> code;
+    std::vector<std::pair<std::string, std::string>> attrs;
   };
   struct FloatOps {
     int64_t sum = 0;

@@ -226,25 +226,11 @@ std::optional<int64_t> ProfilerStep(absl::string_view name) {
   return step;
 }
 
-// One path component: the event name with ':' and '/' replaced, so that it
-// is one scope level and tfprof does not cut it ("aten::mm" -> "aten.mm").
+// One path component (see ScopeComponent); ProfilerStep#N ranges are all
+// "ProfilerStep".
 std::string Component(absl::string_view name) {
   if (ProfilerStep(name).has_value()) return "ProfilerStep";
-  std::string out;
-  out.reserve(name.size());
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == ':') {
-      if (i + 1 < name.size() && name[i + 1] == ':') ++i;
-      out += '.';
-    } else if (c == '/') {
-      out += '_';
-    } else {
-      out += c;
-    }
-  }
-  if (out.empty()) out = "_unnamed";
-  return out;
+  return ScopeComponent(name);
 }
 
 std::string OpType(absl::string_view name) {

@@ -26,128 +26,14 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "profiler/base/wire.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
-#include "proto/xplane.pb.h"
+#include "profiler/importers/xspace/xla_attribution.h"
+#include "profiler/importers/xspace/xspace_reader.h"
 
 namespace tfprof {
 namespace trace_internal {
 namespace {
-
-using ::tensorflow::profiler::XEvent;
-using ::tensorflow::profiler::XEventMetadata;
-using ::tensorflow::profiler::XLine;
-using ::tensorflow::profiler::XPlane;
-using ::tensorflow::profiler::XSpace;
-using ::tensorflow::profiler::XStat;
-
-// Start of an event in microseconds (rounded half up), or nullopt for
-// aggregated events (num_occurrences instead of a time).
-std::optional<int64_t> StartMicros(const XLine& line, const XEvent& ev) {
-  if (ev.data_case() == XEvent::kNumOccurrences) return std::nullopt;
-  const int64_t ns = line.timestamp_ns();
-  const int64_t ns_q = FloorDiv(ns, 1000);
-  const int64_t ns_r = ns - ns_q * 1000;  // [0, 999]
-  const int64_t off = ev.offset_ps();
-  const int64_t off_q = FloorDiv(off, 1000000);
-  const int64_t off_r = off - off_q * 1000000;  // [0, 999999]
-  const int64_t rem = ns_r * 1000 + off_r;      // picoseconds
-  // ns_q and off_q are whole microseconds; rem is what is left, in ps.
-  return SatAdd(SatAdd(ns_q, off_q), (rem + 500000) / 1000000);
-}
-
-std::optional<int64_t> DurationMicros(const XEvent& ev) {
-  const int64_t ps = ev.duration_ps();
-  if (ps < 0) return std::nullopt;
-  return ps / 1000000 + ((ps % 1000000) >= 500000 ? 1 : 0);
-}
-
-// Start and duration in nanoseconds (rounded half up), for the activity
-// record.
-int64_t StartNs(const XLine& line, const XEvent& ev) {
-  return SatAdd(line.timestamp_ns(),
-                FloorDiv(SatAdd(ev.offset_ps(), 500), 1000));
-}
-int64_t DurationNs(const XEvent& ev) {
-  return std::max<int64_t>(FloorDiv(SatAdd(ev.duration_ps(), 500), 1000), 0);
-}
-
-// Stat access by name within one plane.
-class PlaneStats {
- public:
-  explicit PlaneStats(const XPlane& plane) : plane_(plane) {
-    for (const auto& [id, md] : plane.stat_metadata()) {
-      ids_.emplace(md.name(), id);
-    }
-  }
-
-  const XStat* Find(const XEvent& ev, const XEventMetadata* md,
-                    absl::string_view name) const {
-    auto it = ids_.find(name);
-    if (it == ids_.end()) return nullptr;
-    for (const XStat& s : ev.stats()) {
-      if (s.metadata_id() == it->second) return &s;
-    }
-    if (md != nullptr) {
-      for (const XStat& s : md->stats()) {
-        if (s.metadata_id() == it->second) return &s;
-      }
-    }
-    return nullptr;
-  }
-
-  std::optional<int64_t> Int(const XEvent& ev, const XEventMetadata* md,
-                             absl::string_view name) const {
-    const XStat* s = Find(ev, md, name);
-    if (s == nullptr) return std::nullopt;
-    switch (s->value_case()) {
-      case XStat::kInt64Value:
-        return s->int64_value();
-      case XStat::kUint64Value:
-        if (s->uint64_value() >
-            static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return std::nullopt;
-        }
-        return static_cast<int64_t>(s->uint64_value());
-      case XStat::kDoubleValue:
-        return RoundToInt64(s->double_value());
-      default:
-        return std::nullopt;
-    }
-  }
-
-  std::optional<std::string> Text(const XEvent& ev, const XEventMetadata* md,
-                                  absl::string_view name) const {
-    const XStat* s = Find(ev, md, name);
-    if (s == nullptr) return std::nullopt;
-    switch (s->value_case()) {
-      case XStat::kStrValue:
-        return s->str_value();
-      case XStat::kRefValue: {
-        auto it =
-            plane_.stat_metadata().find(static_cast<int64_t>(s->ref_value()));
-        if (it == plane_.stat_metadata().end()) return std::nullopt;
-        return it->second.name();
-      }
-      case XStat::kInt64Value:
-        return absl::StrCat(s->int64_value());
-      case XStat::kUint64Value:
-        return absl::StrCat(s->uint64_value());
-      default:
-        return std::nullopt;
-    }
-  }
-
- private:
-  const XPlane& plane_;
-  absl::flat_hash_map<std::string, int64_t> ids_;
-};
-
-const XEventMetadata* Metadata(const XPlane& plane, const XEvent& ev) {
-  auto it = plane.event_metadata().find(ev.metadata_id());
-  return it == plane.event_metadata().end() ? nullptr : &it->second;
-}
 
 bool IsIdentifier(absl::string_view s) {
   if (s.empty()) return false;
@@ -264,116 +150,14 @@ struct HostEvent {
   int32_t node = -1;
   int64_t step = 0;
   std::vector<int32_t> memory_events;
+  // Host events of XLA programs (JAX): the node whose name this event's
+  // path extends, and the path's depth.
+  int32_t base = -1;
+  int32_t depth = 0;
 };
 
-// A usable time: start and duration present and far from the int64 limits.
-bool TimeOf(const XLine& line, const XEvent& ev, int64_t* start,
-            int64_t* duration) {
-  std::optional<int64_t> s = StartMicros(line, ev);
-  std::optional<int64_t> d = DurationMicros(ev);
-  if (!s.has_value() || !d.has_value() || *s > INT64_MAX / 4 ||
-      *s < INT64_MIN / 4 || *d > INT64_MAX / 4) {
-    return false;
-  }
-  *start = *s;
-  *duration = *d;
-  return true;
-}
-
-// An XSpace decoded in place, without the whole message: each line's
-// fields but its events are a message; a plane's fields but its lines (its
-// metadata) are kept serialized and decoded while the plane is imported; a
-// line's events stay as their bytes in the file, decoded one at a time
-// while they are imported (or, for the host lines whose events are nested,
-// one line at a time). So memory is the file, one plane's metadata and one
-// line, and files past protobuf's 2 GiB limit load.
-struct LineRef {
-  XLine header;             // every field but the events
-  absl::string_view bytes;  // the serialized line
-};
-struct PlaneRef {
-  std::string name;
-  std::string meta;  // every field but the lines, serialized
-  std::vector<LineRef> lines;
-};
-
-// Splits the serialized message `bytes`: each occurrence of the
-// length-delimited field `field` goes to on_field(value); the raw bytes of
-// every other field to *rest (unless rest is null). False if the bytes are
-// malformed.
-template <typename F>
-bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
-                F on_field) {
-  wire::Reader r(std::string_view(bytes.data(), bytes.size()));
-  uint32_t f;
-  int w;
-  while (true) {
-    const uint8_t* start = r.pos();
-    if (!r.Next(&f, &w)) break;
-    if (f == field && w == wire::kBytes) {
-      const std::string_view v = r.Bytes();
-      if (!r.ok()) return false;
-      on_field(absl::string_view(v.data(), v.size()));
-      continue;
-    }
-    r.Skip(w);
-    if (!r.ok()) return false;
-    if (rest != nullptr) {
-      rest->append(reinterpret_cast<const char*>(start),
-                   static_cast<size_t>(r.pos() - start));
-    }
-  }
-  return r.ok();
-}
-
-// Parses `bytes` into *m (cleared first). Sizes are within int: fields of a
-// file are at most its size, and a field over 2 GiB is refused.
-template <typename M>
-bool ParseBytes(absl::string_view bytes, M* m) {
-  m->Clear();
-  return bytes.size() <= static_cast<size_t>(INT_MAX) &&
-         m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-}
-
-// Indexes one serialized plane. `scratch` checks that its metadata decodes
-// (and gives its name); it is not kept.
-bool ParsePlane(absl::string_view bytes, PlaneRef* plane, XPlane* scratch) {
-  bool lines_ok = true;
-  const bool split =
-      SplitField(bytes, 3, &plane->meta, [&](absl::string_view line) {
-        LineRef& l = plane->lines.emplace_back();
-        l.bytes = line;
-        std::string header;
-        lines_ok = lines_ok &&
-                   SplitField(line, 4, &header, [](absl::string_view) {}) &&
-                   ParseBytes(header, &l.header);
-      });
-  if (!split || !lines_ok || !ParseBytes(plane->meta, scratch)) return false;
-  plane->name = scratch->name();
-  scratch->Clear();
-  return true;
-}
-
-// Calls f(event) for each event of the line, decoded into one reused
-// message; false (at the first) if an event is malformed.
-template <typename F>
-bool ForEachEvent(const LineRef& line, F f) {
-  XEvent ev;
-  bool ok = true;
-  const bool split =
-      SplitField(line.bytes, 4, nullptr, [&](absl::string_view e) {
-        if (!ok) return;
-        ok = ParseBytes(e, &ev);
-        if (ok) f(static_cast<const XEvent&>(ev));
-      });
-  return split && ok;
-}
-
-int64_t CountEvents(const LineRef& line) {
-  int64_t n = 0;
-  (void)SplitField(line.bytes, 4, nullptr, [&](absl::string_view) { ++n; });
-  return n;
-}
+// Host paths deeper than this extend the deepest kept level.
+constexpr int32_t kMaxPathDepth = 64;
 
 // One XSpace's import: planes classified, steps from the step groups, host
 // ops nested per line, then the GPU stream lines linked to their ops.
@@ -381,19 +165,24 @@ class XSpaceImport {
  public:
   XSpaceImport(const std::string& file, int64_t file_index,
                TraceBuilder* builder)
-      : file_(file), builder_(builder), steps_(file_index) {}
+      : file_(file),
+        builder_(builder),
+        xla_(file, builder),
+        steps_(file_index) {}
 
   absl::Status Run(absl::string_view contents) {
     absl::Status parsed = Parse(contents);
     if (!parsed.ok()) return parsed;
     ClassifyPlanes();
-    FindSteps();
+    LoadXlaPlanes();
+    if (!FindRootSteps()) FindSteps();
     for (const PlaneRef* plane : hosts_) ImportHostPlane(*plane);
     for (const PlaneRef* plane : gpus_) ImportGpuPlane(*plane);
     if (corrupt_) {
       return absl::InvalidArgumentError(absl::StrCat(
           file_, ": corrupt XSpace (an event or line that does not decode)"));
     }
+    xla_.Finish();
     CountLinkedOpRuns();
     AddNotes();
     return absl::OkStatus();
@@ -402,6 +191,14 @@ class XSpaceImport {
  private:
   absl::Status Parse(absl::string_view contents);
   void ClassifyPlanes();
+  // The XLA programs ("/host:metadata") and their scope-range tree; a JAX
+  // capture (the metadata names jax's version) has no TensorFlow ops: its
+  // host events are nodes of their own.
+  void LoadXlaPlanes();
+  // Steps from root markers (jax.profiler.StepTraceAnnotation and other
+  // events with stat "_r"): each root's span is its step, numbered by its
+  // step_num (or iter_num) stat, else by its order. False if there are none.
+  bool FindRootSteps();
   // Steps: the groups marked on the device planes' "Steps" lines.
   void FindSteps();
   // The step of an event: its step group where it has a known one, else the
@@ -423,6 +220,9 @@ class XSpaceImport {
                  std::vector<HostEvent>* events);
   void NestOp(const PlaneStats& stats, int32_t i,
               std::vector<HostEvent>* events);
+  // The node of a host event of a JAX capture: the path of the events it
+  // nests in ("train/PjitFunction(train_step)/...").
+  int32_t HostPathNode(HostEvent* h, const std::vector<HostEvent>& events);
   // The allocator's bytes in use after memory event `h` (heap allocated
   // plus stack reserved, as xprof's memory profile counts them).
   void AddMemorySample(const PlaneStats& stats, const HostEvent& h,
@@ -452,6 +252,10 @@ class XSpaceImport {
   void AddWork(const PlaneStats& stats, const XLine& line, const XEvent& ev,
                const XEventMetadata* md, const std::string& stream,
                int32_t node, int64_t step);
+  // The HLO instruction node of a GPU event of an XLA program, if it is one.
+  std::optional<int32_t> XlaNode(const PlaneStats& stats, const XEvent& ev,
+                                 const XEventMetadata* md, const XLine& line,
+                                 int64_t step, int64_t gpu);
   // The node of a GPU event with no recorded launch: its annotation's op,
   // else _unlinked/<kind>.
   int32_t NodeWithoutLaunch(const PlaneStats& stats, const XEvent& ev,
@@ -462,6 +266,11 @@ class XSpaceImport {
   TraceBuilder* builder_;
   std::vector<PlaneRef> planes_;
   std::vector<const PlaneRef*> hosts_, gpus_;
+  const PlaneRef* metadata_plane_ = nullptr;
+  const PlaneRef* scope_plane_ = nullptr;
+  bool jax_ = false;
+  bool root_steps_ = false;
+  XlaAttribution xla_;
   absl::flat_hash_map<int64_t, const LineRef*> python_lines_;
   const PlaneRef* python_plane_ = nullptr;
   XPlane python_meta_;  // its metadata, decoded
@@ -470,7 +279,8 @@ class XSpaceImport {
   std::unique_ptr<PlaneStats> py_stats_;
   StepStarts steps_;
   absl::flat_hash_set<int64_t> groups_;
-  // "<context>/<correlation>" of a launch -> (node, step) of its op.
+  // "<context>/<correlation>" of a launch -> (node, step) of its op (node
+  // -1: a launch outside any op, kept with root steps for its step).
   absl::flat_hash_map<std::string, std::pair<int32_t, int64_t>> launches_;
   // The sweep's open ops and Python frames on the current line.
   std::vector<int32_t> op_stack_, py_stack_;
@@ -523,6 +333,10 @@ void XSpaceImport::ClassifyPlanes() {
       }
     } else if (absl::StartsWith(lower, "/device:gpu:")) {
       gpus_.push_back(&plane);
+    } else if (lower == "/host:metadata") {
+      metadata_plane_ = &plane;
+    } else if (lower == "/host:__scoperangecallstack__") {
+      scope_plane_ = &plane;
     } else {
       int64_t events = 0;
       for (const LineRef& line : plane.lines) events += CountEvents(line);
@@ -538,6 +352,75 @@ void XSpaceImport::ClassifyPlanes() {
     corrupt_ |= !ParseBytes(python_plane_->meta, &python_meta_);
     py_stats_ = std::make_unique<PlaneStats>(python_meta_);
   }
+}
+
+void XSpaceImport::LoadXlaPlanes() {
+  if (metadata_plane_ != nullptr) {
+    XPlane meta;
+    corrupt_ |= !ParseBytes(metadata_plane_->meta, &meta);
+    PlaneStats stats(meta);
+    for (const XStat& s : meta.stats()) {
+      for (const char* name : {"jax_version", "jaxlib_version"}) {
+        jax_ |= stats.Id(name) == s.metadata_id();
+      }
+    }
+    if (!xla_.AddModules(meta)) {
+      builder_->Note(file_,
+                     "an XLA module's HloProto does not decode; its events "
+                     "are linked as other events");
+    }
+  }
+  if (scope_plane_ != nullptr) {
+    XPlane meta;
+    corrupt_ |= !ParseBytes(scope_plane_->meta, &meta);
+    xla_.AddScopeRanges(meta);
+  }
+}
+
+bool XSpaceImport::FindRootSteps() {
+  struct Root {
+    int64_t start = 0, start_ns = 0, end_ns = 0;
+    std::optional<int64_t> number;
+  };
+  std::vector<Root> roots;
+  for (const PlaneRef* plane : hosts_) {
+    XPlane meta;
+    corrupt_ |= !ParseBytes(plane->meta, &meta);
+    PlaneStats stats(meta);
+    if (!stats.Id("_r").has_value()) continue;
+    for (const LineRef& ref : plane->lines) {
+      int64_t open_end = INT64_MIN;  // a root nested in another is not one
+      corrupt_ |= !ForEachEvent(ref, [&](const XEvent& ev) {
+        const XEventMetadata* md = Metadata(meta, ev);
+        int64_t start, duration;
+        if (stats.Find(ev, md, "_r") == nullptr ||
+            !TimeOf(ref.header, ev, &start, &duration)) {
+          return;
+        }
+        Root r{start, StartNs(ref.header, ev), 0,
+               stats.Int(ev, md, "step_num")};
+        r.end_ns = SatAdd(r.start_ns, DurationNs(ev));
+        if (!r.number.has_value()) r.number = stats.Int(ev, md, "iter_num");
+        if (r.start_ns < open_end) return;
+        open_end = r.end_ns;
+        roots.push_back(r);
+      });
+    }
+  }
+  if (roots.empty()) return false;
+  std::sort(roots.begin(), roots.end(),
+            [](const Root& a, const Root& b) { return a.start < b.start; });
+  for (size_t i = 0; i < roots.size(); ++i) {
+    // Negative steps mean "average" to tfprof: such a root is numbered.
+    const int64_t step = roots[i].number.value_or(-1) >= 0
+                             ? *roots[i].number
+                             : static_cast<int64_t>(i);
+    steps_.Add(roots[i].start, step);
+    builder_->activity()->AddStepSpan(step, roots[i].start_ns, roots[i].end_ns);
+  }
+  steps_.Sort();
+  root_steps_ = true;
+  return true;
 }
 
 void XSpaceImport::FindSteps() {
@@ -618,13 +501,13 @@ void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
   h.md = Metadata(plane, ev);
   const absl::string_view name =
       h.md != nullptr ? absl::string_view(h.md->name()) : "";
-  if (python) {
+  if (python || (jax_ && absl::StartsWith(name, "$"))) {
     if (!absl::StartsWith(name, "$")) return;
     h.kind = HostKind::kPython;
     h.name = name;
-  } else if (SplitTfOp(name, &h.name, &h.type)) {
+  } else if (!jax_ && SplitTfOp(name, &h.name, &h.type)) {
     h.kind = HostKind::kOp;
-  } else if (absl::StartsWith(name, kIteratorPrefix)) {
+  } else if (!jax_ && absl::StartsWith(name, kIteratorPrefix)) {
     h.kind = HostKind::kOp;  // a tf.data iterator: counted like an op
     h.name = name;
     h.type = kDatasetType;
@@ -634,6 +517,10 @@ void XSpaceImport::CollectHostEvent(const PlaneStats& stats,
     h.deallocation = name == "MemoryDeallocation";
   } else if (stats.Find(ev, h.md, "correlation_id") != nullptr) {
     h.kind = HostKind::kOther;
+  } else if (jax_ && !name.empty() && name != "<UNKNOWN>") {
+    h.kind = HostKind::kOp;  // a JAX capture's host events are its ops
+    h.name = name;
+    h.type = name;
   } else {
     return;  // other host activity: not an op
   }
@@ -669,8 +556,17 @@ void XSpaceImport::NestHostEvents(const PlaneStats& stats,
 
 void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
                              std::vector<HostEvent>* events) {
-  const HostEvent& h = (*events)[i];
-  const int32_t owner = op_stack_.empty() ? -1 : op_stack_.back();
+  HostEvent& h = (*events)[i];
+  int32_t owner = op_stack_.empty() ? -1 : op_stack_.back();
+  if (jax_ && !h.memory && owner < 0) {
+    // A launch outside any host op counts as an op of its own (the copy it
+    // starts is its work), as a PyTorch runtime call outside any op does.
+    h.kind = HostKind::kOp;
+    h.name = h.md != nullptr ? absl::string_view(h.md->name()) : "";
+    h.type = h.name;
+    NestOp(stats, i, events);
+    owner = i;
+  }
   if (h.memory) {
     AddMemorySample(stats, h, owner < 0 ? -1 : (*events)[owner].node);
     if (owner < 0) {
@@ -686,6 +582,9 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
   if (owner >= 0) {
     launches_[absl::StrCat(ctx, "/", corr)] = {(*events)[owner].node,
                                                (*events)[owner].step};
+  } else if (root_steps_) {
+    launches_[absl::StrCat(ctx, "/", corr)] = {-1,
+                                               StepOf(std::nullopt, h.start)};
   }
 }
 
@@ -697,9 +596,13 @@ void XSpaceImport::NestOp(const PlaneStats& stats, int32_t i,
     HostEvent& parent = (*events)[op_stack_.back()];
     parent.exclusive_ns -= NestedNanos(h, parent);
   }
-  h.node = h.type == kDatasetType
-               ? builder_->TypedNode(DatasetNodeName(h.name), h.type)
-               : builder_->TypedNode(h.name, h.type);
+  if (jax_) {
+    h.node = HostPathNode(&h, *events);
+  } else {
+    h.node = h.type == kDatasetType
+                 ? builder_->TypedNode(DatasetNodeName(h.name), h.type)
+                 : builder_->TypedNode(h.name, h.type);
+  }
   h.step = StepOf(stats.Int(*h.event, h.md, "group_id"), h.start);
   if (!py_stack_.empty() && !builder_->HasCode(h.node)) {
     builder_->SetCode(h.node,
@@ -708,6 +611,27 @@ void XSpaceImport::NestOp(const PlaneStats& stats, int32_t i,
                       }));
   }
   op_stack_.push_back(i);
+}
+
+int32_t XSpaceImport::HostPathNode(HostEvent* h,
+                                   const std::vector<HostEvent>& events) {
+  if (!op_stack_.empty()) {
+    const HostEvent& parent = events[op_stack_.back()];
+    if (parent.depth < kMaxPathDepth) {
+      h->base = parent.node;
+      h->depth = parent.depth + 1;
+    } else {
+      h->base = parent.base;
+      h->depth = parent.depth;
+    }
+  } else {
+    h->depth = 1;
+  }
+  const std::string component = ScopeComponent(h->name);
+  return builder_->Node(
+      h->base >= 0 ? absl::StrCat(builder_->NodeName(h->base), "/", component)
+                   : component,
+      h->type);
 }
 
 void XSpaceImport::AddMemorySample(const PlaneStats& stats, const HostEvent& h,
@@ -859,30 +783,56 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
   const XEventMetadata* md = Metadata(plane, ev);
   const std::string ctx = stats.Text(ev, md, "context_id").value_or("");
   const std::string corr = stats.Text(ev, md, "correlation_id").value_or("");
-  int32_t node = -1;
-  int64_t step = 0;
-  bool linked_by_annotation = false;
   auto launch = corr.empty() ? launches_.end()
                              : launches_.find(absl::StrCat(ctx, "/", corr));
-  if (launch != launches_.end()) {
+  // The step of the launch where it was recorded, else the event's own.
+  const int64_t step = launch != launches_.end()
+                           ? launch->second.second
+                           : StepOf(stats.Int(ev, md, "group_id"), start);
+  int32_t node = -1;
+  bool linked = true;
+  std::optional<int32_t> xla = XlaNode(stats, ev, md, line, step, gpu);
+  if (xla.has_value()) {
+    node = *xla;
+  } else if (launch != launches_.end() && launch->second.first >= 0) {
     node = launch->second.first;
-    step = launch->second.second;
     ++by_correlation_;
   } else {
     const int64_t before = unlinked_;
     node = NodeWithoutLaunch(stats, ev, md);
-    linked_by_annotation = unlinked_ == before;
-    step = StepOf(stats.Int(ev, md, "group_id"), start);
+    linked = unlinked_ == before;
   }
   const int64_t start_ns = StartNs(line, ev);
   const int64_t duration_ns = DurationNs(ev);
-  if (launch != launches_.end() || linked_by_annotation) {
+  // (An XLA instruction's runs come from its module's executions.)
+  if (linked && !xla.has_value()) {
     linked_work_.try_emplace({step, node}, gpu, start_ns);
   }
   builder_->AddExec(step, stream_all, node, start_ns, duration_ns);
   builder_->AddExec(step, stream_device, node, start_ns, duration_ns);
-  AddWork(stats, line, ev, md, stream_device,
-          launch != launches_.end() || linked_by_annotation ? node : -1, step);
+  AddWork(stats, line, ev, md, stream_device, linked ? node : -1, step);
+}
+
+std::optional<int32_t> XSpaceImport::XlaNode(const PlaneStats& stats,
+                                             const XEvent& ev,
+                                             const XEventMetadata* md,
+                                             const XLine& line, int64_t step,
+                                             int64_t gpu) {
+  if (!xla_.has_programs()) return std::nullopt;
+  std::optional<std::string> hlo_op = stats.Text(ev, md, "hlo_op");
+  if (!hlo_op.has_value() || hlo_op->empty()) return std::nullopt;
+  XlaEvent e;
+  e.program_id = stats.Int(ev, md, "program_id");
+  e.module = stats.Text(ev, md, "hlo_module").value_or("");
+  e.hlo_op = std::move(*hlo_op);
+  e.kernel = md != nullptr ? absl::string_view(md->name()) : "";
+  e.scope_range_id = stats.Int(ev, md, "scope_range_id");
+  e.step = step;
+  e.gpu = gpu;
+  e.stream = line.id();
+  e.start_ns = StartNs(line, ev);
+  e.duration_ns = DurationNs(ev);
+  return xla_.NodeOf(e);
 }
 
 void XSpaceImport::AddWork(const PlaneStats& stats, const XLine& line,
@@ -933,7 +883,16 @@ int32_t XSpaceImport::NodeWithoutLaunch(const PlaneStats& stats,
 }
 
 void XSpaceImport::AddNotes() {
-  if (!steps_.empty()) {
+  if (root_steps_) {
+    builder_->Note(file_,
+                   absl::StrCat("steps from root markers (events with stat "
+                                "_r, as jax.profiler.StepTraceAnnotation "
+                                "writes): ",
+                                steps_.size(),
+                                "; a step's wall time is its marker's span; "
+                                "device work joins the step of the host "
+                                "call that launched it"));
+  } else if (!steps_.empty()) {
     builder_->Note(
         file_, absl::StrCat("step groups on the Steps lines: ", steps_.size(),
                             " (step = group id); events of no step "
@@ -962,6 +921,7 @@ void XSpaceImport::AddNotes() {
                   "step: each event of the \"TensorFlow Ops\" line, else one "
                   "per step with GPU work)",
                   device_op_runs_);
+  xla_.AddNotes();
 }
 
 }  // namespace
