@@ -137,7 +137,7 @@ TEST_CASE("Options round-trip through OptionsProto") {
   CHECK(back->output_options.at("outfile") == "/tmp/x");
 }
 
-TEST_CASE("-op_group takes framework or hlo, and nothing else") {
+TEST_CASE("op_group takes framework or hlo, and nothing else") {
   Options o;
   REQUIRE(SetOption("op_group", "hlo", &o).ok());
   CHECK(o.op_group == OpGrouping::kHlo);
