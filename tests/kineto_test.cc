@@ -1,0 +1,395 @@
+// The PyTorch profiler (Kineto) importer (profiler/importers/kineto): every
+// corpus trace's op view per step against sums computed here from the raw
+// events, names from nesting, call stacks, and the mapping rules on
+// hand-made traces.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "google/protobuf/text_format.h"
+#include "profiler/importers/trace_import.h"
+#include "profiler/model/model.h"
+#include "profiler/views/views.h"
+#include "proto/xplane.pb.h"
+#include "re2/re2.h"
+#include "tests/test_util.h"
+#include "tests/trace_test_util.h"
+
+namespace tfprof {
+namespace {
+
+using namespace trace_test;  // NOLINT(build/namespaces): the shared helpers
+
+// --- PyTorch / Kineto: independent sums --------------------------------
+
+bool KinetoGpu(const std::string& cat) {
+  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" ||
+         cat == "Memcpy" || cat == "gpu_memset" || cat == "Memset";
+}
+bool KinetoRuntime(const std::string& cat) {
+  return cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
+}
+bool KinetoSkipped(const std::string& cat) {
+  return cat == "Trace" || cat == "gpu_user_annotation" || cat == "cuda_sync" ||
+         cat == "python_function";
+}
+std::string KinetoType(const std::string& name) {
+  return name.rfind("ProfilerStep#", 0) == 0 ? "ProfilerStep" : name;
+}
+
+Raw RawKineto(const std::string& json) {
+  simdjson::dom::parser parser;
+  Element root;
+  REQUIRE(parser.parse(json).get(root) == simdjson::SUCCESS);
+  simdjson::dom::array events;
+  REQUIRE(root["traceEvents"].get_array().get(events) == simdjson::SUCCESS);
+  struct Ev {
+    std::string thread, name, cat, corr, ext;
+    int64_t start, dur;
+    bool memory = false;
+    int64_t bytes = 0;
+    int parent = -1;
+    int64_t excl = 0;
+    int64_t step = 0;
+  };
+  std::vector<Ev> cpu, gpu;
+  for (Element e : events) {
+    const std::string ph = Str(e, "ph");
+    const std::string cat = Str(e, "cat");
+    Ev ev;
+    ev.name = Str(e, "name");
+    ev.cat = cat;
+    ev.start = RoundUs(Num(e, "ts"));
+    if (ph == "i" && ev.name == "[memory]") {
+      ev.memory = true;
+      ev.dur = 0;
+      ev.bytes = static_cast<int64_t>(Num(e["args"], "Bytes"));
+    } else if (ph == "X" && !KinetoSkipped(cat)) {
+      ev.dur = RoundUs(Num(e, "dur"));
+    } else {
+      continue;
+    }
+    ev.thread = IdText(e, "pid") + "/" + IdText(e, "tid");
+    if (Has(e, "args")) {
+      ev.corr = IdText(e["args"], "correlation");
+      ev.ext = IdText(e["args"], Has(e["args"], "External id") ? "External id"
+                                                               : "external id");
+    }
+    (KinetoGpu(cat) ? gpu : cpu).push_back(ev);
+  }
+  // Steps start where ProfilerStep#N events start.
+  std::vector<std::pair<int64_t, int64_t>> marks;
+  for (const Ev& e : cpu) {
+    if (e.name.rfind("ProfilerStep#", 0) == 0) {
+      marks.emplace_back(e.start, std::stoll(e.name.substr(13)));
+    }
+  }
+  std::sort(marks.begin(), marks.end());
+  auto step_at = [&](int64_t t) -> int64_t {
+    if (marks.empty()) return 0;
+    int64_t s = marks.front().second;
+    for (const auto& [start, step] : marks) {
+      if (start <= t) s = step;
+    }
+    return s;
+  };
+  // Nesting: by thread, then start, longer first, ops before memory.
+  std::vector<int> order(cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Ev& x = cpu[a];
+    const Ev& y = cpu[b];
+    return std::make_tuple(x.thread, x.start, -x.dur, x.memory) <
+           std::make_tuple(y.thread, y.start, -y.dur, y.memory);
+  });
+  std::vector<int> stack;
+  std::string thread;
+  std::map<int, int64_t> owner_bytes;  // op index -> allocated bytes
+  for (int i : order) {
+    Ev& e = cpu[i];
+    if (e.thread != thread) {
+      stack.clear();
+      thread = e.thread;
+    }
+    while (!stack.empty() &&
+           cpu[stack.back()].start + cpu[stack.back()].dur <= e.start) {
+      stack.pop_back();
+    }
+    if (e.memory) {
+      if (!stack.empty() && e.bytes > 0) owner_bytes[stack.back()] += e.bytes;
+      continue;
+    }
+    e.excl = e.dur;
+    e.step = step_at(e.start);
+    if (!stack.empty()) {
+      Ev& p = cpu[stack.back()];
+      e.parent = stack.back();
+      p.excl -= std::min(e.start + e.dur, p.start + p.dur) - e.start;
+    }
+    stack.push_back(i);
+  }
+  Raw raw;
+  std::map<std::string, int> by_corr, by_ext;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const Ev& e = cpu[i];
+    if (e.memory) continue;
+    const int64_t excl = std::max<int64_t>(e.excl, 0);
+    Sums& s = raw.steps[e.step][KinetoType(e.name)];
+    s.cpu += excl;
+    ++s.runs;
+    s.requested += owner_bytes[static_cast<int>(i)];
+    raw.devices[kCpu] += excl;
+    if (KinetoRuntime(e.cat) && !e.corr.empty()) {
+      by_corr.emplace(e.corr, static_cast<int>(i));
+    }
+    if (!KinetoRuntime(e.cat) && !e.ext.empty()) {
+      by_ext.emplace(e.ext, static_cast<int>(i));
+    }
+  }
+  for (const Ev& g : gpu) {
+    int launcher = -1;
+    if (by_corr.count(g.corr)) {
+      launcher = by_corr[g.corr];
+      while (KinetoRuntime(cpu[launcher].cat) && cpu[launcher].parent >= 0) {
+        launcher = cpu[launcher].parent;
+      }
+    } else if (by_ext.count(g.ext)) {
+      launcher = by_ext[g.ext];
+    }
+    const std::string type =
+        launcher >= 0 ? KinetoType(cpu[launcher].name) : g.cat;
+    const int64_t step = launcher >= 0 ? cpu[launcher].step : step_at(g.start);
+    raw.steps[step][type].acc += g.dur;
+  }
+  return raw;
+}
+
+// GPU activity per device, straight from the events' args.
+std::map<std::string, int64_t> RawKinetoGpuDevices(const std::string& json) {
+  simdjson::dom::parser parser;
+  Element root;
+  REQUIRE(parser.parse(json).get(root) == simdjson::SUCCESS);
+  std::map<std::string, int64_t> out;
+  for (Element e : root["traceEvents"].get_array()) {
+    if (Str(e, "ph") != "X" || !KinetoGpu(Str(e, "cat"))) continue;
+    const std::string gpu = IdText(e["args"], "device");
+    const int64_t dur = RoundUs(Num(e, "dur"));
+    out[kGpuPrefix + gpu + "/stream:all"] += dur;
+    out[kGpuPrefix + gpu + "/stream:" + IdText(e["args"], "stream")] += dur;
+  }
+  return out;
+}
+
+TEST_CASE("PyTorch traces: per step, the op view equals the raw sums") {
+  for (const char* rel : kKinetoTraces) {
+    if (!testing::HaveCorpusFile(rel)) continue;
+    INFO(rel);
+    absl::StatusOr<ImportedTrace> t = ImportTrace({Corpus(rel)});
+    REQUIRE(t.ok());
+    CHECK(t->format == TraceFormat::kKineto);
+    const std::string json = ReadTrace(Corpus(rel));
+    Raw raw = RawKineto(json);
+    // Devices: the host CPU gets the exclusive times, every GPU its kernels
+    // and copies on stream:all and on their streams.
+    std::map<std::string, int64_t> want = RawKinetoGpuDevices(json);
+    want[kCpu] = raw.devices[kCpu];
+    CompareDevices(want, DeviceMicros(*t));
+    Model m = ToModel(*t);
+    std::set<int64_t> raw_steps;
+    for (const auto& [step, ops] : raw.steps) raw_steps.insert(step);
+    CHECK(m.steps() == raw_steps);
+    for (int64_t step : m.steps()) {
+      INFO("step " << step);
+      Compare(raw.steps[step], OpView(m, step));
+    }
+    AllViewsWork(m, *t);
+  }
+}
+
+TEST_CASE("PyTorch traces: names are the nesting of events") {
+  absl::StatusOr<ImportedTrace> t = ImportTrace({Corpus(kKinetoTraces[0])});
+  REQUIRE(t.ok());
+  std::set<std::string> names;
+  for (const auto& n : t->graph.node()) {
+    names.insert(n.name());
+    CHECK(n.name().find(':') == std::string::npos);
+  }
+  CHECK(
+      names.count("ProfilerStep/aten.conv2d/aten.convolution/"
+                  "aten._convolution/aten.cudnn_convolution"));
+  CHECK(names.count("ProfilerStep"));
+  // Steps are the ProfilerStep numbers.
+  std::vector<int64_t> steps;
+  for (const auto& [step, rm] : t->steps) steps.push_back(step);
+  CHECK(steps == std::vector<int64_t>{5, 6, 7, 8, 9, 10});
+}
+
+TEST_CASE("PyTorch call stacks become the code view") {
+  absl::StatusOr<ImportedTrace> t = ImportTrace({Corpus(kKinetoTraces[0])});
+  REQUIRE(t.ok());
+  REQUIRE(t->op_log.log_entries_size() > 0);
+  bool found = false;
+  for (const auto& [id, s] : t->op_log.id_to_string()) {
+    found |= s == "resnet50_profiler_api.py";
+  }
+  CHECK(found);
+  Model m = ToModel(*t);
+  Views views(&m, nullptr);
+  for (int64_t step : m.steps()) {
+    INFO("step " << step);
+    absl::StatusOr<ResultTree> code =
+        views.Query(ViewKind::kCode, AllRows(step));
+    REQUIRE(code.ok());
+    // The code view accounts exactly the nodes that have a call stack.
+    std::set<std::string> with_code;
+    for (const auto& e : t->op_log.log_entries()) with_code.insert(e.name());
+    absl::StatusOr<ResultTree> scope =
+        views.Query(ViewKind::kScope, AllRows(step));
+    REQUIRE(scope.ok());
+    int64_t want = 0;
+    for (const ResultNode& n : scope->nodes) {
+      if (n.graph_node != nullptr && with_code.count(n.name)) {
+        want += n.self.exec_micros;
+      }
+    }
+    CHECK(code->root().total.exec_micros == want);
+    CHECK(want > 0);
+  }
+}
+
+TEST_CASE("Kineto: exclusive times, launches, memory, stacks, steps") {
+  const std::string json = R"({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "python_function", "name": "train.py(10): main",
+     "pid": 1, "tid": 1, "ts": 0, "dur": 300},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3",
+     "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "python_function", "name": "model.py(5): forward",
+     "pid": 1, "tid": 1, "ts": 5, "dur": 60},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear",
+     "pid": 1, "tid": 1, "ts": 10, "dur": 50, "args": {"flops": 1000}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm",
+     "pid": 1, "tid": 1, "ts": 20, "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+     "pid": 1, "tid": 1, "ts": 25, "dur": 10, "args": {"correlation": 77}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 22,
+     "args": {"Device Type": 1, "Device Id": 0, "Bytes": 4096,
+              "Total Allocated": 8192}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 23,
+     "args": {"Device Type": 1, "Device Id": 0, "Bytes": -1024}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": "stream 7",
+     "ts": 40, "dur": 80, "args": {"device": 0, "stream": 7,
+                                    "correlation": 77}},
+    {"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7,
+     "ts": 150, "dur": 5, "args": {"device": 1, "stream": 9,
+                                   "correlation": 12345}},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4",
+     "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear",
+     "pid": 1, "tid": 1, "ts": 110, "dur": 20, "args": {"flops": 1000}}
+  ]})";
+  absl::StatusOr<ImportedTrace> t = ImportTraceContents({"k.json"}, {json});
+  REQUIRE(t.ok());
+  std::map<std::string, std::string> ops;
+  for (const auto& n : t->graph.node()) ops[n.name()] = n.op();
+  CHECK(ops["ProfilerStep"] == "ProfilerStep");
+  CHECK(ops["ProfilerStep/aten.linear"] == "aten::linear");
+  CHECK(ops["ProfilerStep/aten.linear/aten.addmm"] == "aten::addmm");
+  CHECK(ops["ProfilerStep/aten.linear/aten.addmm/cudaLaunchKernel"] ==
+        "cudaLaunchKernel");
+  CHECK(ops["_unlinked/kernel"] == "kernel");
+  REQUIRE(t->steps.size() == 2);
+  CHECK(t->steps[0].first == 3);
+  CHECK(t->steps[1].first == 4);
+
+  // Exclusive times and where each execution went.
+  std::map<std::pair<std::string, std::string>, int64_t> micros;
+  const tfcore::NodeExecStats* addmm = nullptr;
+  for (const auto& [step, rm] : t->steps) {
+    for (const auto& dev : rm.step_stats().dev_stats()) {
+      for (const auto& ns : dev.node_stats()) {
+        micros[{dev.device(), ns.node_name()}] += ns.op_end_rel_micros();
+        if (dev.device() == kCpu &&
+            ns.node_name() == "ProfilerStep/aten.linear/aten.addmm") {
+          addmm = &ns;
+        }
+      }
+    }
+  }
+  CHECK(micros[{kCpu, "ProfilerStep"}] == 100 - 50 + 100 - 20);
+  CHECK(micros[{kCpu, "ProfilerStep/aten.linear"}] == 50 - 30 + 20);
+  CHECK(micros[{kCpu, "ProfilerStep/aten.linear/aten.addmm"}] == 30 - 10);
+  const std::string gpu0 = std::string(kGpuPrefix) + "0";
+  CHECK(micros[{gpu0 + "/stream:all", "ProfilerStep/aten.linear/aten.addmm"}] ==
+        80);
+  CHECK(micros[{gpu0 + "/stream:7", "ProfilerStep/aten.linear/aten.addmm"}] ==
+        80);
+  CHECK(
+      micros[{std::string(kGpuPrefix) + "1/stream:all", "_unlinked/kernel"}] ==
+      5);
+
+  // Memory of addmm: +4096 then -1024 on GPU_0.
+  REQUIRE(addmm != nullptr);
+  REQUIRE(addmm->memory_size() == 1);
+  const auto& mem = addmm->memory(0);
+  CHECK(mem.allocator_name() == "GPU_0");
+  CHECK(mem.total_bytes() == 4096);
+  CHECK(mem.peak_bytes() == 4096);
+  CHECK(mem.live_bytes() == 3072);
+  CHECK(mem.allocator_bytes_in_use() == 8192);
+  CHECK(mem.allocation_records_size() == 2);
+
+  // Call stacks: the enclosing python_function events, outermost first.
+  std::map<std::string, std::vector<std::string>> stacks;
+  for (const auto& e : t->op_log.log_entries()) {
+    for (const auto& tr : e.code_def().traces()) {
+      stacks[e.name()].push_back(t->op_log.id_to_string().at(tr.file_id()) +
+                                 ":" + std::to_string(tr.lineno()) + ":" +
+                                 t->op_log.id_to_string().at(tr.function_id()));
+    }
+  }
+  CHECK(stacks["ProfilerStep/aten.linear"] ==
+        std::vector<std::string>{"train.py:10:main", "model.py:5:forward"});
+  // Float ops per run.
+  for (const auto& e : t->op_log.log_entries()) {
+    if (e.name() == "ProfilerStep/aten.linear") CHECK(e.float_ops() == 1000);
+  }
+  Model m = ToModel(*t);
+  AllViewsWork(m, *t);
+  // Timestamps start at 0 here: shifted so that tfprof counts them.
+  bool shifted = false;
+  for (const std::string& n : t->notes) {
+    shifted |= n.find("timestamps shifted") != std::string::npos;
+  }
+  CHECK(shifted);
+  CHECK(OpView(m, 3)["aten::linear"].runs == 1);
+  CHECK(OpView(m, 4)["aten::linear"].runs == 1);
+}
+
+TEST_CASE("Kineto: the older Call stack args give stacks") {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 1,
+     "tid": "1", "ts": 1, "dur": 2, "args": {"Call stack":
+     "lib/ops.py(3): add;main.py(9): <module>"}}]})";
+  absl::StatusOr<ImportedTrace> t = ImportTraceContents({"old.json"}, {json});
+  REQUIRE(t.ok());
+  CHECK(t->format == TraceFormat::kKineto);
+  REQUIRE(t->op_log.log_entries_size() == 1);
+  const auto& tr = t->op_log.log_entries(0).code_def().traces();
+  REQUIRE(tr.size() == 2);
+  CHECK(t->op_log.id_to_string().at(tr[0].file_id()) == "main.py");
+  CHECK(tr[0].lineno() == 9);
+  CHECK(t->op_log.id_to_string().at(tr[1].function_id()) == "add");
+}
+
+}  // namespace
+}  // namespace tfprof
