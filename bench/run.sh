@@ -79,8 +79,9 @@ fi
 # The trace rows: PyTorch traces made from the corpus one by
 # bench/gen_kineto.py (3 and 10 copies), TensorFlow timelines made by
 # bench/gen_tf_timeline.py (one real step repeated into 40k and 200k nodes)
-# and XSpaces made of 100 and 1000 copies of a corpus XSpace (concatenated
-# serialized XSpaces are one XSpace with the planes repeated: 0.3 and 3 GB).
+# and XSpaces made of copies of a corpus XSpace (concatenated serialized
+# XSpaces are one XSpace with the planes repeated): 600 of the bundled JAX
+# capture (1.06 GB), 100 and 1000 of the 8-GPU TF capture (0.3 and 3 GB).
 # Each: our import against a bare parse of the same file (simdjson's
 # on-demand walk, or protobuf's XSpace parse), and peak memory.
 traces() {
@@ -94,6 +95,14 @@ traces() {
     "$bin/bench/bench" --trace "$tmp/k$copies.json"
     rm -f "$tmp/k$copies.json"
   done
+  # A JAX capture (XLA programs, command buffers off) repeated to 1.06 GB:
+  # the HLO modules, root steps and instruction attribution at that size.
+  local jax=testdata/corpus/gpu-h200-2026/jax_lm_nocb.xplane.pb.gz
+  gunzip -c "$jax" >"$tmp/jax1.xplane.pb"
+  for ((i = 0; i < 600; ++i)); do cat "$tmp/jax1.xplane.pb"; done >"$tmp/jax600.xplane.pb"
+  rm -f "$tmp/jax1.xplane.pb"
+  "$bin/bench/bench" --trace "$tmp/jax600.xplane.pb"
+  rm -f "$tmp/jax600.xplane.pb"
   local wide=${TFPROF_CORPUS:-../shared/corpus}
   local anna=$wide/tf1-timelines/ANNA_timeline_01.json
   local xspace=$wide/tensorflow-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb

@@ -284,7 +284,7 @@ class XSpaceImport {
   absl::flat_hash_map<std::string, std::pair<int32_t, int64_t>> launches_;
   // The sweep's open ops and Python frames on the current line.
   std::vector<int32_t> op_stack_, py_stack_;
-  int64_t orphan_memory_ = 0, bad_events_ = 0;
+  int64_t orphan_memory_ = 0, program_memory_ = 0, bad_events_ = 0;
   int64_t by_correlation_ = 0, by_annotation_ = 0, unlinked_ = 0;
   int64_t device_op_runs_ = 0;
   // (step, node) -> (gpu, start ns) of the first GPU work linked to an op.
@@ -349,7 +349,7 @@ void XSpaceImport::ClassifyPlanes() {
     }
   }
   if (python_plane_ != nullptr) {
-    corrupt_ |= !ParseBytes(python_plane_->meta, &python_meta_);
+    corrupt_ |= !ParseMeta(*python_plane_, &python_meta_);
     py_stats_ = std::make_unique<PlaneStats>(python_meta_);
   }
 }
@@ -357,7 +357,7 @@ void XSpaceImport::ClassifyPlanes() {
 void XSpaceImport::LoadXlaPlanes() {
   if (metadata_plane_ != nullptr) {
     XPlane meta;
-    corrupt_ |= !ParseBytes(metadata_plane_->meta, &meta);
+    corrupt_ |= !ParseMeta(*metadata_plane_, &meta);
     PlaneStats stats(meta);
     for (const XStat& s : meta.stats()) {
       for (const char* name : {"jax_version", "jaxlib_version"}) {
@@ -372,7 +372,7 @@ void XSpaceImport::LoadXlaPlanes() {
   }
   if (scope_plane_ != nullptr) {
     XPlane meta;
-    corrupt_ |= !ParseBytes(scope_plane_->meta, &meta);
+    corrupt_ |= !ParseMeta(*scope_plane_, &meta);
     xla_.AddScopeRanges(meta);
   }
 }
@@ -385,7 +385,7 @@ bool XSpaceImport::FindRootSteps() {
   std::vector<Root> roots;
   for (const PlaneRef* plane : hosts_) {
     XPlane meta;
-    corrupt_ |= !ParseBytes(plane->meta, &meta);
+    corrupt_ |= !ParseMeta(*plane, &meta);
     PlaneStats stats(meta);
     if (!stats.Id("_r").has_value()) continue;
     for (const LineRef& ref : plane->lines) {
@@ -427,7 +427,7 @@ void XSpaceImport::FindSteps() {
   absl::flat_hash_map<int64_t, int64_t> first_start;
   for (const PlaneRef* plane : gpus_) {
     XPlane meta;
-    corrupt_ |= !ParseBytes(plane->meta, &meta);
+    corrupt_ |= !ParseMeta(*plane, &meta);
     PlaneStats stats(meta);
     for (const LineRef& ref : plane->lines) {
       const XLine& line = ref.header;
@@ -455,7 +455,7 @@ void XSpaceImport::FindSteps() {
 
 void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
   XPlane meta;
-  corrupt_ |= !ParseBytes(plane.meta, &meta);
+  corrupt_ |= !ParseMeta(plane, &meta);
   PlaneStats stats(meta);
   XLine line, python;  // one line's events at a time (nesting needs them all)
   for (const LineRef& ref : plane.lines) {
@@ -571,6 +571,12 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
     AddMemorySample(stats, h, owner < 0 ? -1 : (*events)[owner].node);
     if (owner < 0) {
       ++orphan_memory_;
+    } else if (jax_) {
+      // A JAX capture's allocations are the XLA programs' buffers, made by
+      // the runtime while it dispatches: samples of the allocators' bytes
+      // in use (with the host event around them as their op), not bytes of
+      // that host event.
+      ++program_memory_;
     } else {
       (*events)[owner].memory_events.push_back(i);
     }
@@ -706,7 +712,7 @@ void XSpaceImport::AddMemory(const PlaneStats& stats,
 
 void XSpaceImport::ImportGpuPlane(const PlaneRef& ref) {
   XPlane plane;
-  corrupt_ |= !ParseBytes(ref.meta, &plane);
+  corrupt_ |= !ParseMeta(ref, &plane);
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
   builder_->activity()->AddDevice(GpuDevice(gpu));
@@ -909,6 +915,11 @@ void XSpaceImport::AddNotes() {
                   unlinked_);
   builder_->Count(file_, "memory events outside any op, not mapped",
                   orphan_memory_);
+  builder_->Count(file_,
+                  "memory events of XLA programs' buffers, kept as the "
+                  "allocators' bytes in use (memory, steps), not as bytes of "
+                  "the host event around them",
+                  program_memory_);
   builder_->Count(file_,
                   "events without a usable time (aggregated, negative or out "
                   "of range), skipped",

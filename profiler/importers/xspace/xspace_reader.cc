@@ -137,19 +137,37 @@ const XEventMetadata* Metadata(const XPlane& plane, const XEvent& ev) {
 
 bool ParsePlane(absl::string_view bytes, PlaneRef* plane, XPlane* scratch) {
   bool lines_ok = true;
-  const bool split =
-      SplitField(bytes, 3, &plane->meta, [&](absl::string_view line) {
-        LineRef& l = plane->lines.emplace_back();
-        l.bytes = line;
-        std::string header;
-        lines_ok = lines_ok &&
-                   SplitField(line, 4, &header, [](absl::string_view) {}) &&
-                   ParseBytes(header, &l.header);
-      });
-  if (!split || !lines_ok || !ParseBytes(plane->meta, scratch)) return false;
+  auto keep = [plane](absl::string_view other) {
+    // Fields next to each other in the file make one range.
+    if (!plane->meta.empty() &&
+        plane->meta.back().data() + plane->meta.back().size() == other.data()) {
+      plane->meta.back() = absl::string_view(
+          plane->meta.back().data(), plane->meta.back().size() + other.size());
+    } else {
+      plane->meta.push_back(other);
+    }
+  };
+  const bool split = SplitFieldTo(bytes, 3, keep, [&](absl::string_view line) {
+    LineRef& l = plane->lines.emplace_back();
+    l.bytes = line;
+    std::string header;
+    lines_ok = lines_ok &&
+               SplitField(line, 4, &header, [](absl::string_view) {}) &&
+               ParseBytes(header, &l.header);
+  });
+  if (!split || !lines_ok || !ParseMeta(*plane, scratch)) return false;
   plane->name = scratch->name();
   scratch->Clear();
   return true;
+}
+
+bool ParseMeta(const PlaneRef& plane, XPlane* out) {
+  if (plane.meta.size() == 1) return ParseBytes(plane.meta[0], out);
+  std::string bytes;  // one plane's, while it is decoded
+  for (absl::string_view part : plane.meta) {
+    bytes.append(part.data(), part.size());
+  }
+  return ParseBytes(bytes, out);
 }
 
 int64_t CountEvents(const LineRef& line) {

@@ -77,17 +77,18 @@ struct LineRef {
 };
 struct PlaneRef {
   std::string name;
-  std::string meta;  // every field but the lines, serialized
+  // Every field but the lines, serialized: where they lie in the file (the
+  // fields before the lines and those after them, usually two ranges).
+  std::vector<absl::string_view> meta;
   std::vector<LineRef> lines;
 };
 
 // Splits the serialized message `bytes`: each occurrence of the
 // length-delimited field `field` goes to on_field(value); the raw bytes of
-// every other field to *rest (unless rest is null). False if the bytes are
-// malformed.
-template <typename F>
-bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
-                F on_field) {
+// every other field to on_rest(bytes). False if the bytes are malformed.
+template <typename F, typename R>
+bool SplitFieldTo(absl::string_view bytes, uint32_t field, R on_rest,
+                  F on_field) {
   wire::Reader r(std::string_view(bytes.data(), bytes.size()));
   uint32_t f;
   int w;
@@ -102,12 +103,22 @@ bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
     }
     r.Skip(w);
     if (!r.ok()) return false;
-    if (rest != nullptr) {
-      rest->append(reinterpret_cast<const char*>(start),
-                   static_cast<size_t>(r.pos() - start));
-    }
+    on_rest(absl::string_view(reinterpret_cast<const char*>(start),
+                              static_cast<size_t>(r.pos() - start)));
   }
   return r.ok();
+}
+
+// The same, the other fields' bytes appended to *rest (unless rest is null).
+template <typename F>
+bool SplitField(absl::string_view bytes, uint32_t field, std::string* rest,
+                F on_field) {
+  return SplitFieldTo(
+      bytes, field,
+      [rest](absl::string_view other) {
+        if (rest != nullptr) rest->append(other.data(), other.size());
+      },
+      on_field);
 }
 
 // Parses `bytes` into *m (cleared first). Sizes are within int: fields of a
@@ -122,6 +133,8 @@ bool ParseBytes(absl::string_view bytes, M* m) {
 // Indexes one serialized plane. `scratch` checks that its metadata decodes
 // (and gives its name); it is not kept.
 bool ParsePlane(absl::string_view bytes, PlaneRef* plane, XPlane* scratch);
+// Decodes a plane's fields but its lines into *out (cleared first).
+bool ParseMeta(const PlaneRef& plane, XPlane* out);
 
 // Calls f(event) for each event of the line, decoded into one reused
 // message; false (at the first) if an event is malformed.
