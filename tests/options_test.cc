@@ -7,13 +7,13 @@ namespace {
 
 TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 23);
+  REQUIRE(t.size() == 26);
   CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");
   CHECK(t.back().name == "output");
   CHECK(OrderByValues().size() == 11);
-  CHECK(SelectValues().size() == 14);
+  CHECK(SelectValues().size() == 17);
   CHECK(SelectValues()[4] == "tensor_value");
 }
 

@@ -105,6 +105,11 @@ std::string ClosestWord(const std::string& word,
   return best;
 }
 
+const std::vector<std::string>& FlopsRules() {
+  static const std::vector<std::string> v = {"extended", "pytorch"};
+  return v;
+}
+
 const std::vector<std::string>& OrderByValues() {
   static const std::vector<std::string> v = {
       "name",         "bytes",     "peak_bytes",         "residual_bytes",
@@ -114,14 +119,23 @@ const std::vector<std::string>& OrderByValues() {
 }
 
 const std::vector<std::string>& SelectValues() {
-  static const std::vector<std::string> v = {
-      "bytes",          "micros",
-      "params",         "float_ops",
-      "tensor_value",   "device",
-      "op_types",       "occurrence",
-      "input_shapes",   "accelerator_micros",
-      "cpu_micros",     "peak_bytes",
-      "residual_bytes", "output_bytes"};
+  static const std::vector<std::string> v = {"bytes",
+                                             "micros",
+                                             "params",
+                                             "float_ops",
+                                             "tensor_value",
+                                             "device",
+                                             "op_types",
+                                             "occurrence",
+                                             "input_shapes",
+                                             "accelerator_micros",
+                                             "cpu_micros",
+                                             "peak_bytes",
+                                             "residual_bytes",
+                                             "output_bytes",
+                                             "accelerator_flop_rate",
+                                             "arithmetic_intensity",
+                                             "roofline"};
   return v;
 }
 
@@ -204,6 +218,19 @@ const std::vector<OptionSpec>& OptionTable() {
        "Scope, graph and code views: list under each op the accelerator "
        "kernels it launched (name, launches, time) where the input records "
        "them."},
+      {"flops_rule", K::kChoice, "extended",
+       "Which float ops nodes carry (PyTorch traces): extended (each "
+       "computation counted once, on its innermost record, plus attention, "
+       "convolution backward, linear and matmul) or pytorch (PyTorch's "
+       "with_flops set exactly, nested autocast records counted twice, as "
+       "key_averages() does). Run figures (flops_per_step, MFU) always use "
+       "extended."},
+      {"peak_flops", K::kNumber, "0",
+       "One accelerator's peak FLOP/s for MFU and rooflines (e.g. 989.4e12), "
+       "instead of the peak table's row for the GPU; 0: the table's."},
+      {"peak_bytes_per_sec", K::kNumber, "0",
+       "One accelerator's memory bandwidth in bytes/s for rooflines (e.g. "
+       "4.8e12), instead of the peak table's; 0: the table's."},
       {"account_displayed_op_only", K::kBool, "false",
        "If true, totals count only the nodes that are displayed."},
       {"select", K::kSelect, "micros",
@@ -371,6 +398,22 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
     }
     case OptionKind::kOutput:
       return ParseOutput(value, &opts->output_type, &opts->output_options);
+    case OptionKind::kChoice:
+      if (!Contains(FlopsRules(), value)) {
+        return BadValue(name, value,
+                        absl::StrCat("expected one of ",
+                                     absl::StrJoin(FlopsRules(), ", ")));
+      }
+      opts->flops_rule = value;
+      return absl::OkStatus();
+    case OptionKind::kNumber: {
+      double v;
+      if (!absl::SimpleAtod(value, &v) || !(v >= 0) || !(v < 1e30)) {
+        return BadValue(name, value, "expected a number >= 0");
+      }
+      (name == "peak_flops" ? opts->peak_flops : opts->peak_bytes_per_sec) = v;
+      return absl::OkStatus();
+    }
   }
   return absl::OkStatus();
 }
@@ -432,6 +475,9 @@ absl::Status ValidateOptions(const Options& opts) {
   if (!Contains(OrderByValues(), opts.order_by)) {
     return BadValue("order_by", opts.order_by, "unknown order");
   }
+  if (!Contains(FlopsRules(), opts.flops_rule)) {
+    return BadValue("flops_rule", opts.flops_rule, "unknown rule");
+  }
   for (const std::string& s : opts.select) {
     if (!Contains(SelectValues(), s)) {
       return BadValue("select", s, "unknown attribute");
@@ -472,6 +518,9 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   list("hide_name_regexes", o.hide_name_regexes);
   list("device_regexes", o.device_regexes);
   flag("show_kernels", o.show_kernels);
+  v.emplace_back("flops_rule", o.flops_rule);
+  v.emplace_back("peak_flops", absl::StrCat(o.peak_flops));
+  v.emplace_back("peak_bytes_per_sec", absl::StrCat(o.peak_bytes_per_sec));
   flag("account_displayed_op_only", o.account_displayed_op_only);
   list("select", o.select);
   std::vector<std::string> kvs;

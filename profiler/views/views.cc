@@ -18,6 +18,7 @@
 #include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
 #include "profiler/load/tensor_value.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/kernels.h"
 #include "re2/re2.h"
 
@@ -324,9 +325,9 @@ class ViewCache {
   // (memory) order, and kept while the model's data, the step and the
   // devices stay the same, so repeated queries do not compute them again.
   const std::vector<NodeStats>& StatsFor(
-      const Model& model, int64_t step,
-      const std::vector<std::string>& devices) {
-    if (!StatsKept(model, step, devices)) {
+      const Model& model, int64_t step, const std::vector<std::string>& devices,
+      bool pytorch_rule) {
+    if (!StatsKept(model, step, devices, pytorch_rule)) {
       stats_.resize(model.size());
       if (devices.size() == 1 && devices[0] == ".*") {
         for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
@@ -342,7 +343,16 @@ class ViewCache {
           stats_[g->index] = model.StatsOn(*g, step, keep);
         }
       }
+      if (pytorch_rule) {
+        // PyTorch's with_flops count where the trace has one.
+        for (const auto& g : model.nodes()) {
+          if (g->pytorch_float_ops < 0) continue;
+          NodeStats& st = stats_[g->index];
+          st.float_ops = SatMul(g->pytorch_float_ops, st.run_count);
+        }
+      }
       stats_valid_ = true;
+      stats_pytorch_rule_ = pytorch_rule;
       stats_step_ = step;
       stats_version_ = model.version();
       stats_devices_ = devices;
@@ -352,8 +362,10 @@ class ViewCache {
 
   // Whether StatsFor() has these statistics already.
   bool StatsKept(const Model& model, int64_t step,
-                 const std::vector<std::string>& devices) const {
+                 const std::vector<std::string>& devices,
+                 bool pytorch_rule) const {
     return stats_valid_ && stats_step_ == step &&
+           stats_pytorch_rule_ == pytorch_rule &&
            stats_version_ == model.version() && stats_.size() == model.size() &&
            stats_devices_ == devices;
   }
@@ -362,6 +374,7 @@ class ViewCache {
   std::vector<NodeStats> stats_;
   std::vector<std::string> stats_devices_;
   bool stats_valid_ = false;
+  bool stats_pytorch_rule_ = false;
   int64_t stats_step_ = 0;
   uint64_t stats_version_ = 0;
 };
@@ -1259,7 +1272,12 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   if (!s.ok()) return s;
   s = CheckStep(*model_, opts.step);
   if (!s.ok()) return s;
-  if (view == ViewKind::kKernel) return QueryKernelView(*model_, opts);
+  const bool pytorch_rule = opts.flops_rule == "pytorch";
+  if (view == ViewKind::kKernel) {
+    absl::StatusOr<ResultTree> kernels = QueryKernelView(*model_, opts);
+    if (kernels.ok()) AttachFlopFacts(*model_, &*kernels);
+    return kernels;
+  }
   if (view == ViewKind::kCode && !model_->has_code_traces()) {
     return absl::FailedPreconditionError(
         "the code view needs Python call stacks: load an op log with code "
@@ -1271,14 +1289,15 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   BuildFn unused;
   const bool cold =
       !StructureSlot(cache_.get(), view, &unused)->Current(*model_) ||
-      !cache_->StatsKept(*model_, opts.step, opts.device_regexes);
+      !cache_->StatsKept(*model_, opts.step, opts.device_regexes, pytorch_rule);
   const Structure* structure = nullptr;
   const std::vector<NodeStats>* stats = nullptr;
   RunBoth(
       cold && model_->size() >= kParallelMinItems,
       [&] { structure = CachedStructure(cache_.get(), *model_, view); },
       [&] {
-        stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
+        stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes,
+                                  pytorch_rule);
       });
   const Structure& st = *structure;
   const Compiled c(opts);
@@ -1302,7 +1321,9 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
       break;
     case ViewKind::kOp:
     case ViewKind::kKernel:
-      return QueryOpView(st, c, checkpoint_, &q, std::move(out));
+      result = QueryOpView(st, c, checkpoint_, &q, std::move(out));
+      AttachFlopFacts(*model_, &*result);
+      return result;
   }
   if (result.ok() && opts.show_kernels) AttachKernels(*model_, &*result);
   return result;

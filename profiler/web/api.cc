@@ -19,6 +19,7 @@
 #include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
 #include "profiler/views/diff.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/kernels.h"
 #include "profiler/views/steps.h"
 
@@ -423,7 +424,11 @@ WebReply WebApi::Diff(const WebParams& params) {
 WebReply WebApi::Steps() {
   std::lock_guard<std::mutex> lock(mu_);
   if (steps_json_.empty()) {
-    steps_json_ = RenderStepsJson(ComputeSteps(current_.profile->model));
+    StepTable table = ComputeSteps(current_.profile->model);
+    AddStepFlops(ComputeRunFlops(current_.profile->model, table,
+                                 PeakOverrideOf(defaults_)),
+                 &table);
+    steps_json_ = RenderStepsJson(table);
   }
   return JsonReply(steps_json_);
 }
@@ -431,7 +436,8 @@ WebReply WebApi::Steps() {
 WebReply WebApi::Summary() {
   std::lock_guard<std::mutex> lock(mu_);
   if (summary_json_.empty()) {
-    summary_json_ = RenderSummaryJson(Summarize(current_.profile->model));
+    summary_json_ = RenderSummaryJson(
+        Summarize(current_.profile->model, PeakOverrideOf(defaults_)));
   }
   return JsonReply(summary_json_);
 }
@@ -455,7 +461,8 @@ WebReply WebApi::Advise(const WebParams& params) {
   std::vector<std::string> notes;
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<tfpb::AdviceProto> advice =
-      tfprof::Advise(current_.profile->model, current_.views, options, &notes);
+      tfprof::Advise(current_.profile->model, current_.views, options, &notes,
+                     PeakOverrideOf(defaults_));
   if (!advice.ok()) return ErrorFor(advice.status());
   std::vector<std::string> rows;
   for (const Checker* c : Checkers()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@
 #include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
+#include "profiler/importers/kineto/torch_flops.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -114,6 +116,10 @@ struct Event {
 struct CpuArgs {
   std::optional<int64_t> flops;  // args.flops when an integer >= 0
   int32_t call_stack = -1;       // args["Call stack"] (string table)
+  // The float ops of an op with a formula (TorchFlops), and whether a
+  // nested record counts its computation instead (the extended rule).
+  std::optional<TorchOpFlops> torch;
+  bool nested_counted = false;
 };
 
 struct MemoryArgs {
@@ -181,18 +187,68 @@ struct EventFields : TraceEventFields {
   }
 };
 
-bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
+// An operator's recorded arguments (record_shapes), read only for ops with
+// a FLOP formula; the buffers are reused from event to event.
+struct ShapeArgs {
+  JsonIntLists dims;          // "Input Dims"
+  JsonStrings types, values;  // "Input type", "Concrete Inputs"
+  bool has_dims = false, has_types = false, has_values = false;
+
+  void Clear() {
+    dims.clear();
+    types.clear();
+    values.clear();
+    has_dims = has_types = has_values = false;
+  }
+  // As TorchFlops takes them.
+  TorchOpArgs Args() const {
+    TorchOpArgs a;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      a.dims.emplace_back(
+          dims.values.begin() + static_cast<long>(dims.begin[i]),
+          dims.values.begin() + static_cast<long>(dims.begin[i + 1]));
+    }
+    for (size_t i = 0; i < types.size(); ++i) {
+      a.types.emplace_back(types.at(i));
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      a.values.emplace_back(values.at(i));
+    }
+    return a;
+  }
+};
+
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
+               ShapeArgs* shapes) {
   *f = EventFields();
-  return ReadTraceEvent(reader, event, f,
-                        [&](absl::string_view key, JsonReader::Value& value) {
-                          if (key == "grid" && f->grid.size == 0) {
-                            return reader->ReadInts(value, &f->grid);
-                          }
-                          if (key == "block" && f->block.size == 0) {
-                            return reader->ReadInts(value, &f->block);
-                          }
-                          return reader->ReadFirst(value, f->ArgSlot(key));
-                        });
+  shapes->Clear();
+  return ReadTraceEvent(
+      reader, event, f, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "grid" && f->grid.size == 0) {
+          return reader->ReadInts(value, &f->grid);
+        }
+        if (key == "block" && f->block.size == 0) {
+          return reader->ReadInts(value, &f->block);
+        }
+        const bool dims = key == "Input Dims", types = key == "Input type",
+                   values = key == "Concrete Inputs";
+        if (dims || types || values) {
+          // Only ops with a FLOP formula need them (the name comes before
+          // the args in PyTorch's traces; without one they are read).
+          std::optional<absl::string_view> name = f->name.String();
+          bool& seen = dims    ? shapes->has_dims
+                       : types ? shapes->has_types
+                               : shapes->has_values;
+          if (seen || (name.has_value() && !HasTorchFlops(*name))) {
+            return reader->Skip(value);
+          }
+          seen = true;
+          return dims    ? reader->ReadIntLists(value, &shapes->dims)
+                 : types ? reader->ReadStrings(value, &shapes->types)
+                         : reader->ReadStrings(value, &shapes->values);
+        }
+        return reader->ReadFirst(value, f->ArgSlot(key));
+      });
 }
 
 // Node names nest at most this deep; deeper events are named as if they
@@ -314,13 +370,17 @@ class KinetoImport {
   absl::Status Run(JsonReader* reader) {
     if (!reader->ForEachEvent(
             [&](JsonReader::Value& ev) { return OnEvent(reader, ev); },
-            /*last_pass=*/true)) {
+            /*last_pass=*/true,
+            [&](absl::string_view key, JsonReader::Value& value) {
+              return OnHeader(reader, key, value);
+            })) {
       return JsonReadError(file_);
     }
     // The rest needs no JSON: free the file and the parser's index.
     reader->Close();
     FindSteps();
     Nest();
+    CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
     AddNotes();
@@ -328,7 +388,9 @@ class KinetoImport {
   }
 
  private:
-  // --- Collecting (one call per trace event).
+  // --- Collecting (one call per trace event, after the header's fields).
+  bool OnHeader(JsonReader* reader, absl::string_view key,
+                JsonReader::Value& value);
   bool OnEvent(JsonReader* reader, JsonReader::Value& ev);
   // The kind of an event from its phase and category; false (after counting
   // why) when it is not mapped.
@@ -347,7 +409,13 @@ class KinetoImport {
   void Nest();
   void NestCpu(int32_t i);
   void NestMemory(int32_t i);
+  // The extended rule: a computation recorded by nested records (autocast's
+  // outer and inner aten::conv2d, conv2d over cudnn_convolution, linear over
+  // addmm) counts once, on the innermost.
+  void CountNestedFlops();
   void AddCpuExecs();
+  // Float ops of the nodes whose records have any, with their costs.
+  void AddFlops();
   void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
   void AddGpuExecs();
   // Records GPU event `g` as accelerator work of `node` (-1: not known).
@@ -371,6 +439,8 @@ class KinetoImport {
   absl::flat_hash_map<IdKey, int32_t> by_correlation_;
   absl::flat_hash_map<IdKey, int32_t> by_external_id_;
   EventFields f_;
+  ShapeArgs shapes_;
+  Recording recording_;
   StepStarts steps_;
   // The sweep's open CPU events and Python frames on the current thread.
   std::vector<int32_t> cpu_stack_, py_stack_;
@@ -378,8 +448,48 @@ class KinetoImport {
   int64_t unlinked_ = 0, by_external_ = 0;
 };
 
+// The header: how the trace was recorded, and the GPUs it ran on.
+bool KinetoImport::OnHeader(JsonReader* reader, absl::string_view key,
+                            JsonReader::Value& value) {
+  if (key == "with_flops" || key == "record_shapes") {
+    JsonScalar v;
+    if (!reader->Read(value, &v)) return false;
+    recording_.known = true;
+    (key == "with_flops" ? recording_.with_flops : recording_.record_shapes) =
+        v.Int().value_or(0) != 0;
+    return true;
+  }
+  if (key != "deviceProperties" || !JsonReader::IsArray(value)) {
+    return reader->Skip(value);
+  }
+  return reader->ForEachElement(value, [&](JsonReader::Value& device) {
+    if (!JsonReader::IsObject(device)) return reader->Skip(device);
+    DeviceInfo info;
+    std::optional<int64_t> id;
+    bool ok = reader->ForEachField(
+        device, [&](absl::string_view k, JsonReader::Value& v) {
+          JsonScalar x;
+          if (!reader->Read(v, &x)) return false;
+          if (k == "id") id = x.Int();
+          if (k == "name") info.name = std::string(x.String().value_or(""));
+          if (k == "numSms") info.units = x.Int().value_or(0);
+          if (k == "computeMajor") {
+            info.cc_major = static_cast<int32_t>(x.Int().value_or(0));
+          }
+          if (k == "computeMinor") {
+            info.cc_minor = static_cast<int32_t>(x.Int().value_or(0));
+          }
+          return true;
+        });
+    if (ok && id.has_value()) {
+      builder_->activity()->SetDeviceInfo(GpuDevice(*id), info);
+    }
+    return ok;
+  });
+}
+
 bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
-  if (!ReadEvent(reader, ev, &f_)) return false;
+  if (!ReadEvent(reader, ev, &f_, &shapes_)) return false;
   std::optional<absl::string_view> ph = f_.ph.String();
   if (!ph.has_value()) {
     builder_->Count(file_, "events without a \"ph\" string, skipped");
@@ -463,7 +573,16 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
       if (flops.has_value() && *flops >= 0) a.flops = flops;
       std::optional<absl::string_view> stack = f_.call_stack.String();
       if (stack.has_value()) a.call_stack = Intern(&strings_, *stack);
-      if (a.flops.has_value() || a.call_stack >= 0) {
+      const std::string& name = strings_.Get(e->name);
+      if (HasTorchFlops(name) && (shapes_.has_dims || a.flops.has_value())) {
+        a.torch = TorchFlops(name, shapes_.Args());
+        // A count PyTorch wrote itself (older traces) is its count.
+        if (a.flops.has_value()) {
+          a.torch->pytorch = *a.flops;
+          if (a.torch->extended < 0) a.torch->extended = *a.flops;
+        }
+      }
+      if (a.flops.has_value() || a.call_stack >= 0 || a.torch.has_value()) {
         e->args = static_cast<int32_t>(cpu_args_.size());
         cpu_args_.push_back(a);
       }
@@ -656,13 +775,96 @@ void KinetoImport::AddCpuExecs() {
         activity->Intern(thread_names_[static_cast<size_t>(e.thread)])});
     if (e.args >= 0) {
       const CpuArgs& a = cpu_args_[e.args];
-      if (a.flops.has_value()) builder_->AddFloatOps(e.node, *a.flops);
       if (!builder_->HasCode(e.node) && a.call_stack >= 0) {
         builder_->SetCode(e.node, ParseCallStack(strings_.Get(a.call_stack)));
         ++call_stacks_;
       }
     }
     AddMemory(e, exec);
+  }
+  AddFlops();
+}
+
+void KinetoImport::CountNestedFlops() {
+  auto counts = [&](int32_t i) -> CpuArgs* {
+    const Event& e = events_[i];
+    if (e.kind != Kind::kCpu || e.args < 0) return nullptr;
+    CpuArgs& a = cpu_args_[e.args];
+    return a.torch.has_value() && a.torch->extended > 0 ? &a : nullptr;
+  };
+  // An enclosing record of a counted one does not count again when both are
+  // matrix products, convolutions or attention (one computation recorded
+  // by nested records), or when it is an element-wise op (its count would
+  // double what happened inside); element-wise records inside a product do
+  // not stop the product from counting.
+  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
+    const CpuArgs* inner = counts(i);
+    if (inner == nullptr) continue;
+    const bool inner_weak = inner->torch->family == OpFamily::kElementwise;
+    for (int32_t p = events_[i].parent; p >= 0; p = events_[p].parent) {
+      CpuArgs* outer = counts(p);
+      if (outer == nullptr) continue;
+      const bool outer_weak = outer->torch->family == OpFamily::kElementwise;
+      if (outer_weak || !inner_weak) outer->nested_counted = true;
+    }
+  }
+}
+
+void KinetoImport::AddFlops() {
+  absl::flat_hash_set<int32_t> extended, any;
+  int64_t records = 0, nested = 0, attention = 0, causal = 0, none = 0;
+  for (const Event& e : events_) {
+    if (e.kind != Kind::kCpu || e.args < 0) continue;
+    const CpuArgs& a = cpu_args_[e.args];
+    if (!a.torch.has_value()) continue;
+    const TorchOpFlops& t = *a.torch;
+    if (t.extended > 0 && !a.nested_counted) extended.insert(e.node);
+    if (t.extended > 0 || t.pytorch > 0) any.insert(e.node);
+    ++records;
+    nested += t.extended > 0 && a.nested_counted;
+    none += t.extended < 0;
+    if (t.family == OpFamily::kAttention && t.extended > 0 &&
+        !a.nested_counted) {
+      ++attention;
+      causal += t.causal;
+    }
+  }
+  for (const Event& e : events_) {
+    if (e.kind != Kind::kCpu || !any.contains(e.node)) continue;
+    TraceBuilder::OpCost cost;
+    if (e.args >= 0 && cpu_args_[e.args].torch.has_value()) {
+      const CpuArgs& a = cpu_args_[e.args];
+      const TorchOpFlops& t = *a.torch;
+      const bool counted = t.extended > 0 && !a.nested_counted;
+      cost.float_ops = counted ? t.extended : 0;
+      cost.pytorch_float_ops = std::max<int64_t>(t.pytorch, 0);
+      cost.bytes = counted ? t.bytes : 0;
+      cost.dtype = t.dtype;
+    }
+    if (extended.contains(e.node))
+      builder_->AddFloatOps(e.node, cost.float_ops);
+    builder_->AddOpCost(e.node, cost);
+  }
+  if (records == 0) return;
+  Activity* activity = builder_->activity();
+  activity->AddFlopsNote(absl::StrCat(
+      "float ops from the ops' recorded shapes: ", records,
+      " records of ops with a formula; ", nested,
+      " of them enclose a record of the same computation, which counts it "
+      "instead (the extended rule; -flops_rule pytorch counts every record "
+      "of PyTorch's with_flops set)"));
+  if (none > 0) {
+    activity->AddFlopsNote(absl::StrCat(
+        none,
+        " records of such ops have no count: their shapes do not give "
+        "one (missing shapes, variable-length attention)"));
+  }
+  if (attention > 0) {
+    activity->AddFlopsNote(absl::StrCat(
+        attention, " attention records (", causal,
+        " with a causal mask): their float ops count the whole score "
+        "matrix; causal masking is not discounted (as "
+        "torch.utils.flop_counter)"));
   }
 }
 
@@ -749,6 +951,15 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
 }
 
 void KinetoImport::AddNotes() {
+  if (recording_.known) {
+    // Several files: what all of them were recorded with.
+    Recording r = builder_->activity()->recording();
+    if (r.known) {
+      recording_.with_flops = recording_.with_flops && r.with_flops;
+      recording_.record_shapes = recording_.record_shapes && r.record_shapes;
+    }
+    builder_->activity()->set_recording(recording_);
+  }
   if (!steps_.empty()) {
     builder_->Note(
         file_, absl::StrCat("steps from ProfilerStep ranges: ", steps_.size(),
