@@ -217,6 +217,14 @@ std::string JsonStrings(const std::vector<std::string>& v) {
   return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
 }
 
+// Whether any node carries float ops.
+bool HasFlops(const Model& model) {
+  for (const auto& node : model.nodes()) {
+    if (node->float_ops > 0) return true;
+  }
+  return false;
+}
+
 std::string OptionsJson(const Options& current) {
   std::vector<std::pair<std::string, std::string>> values =
       OptionValues(current);
@@ -263,7 +271,7 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
       new std::vector<std::pair<std::string, std::string>>{
           {"/api/info",
            "the inputs, steps, views, options (with defaults and help) and "
-           "whether a base run and timelines are there"},
+           "whether a base run, timelines, kernels and float ops are there"},
           {"/api/view",
            "a view's result tree: view=scope|graph|op|code|kernel, any "
            "option as name=value; node=ID, levels=N (or all), offset, limit "
@@ -311,6 +319,7 @@ std::string WebApi::InfoJson() const {
       "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
+      ",\n \"has_flops\": ", HasFlops(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
       ",\n \"order_by\": ", JsonStrings(OrderByValues()),
       ",\n \"select\": ", JsonStrings(SelectValues()),
