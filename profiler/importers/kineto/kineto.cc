@@ -26,6 +26,7 @@
 #include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
+#include "profiler/importers/kineto/kineto_args.h"
 #include "profiler/importers/kineto/torch_flops.h"
 
 namespace tfprof {
@@ -187,37 +188,6 @@ struct EventFields : TraceEventFields {
   }
 };
 
-// An operator's recorded arguments (record_shapes), read only for ops with
-// a FLOP formula; the buffers are reused from event to event.
-struct ShapeArgs {
-  JsonIntLists dims;          // "Input Dims"
-  JsonStrings types, values;  // "Input type", "Concrete Inputs"
-  bool has_dims = false, has_types = false, has_values = false;
-
-  void Clear() {
-    dims.clear();
-    types.clear();
-    values.clear();
-    has_dims = has_types = has_values = false;
-  }
-  // As TorchFlops takes them.
-  TorchOpArgs Args() const {
-    TorchOpArgs a;
-    for (size_t i = 0; i < dims.size(); ++i) {
-      a.dims.emplace_back(
-          dims.values.begin() + static_cast<long>(dims.begin[i]),
-          dims.values.begin() + static_cast<long>(dims.begin[i + 1]));
-    }
-    for (size_t i = 0; i < types.size(); ++i) {
-      a.types.emplace_back(types.at(i));
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      a.values.emplace_back(values.at(i));
-    }
-    return a;
-  }
-};
-
 bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
                ShapeArgs* shapes) {
   *f = EventFields();
@@ -230,23 +200,11 @@ bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
         if (key == "block" && f->block.size == 0) {
           return reader->ReadInts(value, &f->block);
         }
-        const bool dims = key == "Input Dims", types = key == "Input type",
-                   values = key == "Concrete Inputs";
-        if (dims || types || values) {
-          // Only ops with a FLOP formula need them (the name comes before
-          // the args in PyTorch's traces; without one they are read).
-          std::optional<absl::string_view> name = f->name.String();
-          bool& seen = dims    ? shapes->has_dims
-                       : types ? shapes->has_types
-                               : shapes->has_values;
-          if (seen || (name.has_value() && !HasTorchFlops(*name))) {
-            return reader->Skip(value);
-          }
-          seen = true;
-          return dims    ? reader->ReadIntLists(value, &shapes->dims)
-                 : types ? reader->ReadStrings(value, &shapes->types)
-                         : reader->ReadStrings(value, &shapes->values);
+        bool shape = false;
+        if (!shapes->Read(reader, key, value, f->name.String(), &shape)) {
+          return false;
         }
+        if (shape) return true;
         return reader->ReadFirst(value, f->ArgSlot(key));
       });
 }
@@ -372,7 +330,7 @@ class KinetoImport {
             [&](JsonReader::Value& ev) { return OnEvent(reader, ev); },
             /*last_pass=*/true,
             [&](absl::string_view key, JsonReader::Value& value) {
-              return OnHeader(reader, key, value);
+              return ReadHeaderField(reader, key, value, &header_);
             })) {
       return JsonReadError(file_);
     }
@@ -383,14 +341,13 @@ class KinetoImport {
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
+    AddHeader();
     AddNotes();
     return absl::OkStatus();
   }
 
  private:
   // --- Collecting (one call per trace event, after the header's fields).
-  bool OnHeader(JsonReader* reader, absl::string_view key,
-                JsonReader::Value& value);
   bool OnEvent(JsonReader* reader, JsonReader::Value& ev);
   // The kind of an event from its phase and category; false (after counting
   // why) when it is not mapped.
@@ -423,6 +380,7 @@ class KinetoImport {
                int64_t step);
   // The CPU event that launched GPU event `g`, or -1.
   int32_t Launcher(const Event& g);
+  void AddHeader();
   void AddNotes();
 
   const std::string& file_;
@@ -440,53 +398,13 @@ class KinetoImport {
   absl::flat_hash_map<IdKey, int32_t> by_external_id_;
   EventFields f_;
   ShapeArgs shapes_;
-  Recording recording_;
+  KinetoHeader header_;
   StepStarts steps_;
   // The sweep's open CPU events and Python frames on the current thread.
   std::vector<int32_t> cpu_stack_, py_stack_;
   int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
   int64_t unlinked_ = 0, by_external_ = 0;
 };
-
-// The header: how the trace was recorded, and the GPUs it ran on.
-bool KinetoImport::OnHeader(JsonReader* reader, absl::string_view key,
-                            JsonReader::Value& value) {
-  if (key == "with_flops" || key == "record_shapes") {
-    JsonScalar v;
-    if (!reader->Read(value, &v)) return false;
-    recording_.known = true;
-    (key == "with_flops" ? recording_.with_flops : recording_.record_shapes) =
-        v.Int().value_or(0) != 0;
-    return true;
-  }
-  if (key != "deviceProperties" || !JsonReader::IsArray(value)) {
-    return reader->Skip(value);
-  }
-  return reader->ForEachElement(value, [&](JsonReader::Value& device) {
-    if (!JsonReader::IsObject(device)) return reader->Skip(device);
-    DeviceInfo info;
-    std::optional<int64_t> id;
-    bool ok = reader->ForEachField(
-        device, [&](absl::string_view k, JsonReader::Value& v) {
-          JsonScalar x;
-          if (!reader->Read(v, &x)) return false;
-          if (k == "id") id = x.Int();
-          if (k == "name") info.name = std::string(x.String().value_or(""));
-          if (k == "numSms") info.units = x.Int().value_or(0);
-          if (k == "computeMajor") {
-            info.cc_major = static_cast<int32_t>(x.Int().value_or(0));
-          }
-          if (k == "computeMinor") {
-            info.cc_minor = static_cast<int32_t>(x.Int().value_or(0));
-          }
-          return true;
-        });
-    if (ok && id.has_value()) {
-      builder_->activity()->SetDeviceInfo(GpuDevice(*id), info);
-    }
-    return ok;
-  });
-}
 
 bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
   if (!ReadEvent(reader, ev, &f_, &shapes_)) return false;
@@ -786,33 +704,24 @@ void KinetoImport::AddCpuExecs() {
 }
 
 void KinetoImport::CountNestedFlops() {
-  auto counts = [&](int32_t i) -> CpuArgs* {
+  std::vector<int32_t> parent(events_.size(), -1);
+  std::vector<const TorchOpFlops*> flops(events_.size(), nullptr);
+  for (size_t i = 0; i < events_.size(); ++i) {
     const Event& e = events_[i];
-    if (e.kind != Kind::kCpu || e.args < 0) return nullptr;
-    CpuArgs& a = cpu_args_[e.args];
-    return a.torch.has_value() && a.torch->extended > 0 ? &a : nullptr;
-  };
-  // An enclosing record of a counted one does not count again when both are
-  // matrix products, convolutions or attention (one computation recorded
-  // by nested records), or when it is an element-wise op (its count would
-  // double what happened inside); element-wise records inside a product do
-  // not stop the product from counting.
-  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
-    const CpuArgs* inner = counts(i);
-    if (inner == nullptr) continue;
-    const bool inner_weak = inner->torch->family == OpFamily::kElementwise;
-    for (int32_t p = events_[i].parent; p >= 0; p = events_[p].parent) {
-      CpuArgs* outer = counts(p);
-      if (outer == nullptr) continue;
-      const bool outer_weak = outer->torch->family == OpFamily::kElementwise;
-      if (outer_weak || !inner_weak) outer->nested_counted = true;
+    parent[i] = e.parent;
+    if (e.kind == Kind::kCpu && e.args >= 0 && cpu_args_[e.args].torch) {
+      flops[i] = &*cpu_args_[e.args].torch;
     }
+  }
+  const std::vector<bool> nested = NestedCounted(parent, flops);
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (nested[i]) cpu_args_[events_[i].args].nested_counted = true;
   }
 }
 
 void KinetoImport::AddFlops() {
   absl::flat_hash_set<int32_t> extended, any;
-  int64_t records = 0, nested = 0, attention = 0, causal = 0, none = 0;
+  FlopTally tally;
   for (const Event& e : events_) {
     if (e.kind != Kind::kCpu || e.args < 0) continue;
     const CpuArgs& a = cpu_args_[e.args];
@@ -820,14 +729,7 @@ void KinetoImport::AddFlops() {
     const TorchOpFlops& t = *a.torch;
     if (t.extended > 0 && !a.nested_counted) extended.insert(e.node);
     if (t.extended > 0 || t.pytorch > 0) any.insert(e.node);
-    ++records;
-    nested += t.extended > 0 && a.nested_counted;
-    none += t.extended < 0;
-    if (t.family == OpFamily::kAttention && t.extended > 0 &&
-        !a.nested_counted) {
-      ++attention;
-      causal += t.causal;
-    }
+    tally.Add(t, a.nested_counted);
   }
   for (const Event& e : events_) {
     if (e.kind != Kind::kCpu || !any.contains(e.node)) continue;
@@ -845,26 +747,8 @@ void KinetoImport::AddFlops() {
       builder_->AddFloatOps(e.node, cost.float_ops);
     builder_->AddOpCost(e.node, cost);
   }
-  if (records == 0) return;
-  Activity* activity = builder_->activity();
-  activity->AddFlopsNote(absl::StrCat(
-      "float ops from the ops' recorded shapes: ", records,
-      " records of ops with a formula; ", nested,
-      " of them enclose a record of the same computation, which counts it "
-      "instead (the extended rule; -flops_rule pytorch counts every record "
-      "of PyTorch's with_flops set)"));
-  if (none > 0) {
-    activity->AddFlopsNote(absl::StrCat(
-        none,
-        " records of such ops have no count: their shapes do not give "
-        "one (missing shapes, variable-length attention)"));
-  }
-  if (attention > 0) {
-    activity->AddFlopsNote(absl::StrCat(
-        attention, " attention records (", causal,
-        " with a causal mask): their float ops count the whole score "
-        "matrix; causal masking is not discounted (as "
-        "torch.utils.flop_counter)"));
+  for (std::string& note : tally.Notes()) {
+    builder_->activity()->AddFlopsNote(std::move(note));
   }
 }
 
@@ -950,16 +834,25 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   activity->AddWork(w);
 }
 
-void KinetoImport::AddNotes() {
-  if (recording_.known) {
-    // Several files: what all of them were recorded with.
-    Recording r = builder_->activity()->recording();
-    if (r.known) {
-      recording_.with_flops = recording_.with_flops && r.with_flops;
-      recording_.record_shapes = recording_.record_shapes && r.record_shapes;
-    }
-    builder_->activity()->set_recording(recording_);
+// What the header says: the GPUs, and how the trace was recorded.
+void KinetoImport::AddHeader() {
+  Activity* activity = builder_->activity();
+  for (const auto& [id, info] : header_.devices) {
+    activity->SetDeviceInfo(GpuDevice(id), info);
   }
+  if (header_.recording.known) {
+    // Several files: what all of them were recorded with.
+    Recording r = header_.recording;
+    const Recording& before = activity->recording();
+    if (before.known) {
+      r.with_flops = r.with_flops && before.with_flops;
+      r.record_shapes = r.record_shapes && before.record_shapes;
+    }
+    activity->set_recording(r);
+  }
+}
+
+void KinetoImport::AddNotes() {
   if (!steps_.empty()) {
     builder_->Note(
         file_, absl::StrCat("steps from ProfilerStep ranges: ", steps_.size(),

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "profiler/base/saturate.h"
@@ -541,6 +542,63 @@ TorchOpFlops TorchFlops(absl::string_view name, const TorchOpArgs& args) {
   TorchOpFlops out = r.value_or(TorchOpFlops());
   out.pytorch = PyTorchFlops(name, args);
   return out;
+}
+
+std::vector<bool> NestedCounted(const std::vector<int32_t>& parent,
+                                const std::vector<const TorchOpFlops*>& flops) {
+  std::vector<bool> nested(flops.size(), false);
+  auto counts = [&](int32_t i) {
+    return flops[static_cast<size_t>(i)] != nullptr &&
+           flops[static_cast<size_t>(i)]->extended > 0;
+  };
+  for (int32_t i = 0; i < static_cast<int32_t>(flops.size()); ++i) {
+    if (!counts(i)) continue;
+    const bool inner_weak =
+        flops[static_cast<size_t>(i)]->family == OpFamily::kElementwise;
+    for (int32_t p = parent[static_cast<size_t>(i)]; p >= 0;
+         p = parent[static_cast<size_t>(p)]) {
+      if (!counts(p)) continue;
+      const bool outer_weak =
+          flops[static_cast<size_t>(p)]->family == OpFamily::kElementwise;
+      if (outer_weak || !inner_weak) nested[static_cast<size_t>(p)] = true;
+    }
+  }
+  return nested;
+}
+
+void FlopTally::Add(const TorchOpFlops& f, bool nested_counted) {
+  ++records;
+  nested += f.extended > 0 && nested_counted;
+  none += f.extended < 0;
+  if (f.family == OpFamily::kAttention && f.extended > 0 && !nested_counted) {
+    ++attention;
+    causal += f.causal;
+  }
+}
+
+std::vector<std::string> FlopTally::Notes() const {
+  std::vector<std::string> notes;
+  if (records == 0) return notes;
+  notes.push_back(absl::StrCat(
+      "float ops from the ops' recorded shapes: ", records,
+      " records of ops with a formula; ", nested,
+      " of them enclose a record of the same computation, which counts it "
+      "instead (the extended rule; -flops_rule pytorch counts every record "
+      "of PyTorch's with_flops set)"));
+  if (none > 0) {
+    notes.push_back(absl::StrCat(
+        none,
+        " records of such ops have no count: their shapes do not give one "
+        "(missing shapes, variable-length attention)"));
+  }
+  if (attention > 0) {
+    notes.push_back(absl::StrCat(
+        attention, " attention records (", causal,
+        " with a causal mask): their float ops count the whole score "
+        "matrix; causal masking is not discounted (as "
+        "torch.utils.flop_counter)"));
+  }
+  return notes;
 }
 
 }  // namespace trace_internal

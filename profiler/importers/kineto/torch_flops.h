@@ -63,6 +63,29 @@ bool HasTorchFlops(absl::string_view name);
 // The float operations of one record of op `name` (e.g. "aten::mm").
 TorchOpFlops TorchFlops(absl::string_view name, const TorchOpArgs& args);
 
+// The extended rule's nesting, over a trace's records: parent[i] is the
+// record enclosing record i (-1: none), flops[i] its float ops (null for an
+// op with no formula). Returns, per record, whether a record inside it
+// counts its computation instead: both are matrix products, convolutions
+// or attention (one computation recorded by nested records: autocast's
+// outer conv2d around the inner one, conv2d over cudnn_convolution, linear
+// over addmm), or the enclosing one is element-wise. An element-wise record
+// inside a product does not stop the product from counting.
+std::vector<bool> NestedCounted(const std::vector<int32_t>& parent,
+                                const std::vector<const TorchOpFlops*>& flops);
+
+// How a trace's records were counted, for notes.
+struct FlopTally {
+  int64_t records = 0;    // records of ops with a formula
+  int64_t nested = 0;     // ... whose computation an inner record counts
+  int64_t none = 0;       // ... whose shapes give no count
+  int64_t attention = 0;  // attention records counted
+  int64_t causal = 0;     // ... with a causal mask
+
+  void Add(const TorchOpFlops& f, bool nested_counted);
+  std::vector<std::string> Notes() const;
+};
+
 }  // namespace trace_internal
 }  // namespace tfprof
 
