@@ -364,8 +364,15 @@ std::string NestedTrace() {
       R"({"ph": "X", "cat": "kernel", "name": "conv_kernel", "pid": 0, "tid": 7, "ts": 1100, "dur": 200, "args": {"correlation": 77, "device": 0, "stream": 7}},
 )",
       op("aten::linear", 1200, 100, linear), ",\n",
-      op("aten::addmm", 1210, 50, addmm), ",\n", op("aten::mm", 1400, 100, mm),
-      ",\n", op("aten::mul", 1410, 20, mul), "\n]}\n");
+      op("aten::addmm", 1210, 50, addmm), ",\n",
+      // addmm launches two kernels, 30us and 10us.
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1215, "dur": 5, "args": {"correlation": 78}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1225, "dur": 5, "args": {"correlation": 79}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1300, "dur": 30, "args": {"correlation": 78, "device": 0, "stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "bias_kernel", "pid": 0, "tid": 7, "ts": 1340, "dur": 10, "args": {"correlation": 79, "device": 0, "stream": 7}},
+)",
+      op("aten::mm", 1400, 100, mm), ",\n", op("aten::mul", 1410, 20, mul),
+      "\n]}\n");
 }
 
 TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
@@ -430,12 +437,24 @@ TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
   o.select = {"float_ops", "accelerator_flop_rate"};
   absl::StatusOr<ResultTree> k = views.Query(ViewKind::kKernel, o);
   REQUIRE(k.ok());
-  REQUIRE(k->root().children.size() == 1);
-  const ResultNode& kernel = k->nodes[k->root().children[0]];
+  std::map<std::string, const ResultNode*> kernels;
+  for (size_t c : k->root().children) kernels[k->nodes[c].name] = &k->nodes[c];
+  REQUIRE(kernels.size() == 3);
+  const ResultNode& kernel = *kernels.at("conv_kernel");
   CHECK(kernel.self.float_ops == conv);
   REQUIRE(kernel.flops != nullptr);
   CHECK(kernel.flops->flop_rate == Approx(conv / 200e-6));
   CHECK_FALSE(kernel.flops->split);
+  // An op that launched two kernels: its float ops split by their time.
+  CHECK(kernels.at("gemm_kernel")->self.float_ops == linear * 3 / 4);
+  CHECK(kernels.at("bias_kernel")->self.float_ops == linear / 4);
+  CHECK(kernels.at("gemm_kernel")->flops->split);
+  CHECK(k->root().total.float_ops == conv + linear);
+  bool said = false;
+  for (const std::string& n : k->notes) {
+    said = said || n.find("split over them by their time") != std::string::npos;
+  }
+  CHECK(said);
   // The header says how it was recorded.
   CHECK(m.activity().recording().with_flops);
   CHECK(m.activity().recording().record_shapes);

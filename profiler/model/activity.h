@@ -41,6 +41,14 @@ struct DeviceWork {
   uint32_t op = 0;      // the launching node's name; "" when not known
   uint32_t launch = 0;  // launch dimensions as recorded; "" when not
   WorkKind kind = WorkKind::kKernel;
+  // Float ops of this launch where the importer knows its launching
+  // record's (PyTorch traces: the record's float ops, split over its
+  // kernels by their time; flops_split when it launched several); -1 when
+  // not known per launch (the kernel view then splits the launching node's).
+  double float_ops = -1;
+  double bytes = 0;  // bytes moved, split likewise
+  Dtype dtype = Dtype::kUnknown;
+  bool flops_split = false;
 };
 
 // One host (CPU) event as the trace records it, nested events included.

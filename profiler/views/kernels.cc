@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +27,10 @@ struct KernelSum {
   std::set<int64_t> steps;
   std::map<uint32_t, std::pair<int64_t, int64_t>> ops;  // op -> launches, ns
   std::set<uint32_t> streams, launch;
+  // Float ops recorded per launch (DeviceWork::float_ops), when known.
+  bool per_launch = false, split = false;
+  double flops = 0, bytes = 0;
+  double by_dtype[8] = {};
 };
 
 // The kernels of `step` (-1: all) on streams matching `devices`.
@@ -62,6 +67,13 @@ absl::flat_hash_map<uint32_t, KernelSum> SumKernels(
     op.second = SatAdd(op.second, w.duration_ns);
     k.streams.insert(w.stream);
     if (w.launch != 0) k.launch.insert(w.launch);
+    if (w.float_ops >= 0) {
+      k.per_launch = true;
+      k.flops += w.float_ops;
+      k.bytes += w.bytes;
+      k.by_dtype[static_cast<size_t>(w.dtype) % 8] += w.float_ops;
+      k.split = k.split || w.flops_split;
+    }
   }
   return sums;
 }
@@ -104,14 +116,26 @@ OpTotals SumOps(const absl::flat_hash_map<uint32_t, KernelSum>& sums) {
 }
 
 // A kernel's float ops: those of each op that launched it (the extended
-// rule), split over the op's kernels by their time.
+// rule), split over the op's kernels by their time; per launch where the
+// importer recorded them (the launching record's share), else from the
+// launching nodes' float ops in the query's step.
 void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
                  int64_t step, ResultNode* r) {
   const Activity& a = model.activity();
   double flops = 0, bytes = 0;
   double by_dtype[8] = {};
   auto facts = std::make_shared<FlopFacts>();
+  if (k.per_launch) {
+    const double div =
+        step >= 0 ? 1
+                  : std::max<double>(1, static_cast<double>(k.steps.size()));
+    flops = k.flops / div;
+    bytes = k.bytes / div;
+    std::copy(std::begin(k.by_dtype), std::end(k.by_dtype), by_dtype);
+    facts->split = k.split;
+  }
   for (const auto& [op, sum] : k.ops) {
+    if (k.per_launch) break;
     const GraphNode* node = op == 0 ? nullptr : model.Find(a.String(op));
     auto total = ops.find(op);
     if (node == nullptr || node->float_ops <= 0 || total == ops.end() ||

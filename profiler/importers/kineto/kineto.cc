@@ -225,6 +225,12 @@ bool IsRuntimeCategory(absl::string_view cat) {
          cat == "mtia_runtime";
 }
 
+WorkKind WorkKindOf(absl::string_view category) {
+  return absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
+         : absl::StrContains(category, "emset") ? WorkKind::kMemset
+                                                : WorkKind::kKernel;
+}
+
 // GPU-side events that are not work a node launched.
 bool IsGpuSideNonWork(absl::string_view cat) {
   return cat == "gpu_user_annotation" || cat == "cuda_sync" ||
@@ -375,9 +381,12 @@ class KinetoImport {
   void AddFlops();
   void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
   void AddGpuExecs();
-  // Records GPU event `g` as accelerator work of `node` (-1: not known).
+  // Records GPU event `g` as accelerator work of `node` (-1: not known),
+  // with the float ops `w` has.
   void AddWork(const Event& g, const std::string& stream, int32_t node,
-               int64_t step);
+               int64_t step, DeviceWork w);
+  // The float ops a record counts (the extended rule), or null.
+  const TorchOpFlops* CountedFlops(int32_t event) const;
   // The CPU event that launched GPU event `g`, or -1.
   int32_t Launcher(const Event& g);
   void AddHeader();
@@ -790,11 +799,42 @@ int32_t KinetoImport::Launcher(const Event& g) {
 
 // GPU activity: on ".../stream:all" for the CPU event that launched it, and
 // on the real stream for the device list.
+const TorchOpFlops* KinetoImport::CountedFlops(int32_t event) const {
+  if (event < 0) return nullptr;
+  const Event& e = events_[event];
+  if (e.kind != Kind::kCpu || e.args < 0) return nullptr;
+  const CpuArgs& a = cpu_args_[e.args];
+  if (!a.torch.has_value() || a.torch->extended <= 0 || a.nested_counted) {
+    return nullptr;
+  }
+  return &*a.torch;
+}
+
 void KinetoImport::AddGpuExecs() {
+  // Each GPU event's launching record (looked up once), and the kernel time
+  // of every record with float ops: a kernel's float ops are its launching
+  // record's, split over the record's kernels by their time.
+  std::vector<int32_t> launchers;
+  absl::flat_hash_map<int32_t, std::pair<int64_t, int64_t>> launched;
+  bool any_flops = false;
+  for (const Event& g : events_) {
+    if (g.kind != Kind::kGpu) continue;
+    launchers.push_back(Launcher(g));
+    if (WorkKindOf(strings_.Get(g.category)) == WorkKind::kKernel &&
+        CountedFlops(launchers.back()) != nullptr) {
+      auto& [ns, kernels] = launched[launchers.back()];
+      ns = SatAdd(ns, gpu_args_[g.args].duration_ns);
+      ++kernels;
+    }
+  }
+  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
+    any_flops = any_flops || CountedFlops(i) != nullptr;
+  }
+  size_t next = 0;
   for (const Event& g : events_) {
     if (g.kind != Kind::kGpu) continue;
     const GpuArgs& a = gpu_args_[g.args];
-    const int32_t launcher = Launcher(g);
+    const int32_t launcher = launchers[next++];
     int32_t node;
     int64_t step;
     if (launcher >= 0) {
@@ -811,15 +851,27 @@ void KinetoImport::AddGpuExecs() {
     builder_->AddExec(step, GpuStreamAllDevice(a.device), node, a.start_ns,
                       a.duration_ns);
     builder_->AddExec(step, stream, node, a.start_ns, a.duration_ns);
-    AddWork(g, stream, launcher >= 0 ? node : -1, step);
+    DeviceWork flops;
+    if (any_flops) flops.float_ops = 0;
+    const TorchOpFlops* f = CountedFlops(launcher);
+    auto share = launched.find(launcher);
+    if (f != nullptr && share != launched.end() && share->second.first > 0 &&
+        WorkKindOf(strings_.Get(g.category)) == WorkKind::kKernel) {
+      const double part = static_cast<double>(a.duration_ns) /
+                          static_cast<double>(share->second.first);
+      flops.float_ops = static_cast<double>(f->extended) * part;
+      flops.bytes = static_cast<double>(f->bytes) * part;
+      flops.dtype = f->dtype;
+      flops.flops_split = share->second.second > 1;
+    }
+    AddWork(g, stream, launcher >= 0 ? node : -1, step, flops);
   }
 }
 
 void KinetoImport::AddWork(const Event& g, const std::string& stream,
-                           int32_t node, int64_t step) {
+                           int32_t node, int64_t step, DeviceWork w) {
   const GpuArgs& a = gpu_args_[g.args];
   Activity* activity = builder_->activity();
-  DeviceWork w;
   w.start_ns = a.start_ns;
   w.duration_ns = a.duration_ns;
   w.step = step;
@@ -827,10 +879,7 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   w.stream = activity->Intern(stream);
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
   if (a.launch >= 0) w.launch = activity->Intern(strings_.Get(a.launch));
-  const std::string& category = strings_.Get(g.category);
-  w.kind = absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
-           : absl::StrContains(category, "emset") ? WorkKind::kMemset
-                                                  : WorkKind::kKernel;
+  w.kind = WorkKindOf(strings_.Get(g.category));
   activity->AddWork(w);
 }
 
