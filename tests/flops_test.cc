@@ -486,6 +486,22 @@ TEST_CASE(
   CHECK(*s.flops.mfu ==
         Approx(static_cast<double>(s.flops.flops_per_step) / (1e-3 * 100e12)));
   CHECK(s.flops.peak.source == "--peak_flops x 1 device");
+  // A gate on an unknown MFU fails and says why; with a peak it compares.
+  auto gate = EvaluateGates(m, {*ParseCondition("mfu >= 0.01")}, -1);
+  REQUIRE(gate.ok());
+  CHECK_FALSE((*gate)[0].passed);
+  CHECK((*gate)[0].message ==
+        "FAIL mfu = n/a (unknown GPU 'NVIDIA Hx999'; pass --peak_flops) "
+        "(limit >= 1.00%, run)");
+  const double mfu = *s.flops.mfu;
+  gate = EvaluateGates(m,
+                       {*ParseCondition(absl::StrCat("mfu >= ", mfu * 0.99)),
+                        *ParseCondition(absl::StrCat("mfu >= ", mfu * 1.01))},
+                       -1, GateBase(), o);
+  REQUIRE(gate.ok());
+  CHECK((*gate)[0].passed);
+  CHECK_FALSE((*gate)[1].passed);
+  CHECK((*gate)[0].value == Approx(mfu));
 }
 
 TEST_CASE("check limits keep their fractions; run terms take no regex") {
@@ -494,6 +510,8 @@ TEST_CASE("check limits keep their fractions; run terms take no regex") {
   CHECK(c->limit == 0.35);
   CHECK(ParseCondition("mfu >= 35%")->limit == Approx(0.35));
   CHECK(ParseCondition("flops_per_step > 1.5t")->limit == 1.5e12);
+  CHECK(ParseCondition("flop_rate >= 3e14")->limit == 3e14);
+  CHECK(ParseCondition("mfu >= 2.5E-2")->limit == Approx(0.025));
   CHECK(ParseCondition("mfu <= base*1.1")->kind == LimitKind::kBaseTimes);
   for (const char* bad : {"mfu[conv.*] >= 0.3", "significant(mfu) == 0",
                           "flop_rate? > 1", "mfu >= 35ms"}) {

@@ -33,11 +33,21 @@ bool IsRunAttribute(const std::string& attr) {
 }
 
 absl::StatusOr<double> ParseValue(const std::string& text, Unit unit) {
+  auto digit = [&](size_t i) {
+    return i < text.size() &&
+           absl::ascii_isdigit(static_cast<unsigned char>(text[i]));
+  };
   size_t split = 0;
-  while (split < text.size() &&
-         (absl::ascii_isdigit(static_cast<unsigned char>(text[split])) ||
-          text[split] == '.')) {
-    ++split;
+  while (digit(split) || (split < text.size() && text[split] == '.')) ++split;
+  // An exponent: 3e14, 1.5E-3.
+  if (split > 0 && split < text.size() &&
+      (text[split] == 'e' || text[split] == 'E')) {
+    size_t e = split + 1;
+    if (e < text.size() && (text[e] == '+' || text[e] == '-')) ++e;
+    if (digit(e)) {
+      while (digit(e)) ++e;
+      split = e;
+    }
   }
   double number;
   if (split == 0 || !absl::SimpleAtod(text.substr(0, split), &number)) {
@@ -131,9 +141,9 @@ std::string GateMessage(const GateResult& r) {
   const std::string scope =
       c.RunLevel() ? "run" : absl::StrCat(r.matched_nodes, " nodes");
   if (!r.unknown.empty()) {
-    return absl::StrFormat("%s %s = n/a (%s; limit %s %s)",
+    return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)",
                            r.passed ? "PASS" : "FAIL", what, r.unknown, c.op,
-                           limit);
+                           limit, scope);
   }
   std::string out = absl::StrFormat(
       "%s %s = %s (limit %s %s, %s)", r.passed ? "PASS" : "FAIL", what,
@@ -276,7 +286,7 @@ bool RunValue(const Model& model, int64_t step, const std::string& attr,
     } else if (f.mfu.has_value()) {
       *value = *f.mfu;
     } else {
-      *unknown = MfuText(f).substr(5);  // "MFU: n/a (...)" -> "n/a (...)"
+      *unknown = f.peak.unknown.empty() ? "no step wall time" : f.peak.unknown;
       return false;
     }
     return true;

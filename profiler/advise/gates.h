@@ -42,7 +42,8 @@ struct Condition {
 // Parses "ATTR[REGEX]? OP LIMIT" (spaces optional, [REGEX] and ? optional)
 // or "significant(ATTR)[REGEX] OP COUNT". LIMIT is a VALUE, "base",
 // "base*FACTOR", "base+VALUE" or "base-VALUE". VALUE is a number, fractions
-// included ("params >= 0.35" compares with 0.35), and may carry a unit:
+// included ("params >= 0.35" compares with 0.35), exponents too ("3e14"),
+// and may carry a unit:
 // us/ms/s for times, B/KB/MB/GB for bytes (decimal), k/m/b/t for counts
 // and float ops, % for mfu ("mfu >= 35%" is "mfu >= 0.35").
 absl::StatusOr<Condition> ParseCondition(const std::string& text);
