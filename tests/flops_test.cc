@@ -4,6 +4,7 @@
 // here; fractional and run-level check limits.
 #include "profiler/views/flops.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
@@ -16,6 +17,7 @@
 #include "profiler/importers/kineto/torch_flops.h"
 #include "profiler/load/loader.h"
 #include "profiler/model/device_peaks.h"
+#include "profiler/render/render_json_csv.h"
 #include "profiler/render/summary.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
@@ -402,6 +404,20 @@ TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
     }
     return rows;
   };
+  {
+    // A view says which rule its float ops follow.
+    Views views(&m, nullptr);
+    Options o;
+    o.select = {"float_ops"};
+    o.flops_rule = "pytorch";
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
+    REQUIRE(r.ok());
+    CHECK(RenderJson(*r).find("\"flops_rule\": \"pytorch\"") !=
+          std::string::npos);
+    CHECK(std::find(r->notes.begin(), r->notes.end(),
+                    "float_ops by the pytorch rule (-flops_rule)") !=
+          r->notes.end());
+  }
   // PyTorch's rule: both conv2d records count (as key_averages does), the
   // linear layer only through addmm, mm and mul on their own.
   auto py = op_flops("pytorch");

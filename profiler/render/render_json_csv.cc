@@ -273,8 +273,18 @@ std::string RenderJson(const ResultTree& result) {
                                result.options.select.end());
   absl::StrAppend(&out, JsonList(sel),
                   ", \"units\": {\"micros\": "
-                  "\"microseconds\", \"bytes\": \"bytes\"}"
-                  ",\n\"root\":\n");
+                  "\"microseconds\", \"bytes\": \"bytes\"}");
+  // Which float ops a PyTorch trace's nodes carry (the kernel view's are
+  // always the extended rule's).
+  if (result.model != nullptr &&
+      result.model->source() == ProfileSource::kPyTorch) {
+    absl::StrAppend(&out, ", \"flops_rule\": \"",
+                    result.view == ViewKind::kKernel
+                        ? std::string("extended")
+                        : result.options.flops_rule,
+                    "\"");
+  }
+  absl::StrAppend(&out, ",\n\"root\":\n");
   if (!result.nodes.empty()) JsonNode(result, 0, 0, nullptr, &out);
   absl::StrAppend(&out, "\n}\n");
   return out;

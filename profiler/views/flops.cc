@@ -207,7 +207,8 @@ void AddStepFlops(const RunFlops& flops, StepTable* steps) {
     auto m = flops.step_mfu.find(row.step);
     row.mfu = m == flops.step_mfu.end() ? -1 : m->second;
   }
-  steps->mfu_text = MfuText(flops);
+  steps->mfu_text =
+      absl::StrCat("flops by the ", flops.flops_set, "; ", MfuText(flops));
 }
 
 std::string MfuText(const RunFlops& f) {

@@ -1251,6 +1251,15 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
   return out;
 }
 
+// Says which float ops a PyTorch trace's nodes carry, when they are shown.
+void NoteFlopsRule(const Model& model, ResultTree* tree) {
+  if (tree->options.Selected("float_ops") &&
+      model.source() == ProfileSource::kPyTorch) {
+    tree->notes.push_back(absl::StrCat(
+        "float_ops by the ", tree->options.flops_rule, " rule (-flops_rule)"));
+  }
+}
+
 }  // namespace
 
 Views::Views(const Model* model, const Checkpoint* checkpoint)
@@ -1323,9 +1332,11 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     case ViewKind::kKernel:
       result = QueryOpView(st, c, checkpoint_, &q, std::move(out));
       AttachFlopFacts(*model_, &*result);
+      NoteFlopsRule(*model_, &*result);
       return result;
   }
   if (result.ok() && opts.show_kernels) AttachKernels(*model_, &*result);
+  if (result.ok()) NoteFlopsRule(*model_, &*result);
   return result;
 }
 
