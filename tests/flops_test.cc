@@ -520,6 +520,32 @@ TEST_CASE(
   CHECK((*gate)[0].value == Approx(mfu));
 }
 
+TEST_CASE("Without float ops there is no MFU, and a gate on it fails") {
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(
+      dir + "/none.pt.trace.json",
+      R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}], "traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 110, "dur": 20},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 115, "dur": 5, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 130, "dur": 10, "args": {"correlation": 5, "device": 0, "stream": 7}}
+]})");
+  InputPaths paths;
+  paths.trace_path = dir + "/none.pt.trace.json";
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  const ProfileSummary s = Summarize((*loaded)->model);
+  CHECK(s.flops.flops_per_step == 0);
+  CHECK_FALSE(s.flops.mfu.has_value());
+  CHECK(MfuText(s.flops) == "MFU: n/a (no float ops)");
+  CHECK(RenderSummaryJson(s).find("\"mfu\": null") != std::string::npos);
+  auto gate =
+      EvaluateGates((*loaded)->model, {*ParseCondition("mfu >= 0")}, -1);
+  REQUIRE(gate.ok());
+  CHECK_FALSE((*gate)[0].passed);
+  CHECK((*gate)[0].message.find("n/a (no float ops)") != std::string::npos);
+}
+
 TEST_CASE("check limits keep their fractions; run terms take no regex") {
   auto c = ParseCondition("params >= 0.35");
   REQUIRE(c.ok());

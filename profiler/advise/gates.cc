@@ -286,7 +286,9 @@ bool RunValue(const Model& model, int64_t step, const std::string& attr,
     } else if (f.mfu.has_value()) {
       *value = *f.mfu;
     } else {
-      *unknown = f.peak.unknown.empty() ? "no step wall time" : f.peak.unknown;
+      *unknown = f.flops_per_step <= 0    ? "no float ops"
+                 : f.peak.unknown.empty() ? "no step wall time"
+                                          : f.peak.unknown;
       return false;
     }
     return true;
@@ -306,8 +308,10 @@ bool RunValue(const Model& model, int64_t step, const std::string& attr,
   } else if (f.step_mfu.count(step)) {
     *value = f.step_mfu.at(step);
   } else {
-    *unknown = f.peak.unknown.empty() ? absl::StrCat("no MFU for step ", step)
-                                      : f.peak.unknown;
+    *unknown = step_flops <= 0 ? "no float ops in the step"
+               : !f.peak.unknown.empty()
+                   ? f.peak.unknown
+                   : absl::StrCat("no MFU for step ", step);
     return false;
   }
   return true;

@@ -181,7 +181,7 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
         g == gpus.end() ? std::set<int64_t>() : g->second, rows, dtype, o);
     if (p.flops > 0) {
       r.step_peak[row.step] = p.flops;
-      if (row.wall_ns > 0) {
+      if (row.wall_ns > 0 && f > 0) {
         r.step_mfu[row.step] =
             static_cast<double>(f) /
             (static_cast<double>(row.wall_ns) * 1e-9 * p.flops);
@@ -194,7 +194,9 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
         static_cast<double>(StepWallStats(steps).mean_ns) * 1e-9;
     if (wall > 0) {
       r.flop_rate = static_cast<double>(r.flops_per_step) / wall;
-      if (r.peak.flops > 0) r.mfu = r.flop_rate / r.peak.flops;
+      if (r.peak.flops > 0 && r.flops_per_step > 0) {
+        r.mfu = r.flop_rate / r.peak.flops;
+      }
     }
   }
   return r;
@@ -212,14 +214,15 @@ void AddStepFlops(const RunFlops& flops, StepTable* steps) {
 }
 
 std::string MfuText(const RunFlops& f) {
+  if (f.flops_per_step <= 0) return "MFU: n/a (no float ops)";
   if (f.peak.flops <= 0) {
     return absl::StrCat(
         "MFU: n/a (", f.peak.unknown.empty() ? "no peak" : f.peak.unknown, ")");
   }
-  std::string dtype = DtypeName(f.peak.dtype);
+  std::string dtype = absl::StrCat(DtypeName(f.peak.dtype), " dense peak");
   if (f.peak.dtype_assumed) dtype += ", assumed: no dtype recorded";
   return absl::StrFormat(
-      "MFU %s of %s (%s dense peak; %s)",
+      "MFU %s of %s (%s; %s)",
       f.mfu.has_value() ? absl::StrFormat("%.1f%%", 100 * *f.mfu) : "n/a",
       FormatFlopRate(f.peak.flops), dtype, f.peak.source);
 }

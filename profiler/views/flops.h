@@ -54,7 +54,9 @@ struct RunFlops {
   std::map<int64_t, int64_t> step_flops;
   int64_t flops_per_step = 0;  // mean over the steps
   double flop_rate = 0;        // flops_per_step / mean step wall time, FLOP/s
-  std::optional<double> mfu;   // flops_per_step / (mean wall x peak.flops)
+  // flops_per_step / (mean wall x peak.flops); none without float ops or
+  // a peak.
+  std::optional<double> mfu;
   RunPeak peak;
   // Per step: the peak of the devices that ran kernels in it, and MFU.
   std::map<int64_t, double> step_peak;
@@ -71,8 +73,9 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
 // Fills the steps' flops and mfu columns and the table's peak line.
 void AddStepFlops(const RunFlops& flops, StepTable* steps);
 
-// "MFU 41.2% of 989.4 TFLOP/s (bf16, table: NVIDIA H200 ...)", or
-// "MFU: n/a (unknown GPU 'X'; pass --peak_flops)".
+// "MFU 41.2% of 989.4 TFLOP/s (bf16 dense peak; table: NVIDIA H200 ...)",
+// or "MFU: n/a (unknown GPU 'X'; pass --peak_flops)", "MFU: n/a (no float
+// ops)".
 std::string MfuText(const RunFlops& flops);
 
 // The peaks of the first accelerator that ran kernels (else the first one
