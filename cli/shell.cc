@@ -26,6 +26,7 @@
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
+#include "profiler/views/flops.h"
 
 namespace tfprof {
 namespace cli {
@@ -115,7 +116,8 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
                                  absl::StrJoin(more, ", "), ")"));
   }
   absl::StatusOr<tfpb::AdviceProto> advice =
-      Advise(shell.profile().model, &shell.views(), options, &notes);
+      Advise(shell.profile().model, &shell.views(), options, &notes,
+             PeakOverrideOf(shell.options()));
   if (!advice.ok()) return advice.status();
   for (const std::string& n : notes) shell.err() << "note: " << n << "\n";
   shell.out() << RenderAdvice(*advice);
@@ -262,7 +264,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05'");
   }
   absl::StatusOr<std::vector<GateResult>> results =
-      EvaluateGates(shell.profile().model, conditions, step, base);
+      EvaluateGates(shell.profile().model, conditions, step, base,
+                    PeakOverrideOf(shell.options()));
   if (!results.ok()) return results.status();
   int failed = 0;
   for (const GateResult& r : *results) failed += r.passed ? 0 : 1;
@@ -291,7 +294,8 @@ absl::Status SummaryCommand(Shell& shell,
   if (!args.empty() && !json) {
     return absl::InvalidArgumentError("usage: summary [-output json]");
   }
-  const ProfileSummary s = Summarize(shell.profile().model);
+  const ProfileSummary s =
+      Summarize(shell.profile().model, PeakOverrideOf(shell.options()));
   shell.out() << (json ? RenderSummaryJson(s)
                        : RenderSummary(s, &shell.profile()));
   return absl::OkStatus();
@@ -314,7 +318,10 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
           " is not available here; use stdout, file, csv or json"));
     }
   }
-  const StepTable table = ComputeSteps(shell.profile().model);
+  StepTable table = ComputeSteps(shell.profile().model);
+  AddStepFlops(ComputeRunFlops(shell.profile().model, table,
+                               PeakOverrideOf(shell.options())),
+               &table);
   const std::string text = type == "csv"    ? RenderStepsCsv(table)
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
@@ -725,6 +732,9 @@ absl::StatusOr<std::string> Help(const std::vector<std::string>& topic,
       break;
     case OptionKind::kChoice:
       type = "one of " + absl::StrJoin(o->choices, ", ");
+      break;
+    case OptionKind::kNumber:
+      type = "a number >= 0 (e.g. 989.4e12)";
       break;
   }
   return absl::StrCat(

@@ -119,7 +119,7 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
   // The base and current totals are the scope views' roots.
   CHECK((*r)[0].base_value == ScopeTotal(b, "micros"));
   CHECK((*r)[0].value == ScopeTotal(m, "micros"));
-  CHECK((*r)[0].limit == std::llround(ScopeTotal(b, "micros") * 1.05));
+  CHECK((*r)[0].limit == Approx(ScopeTotal(b, "micros") * 1.05));
   CHECK_FALSE((*r)[0].passed);
   CHECK((*r)[1].passed);
   CHECK((*r)[1].base_value == ScopeTotal(b, "params"));

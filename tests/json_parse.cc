@@ -1,6 +1,10 @@
 #include "tests/json_parse.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "profiler/base/gzip.h"
 
 namespace tfprof {
 namespace testing {
@@ -148,6 +152,27 @@ class Parser {
 
 bool ParseJson(const std::string& text, JsonValue* out, std::string* error) {
   return Parser(text).Document(out, error);
+}
+
+bool ParseJsonFile(const std::string& path, JsonValue* out,
+                   std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read " + path;
+    return false;
+  }
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  std::string text = bytes.str();
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    absl::StatusOr<std::string> plain = Gunzip(text);
+    if (!plain.ok()) {
+      *error = std::string(plain.status().message());
+      return false;
+    }
+    text = std::move(*plain);
+  }
+  return ParseJson(text, out, error);
 }
 
 }  // namespace testing

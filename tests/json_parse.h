@@ -24,6 +24,9 @@ struct JsonValue {
 
 // Parses a whole document; false (with `error` set) if it is not valid JSON.
 bool ParseJson(const std::string& text, JsonValue* out, std::string* error);
+// The same for a file, gunzipped first when its name ends in ".gz"; false
+// (with `error` set) if it cannot be read or parsed.
+bool ParseJsonFile(const std::string& path, JsonValue* out, std::string* error);
 
 }  // namespace testing
 }  // namespace tfprof

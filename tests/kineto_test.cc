@@ -252,7 +252,9 @@ TEST_CASE("PyTorch call stacks become the code view") {
     REQUIRE(code.ok());
     // The code view accounts exactly the nodes that have a call stack.
     std::set<std::string> with_code;
-    for (const auto& e : t->op_log.log_entries()) with_code.insert(e.name());
+    for (const auto& e : t->op_log.log_entries()) {
+      if (e.has_code_def()) with_code.insert(e.name());
+    }
     absl::StatusOr<ResultTree> scope =
         views.Query(ViewKind::kScope, AllRows(step));
     REQUIRE(scope.ok());

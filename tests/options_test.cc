@@ -7,7 +7,7 @@ namespace {
 
 TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 24);
+  REQUIRE(t.size() == 27);
   CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");
@@ -15,7 +15,7 @@ TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   CHECK(t[20].name == "op_group");
   CHECK(t[20].choices == std::vector<std::string>{"framework", "hlo"});
   CHECK(OrderByValues().size() == 11);
-  CHECK(SelectValues().size() == 14);
+  CHECK(SelectValues().size() == 17);
   CHECK(SelectValues()[4] == "tensor_value");
 }
 
@@ -121,6 +121,41 @@ TEST_CASE("OptionsToString prints one padded line per option") {
   CHECK(s.find("-trim_name_regexes          \n") != std::string::npos);
   CHECK(s.find("-account_displayed_op_only  false\n") != std::string::npos);
   CHECK(s.find("-output                     stdout:\n") != std::string::npos);
+}
+
+TEST_CASE("The float-op options: a rule by name, peaks as numbers") {
+  Options o;
+  CHECK(o.flops_rule == "extended");
+  REQUIRE(ParseOptionTokens({"-flops_rule", "pytorch", "-peak_flops",
+                             "989.4e12", "-peak_bytes_per_sec=4.8e12",
+                             "-select", "accelerator_flop_rate,roofline"},
+                            0, &o)
+              .ok());
+  CHECK(o.flops_rule == "pytorch");
+  CHECK(o.peak_flops == 989.4e12);
+  CHECK(o.peak_bytes_per_sec == 4.8e12);
+  CHECK(o.Selected("roofline"));
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"-flops_rule", "torch"},
+                                             {"-peak_flops", "-1"},
+                                             {"-peak_flops", "fast"},
+                                             {"-peak_bytes_per_sec", "nan"}}) {
+    INFO(bad[0] << " " << bad[1]);
+    auto s = ParseOptionTokens(bad, 0, &o);
+    REQUIRE_FALSE(s.ok());
+    CHECK(std::string(s.message()).find(bad[0]) != std::string::npos);
+  }
+  // Printed and read back the same.
+  Options back;
+  for (const auto& [name, value] : OptionValues(o)) {
+    if (name == "peak_flops" || name == "peak_bytes_per_sec" ||
+        name == "flops_rule") {
+      REQUIRE(SetOption(name, value, &back).ok());
+    }
+  }
+  CHECK(back.peak_flops == o.peak_flops);
+  CHECK(back.peak_bytes_per_sec == o.peak_bytes_per_sec);
+  CHECK(back.flops_rule == "pytorch");
 }
 
 TEST_CASE("Options round-trip through OptionsProto") {

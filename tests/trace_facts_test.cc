@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_memory.h"
 #include "profiler/render/summary.h"
@@ -64,11 +63,9 @@ std::map<std::string, std::pair<int64_t, int64_t>> KernelRows(
 }
 
 JsonValue ReadJsonGz(const std::string& path) {
-  absl::StatusOr<std::string> text = Gunzip(testing::ReadFile(path));
-  REQUIRE(text.ok());
   JsonValue v;
   std::string error;
-  REQUIRE(testing::ParseJson(*text, &v, &error));
+  REQUIRE(testing::ParseJsonFile(path, &v, &error));
   return v;
 }
 

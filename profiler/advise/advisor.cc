@@ -21,7 +21,7 @@ const std::vector<const Checker*>& Checkers() {
          {NewAcceleratorUtilizationChecker, NewOperationChecker,
           NewExpensiveOperationChecker, NewHostDeviceCopyChecker,
           NewCpuFallbackChecker, NewAcceleratorIdleChecker, NewStepTimeChecker,
-          NewFlopsCoverageChecker, NewMemoryChecker}) {
+          NewFlopsCoverageChecker, NewMfuChecker, NewMemoryChecker}) {
       v->push_back(make().release());
     }
     return v;
@@ -52,7 +52,7 @@ tfpb::AdvisorOptionsProto AllAdvisorOptions() {
 
 absl::StatusOr<tfpb::AdviceProto> Advise(
     const Model& model, Views* views, const tfpb::AdvisorOptionsProto& options,
-    std::vector<std::string>* notes) {
+    std::vector<std::string>* notes, const PeakOverride& peaks) {
   std::vector<std::string> ignored;
   if (notes == nullptr) notes = &ignored;
   // Validate everything before running anything.
@@ -111,7 +111,7 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
   for (const Checker* c : Checkers()) {
     auto it = values.find(c->name());
     if (it == values.end()) continue;
-    CheckerContext ctx(model, views, it->second, notes);
+    CheckerContext ctx(model, views, it->second, notes, peaks);
     auto& out = (*advice.mutable_checkers())[c->name()];
     for (const std::string& r : c->Run(ctx)) out.add_reports(r);
   }

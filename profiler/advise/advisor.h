@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "profiler/base/protos.h"
 #include "profiler/model/model.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/views.h"
 
 namespace tfprof {
@@ -31,13 +32,16 @@ class CheckerContext {
  public:
   CheckerContext(const Model& model, Views* views,
                  std::map<std::string, double> options,
-                 std::vector<std::string>* notes)
+                 std::vector<std::string>* notes, PeakOverride peaks = {})
       : model_(model),
         views_(views),
         options_(std::move(options)),
-        notes_(notes) {}
+        notes_(notes),
+        peaks_(peaks) {}
   const Model& model() const { return model_; }
   Views* views() const { return views_; }
+  // The peaks the user gave (--peak_flops, --peak_bytes_per_sec).
+  const PeakOverride& peaks() const { return peaks_; }
   // An option's value (validated, or its default).
   double Option(const std::string& name) const { return options_.at(name); }
   int64_t IntOption(const std::string& name) const {
@@ -51,6 +55,7 @@ class CheckerContext {
   Views* views_;
   std::map<std::string, double> options_;
   std::vector<std::string>* notes_;
+  PeakOverride peaks_;
 };
 
 class Checker {
@@ -81,9 +86,10 @@ tfpb::AdvisorOptionsProto AllAdvisorOptions();
 // Runs the checkers named in `options`. Unknown checker names and invalid
 // options are errors. Problems that make a checker skip its work (e.g. no
 // RunMetadata) are added to `notes` when it is not null.
+// `peaks` replace the peak table's for MfuChecker.
 absl::StatusOr<tfpb::AdviceProto> Advise(
     const Model& model, Views* views, const tfpb::AdvisorOptionsProto& options,
-    std::vector<std::string>* notes = nullptr);
+    std::vector<std::string>* notes = nullptr, const PeakOverride& peaks = {});
 
 // "\n<Checker>:\n" followed by its reports, one per line, as tfprof prints.
 std::string RenderAdvice(const tfpb::AdviceProto& advice);

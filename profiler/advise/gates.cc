@@ -13,25 +13,41 @@
 #include "profiler/base/saturate.h"
 #include "profiler/base/stats.h"
 #include "profiler/base/units.h"
+#include "profiler/views/steps.h"
 #include "re2/re2.h"
 
 namespace tfprof {
 namespace {
 
-enum class Unit { kTime, kBytes, kCount };
+enum class Unit { kTime, kBytes, kCount, kFraction };
 
 Unit UnitOf(const std::string& attr) {
   if (absl::StrContains(attr, "micros")) return Unit::kTime;
   if (absl::StrContains(attr, "bytes")) return Unit::kBytes;
+  if (attr == "mfu") return Unit::kFraction;
   return Unit::kCount;
 }
 
-absl::StatusOr<int64_t> ParseValue(const std::string& text, Unit unit) {
+bool IsRunAttribute(const std::string& attr) {
+  return attr == "mfu" || attr == "flops_per_step" || attr == "flop_rate";
+}
+
+absl::StatusOr<double> ParseValue(const std::string& text, Unit unit) {
+  auto digit = [&](size_t i) {
+    return i < text.size() &&
+           absl::ascii_isdigit(static_cast<unsigned char>(text[i]));
+  };
   size_t split = 0;
-  while (split < text.size() &&
-         (absl::ascii_isdigit(static_cast<unsigned char>(text[split])) ||
-          text[split] == '.')) {
-    ++split;
+  while (digit(split) || (split < text.size() && text[split] == '.')) ++split;
+  // An exponent: 3e14, 1.5E-3.
+  if (split > 0 && split < text.size() &&
+      (text[split] == 'e' || text[split] == 'E')) {
+    size_t e = split + 1;
+    if (e < text.size() && (text[e] == '+' || text[e] == '-')) ++e;
+    if (digit(e)) {
+      while (digit(e)) ++e;
+      split = e;
+    }
   }
   double number;
   if (split == 0 || !absl::SimpleAtod(text.substr(0, split), &number)) {
@@ -65,6 +81,16 @@ absl::StatusOr<int64_t> ParseValue(const std::string& text, Unit unit) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown size unit '", suffix, "' in '", text, "' (B, KB, MB, GB)"));
     }
+  } else if (unit == Unit::kFraction) {
+    if (suffix.empty()) {
+      scale = 1;
+    } else if (suffix == "%") {
+      scale = 0.01;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown unit '", suffix, "' in '", text,
+          "' (a fraction such as 0.35, or a percentage such as 35%)"));
+    }
   } else {
     if (suffix.empty()) {
       scale = 1;
@@ -74,9 +100,11 @@ absl::StatusOr<int64_t> ParseValue(const std::string& text, Unit unit) {
       scale = 1e6;
     } else if (suffix == "b") {
       scale = 1e9;
+    } else if (suffix == "t") {
+      scale = 1e12;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown count unit '", suffix, "' in '", text, "' (k, m, b)"));
+          "unknown count unit '", suffix, "' in '", text, "' (k, m, b, t)"));
     }
   }
   const double v = number * scale;
@@ -84,7 +112,7 @@ absl::StatusOr<int64_t> ParseValue(const std::string& text, Unit unit) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is too large"));
   }
-  return static_cast<int64_t>(std::llround(v));
+  return v;
 }
 
 int64_t Pick(const NodeStats& s, const std::string& attr) {
@@ -93,7 +121,8 @@ int64_t Pick(const NodeStats& s, const std::string& attr) {
 }
 
 // "PASS micros[re] = 4.89ms (limit < 4.00ms, 2 nodes)", with the margin
-// of a failure and the base a limit came from.
+// of a failure and the base a limit came from; run-level terms say "run"
+// instead of a node count.
 std::string GateMessage(const GateResult& r) {
   const Condition& c = r.condition;
   const std::string unit = c.significant ? "count" : c.attribute;
@@ -105,23 +134,28 @@ std::string GateMessage(const GateResult& r) {
                            r.passed ? "PASS" : "FAIL", what,
                            c.optional ? " (optional)" : "");
   }
-  std::string limit = FormatStat(unit, r.limit);
+  std::string limit = FormatGateValue(unit, r.limit);
   if (c.kind != LimitKind::kValue) {
-    absl::StrAppend(&limit, " from base ", FormatStat(unit, r.base_value));
+    absl::StrAppend(&limit, " from base ", FormatGateValue(unit, r.base_value));
+  }
+  const std::string scope =
+      c.RunLevel() ? "run" : absl::StrCat(r.matched_nodes, " nodes");
+  if (!r.unknown.empty()) {
+    return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)",
+                           r.passed ? "PASS" : "FAIL", what, r.unknown, c.op,
+                           limit, scope);
   }
   std::string out = absl::StrFormat(
-      "%s %s = %s (limit %s %s, %d nodes)", r.passed ? "PASS" : "FAIL", what,
-      FormatStat(unit, r.value), c.op, limit, r.matched_nodes);
+      "%s %s = %s (limit %s %s, %s)", r.passed ? "PASS" : "FAIL", what,
+      FormatGateValue(unit, r.value), c.op, limit, scope);
   if (!r.passed && r.value != r.limit) {
-    const int64_t diff =
-        r.value > r.limit ? r.value - r.limit : r.limit - r.value;
-    const double pct = r.limit != 0
-                           ? 100.0 * static_cast<double>(diff) /
-                                 static_cast<double>(std::llabs(r.limit))
-                           : 0.0;
-    absl::StrAppendFormat(&out, ": %s by %s (%.1f%%)",
-                          r.value > r.limit ? "over" : "under",
-                          FormatStat(unit, diff), pct);
+    const double diff = std::abs(r.value - r.limit);
+    const double pct = r.limit != 0 ? 100.0 * diff / std::abs(r.limit) : 0.0;
+    absl::StrAppendFormat(
+        &out, ": %s by %s (%.1f%%)", r.value > r.limit ? "over" : "under",
+        unit == "mfu" ? absl::StrFormat("%.2f points", 100 * diff)
+                      : FormatGateValue(unit, diff),
+        pct);
   }
   return out;
 }
@@ -132,8 +166,26 @@ const std::vector<std::string>& GateAttributes() {
   static const std::vector<std::string> v = {
       "micros",     "accelerator_micros", "cpu_micros",   "bytes",
       "peak_bytes", "residual_bytes",     "output_bytes", "params",
-      "float_ops",  "occurrence"};
+      "float_ops",  "occurrence",         "mfu",          "flops_per_step",
+      "flop_rate"};
   return v;
+}
+
+bool Condition::RunLevel() const { return IsRunAttribute(attribute); }
+
+std::string FormatGateValue(const std::string& unit, double v) {
+  if (unit == "mfu") return absl::StrFormat("%.2f%%", 100 * v);
+  if (unit == "flops_per_step") return FormatFlopCount(v);
+  if (unit == "flop_rate") return FormatFlopRate(v);
+  const double whole = std::round(v);
+  if (std::abs(v - whole) < 1e-9 && std::abs(whole) < 9.2e18) {
+    return FormatStat(unit, static_cast<int64_t>(whole));
+  }
+  const Unit u = UnitOf(unit);
+  return absl::StrFormat("%.4g%s", v,
+                         u == Unit::kTime    ? "us"
+                         : u == Unit::kBytes ? "B"
+                                             : "");
 }
 
 namespace {
@@ -142,7 +194,7 @@ namespace {
 // base-VALUE.
 absl::Status ParseLimit(const std::string& text, Unit unit, Condition* c) {
   if (text.rfind("base", 0) != 0) {
-    absl::StatusOr<int64_t> v = ParseValue(text, unit);
+    absl::StatusOr<double> v = ParseValue(text, unit);
     if (!v.ok()) return v.status();
     c->limit = *v;
     return absl::OkStatus();
@@ -163,7 +215,7 @@ absl::Status ParseLimit(const std::string& text, Unit unit, Condition* c) {
   }
   if (rest[0] == '+' || rest[0] == '-') {
     c->kind = LimitKind::kBasePlus;
-    absl::StatusOr<int64_t> v = ParseValue(rest.substr(1), unit);
+    absl::StatusOr<double> v = ParseValue(rest.substr(1), unit);
     if (!v.ok()) return v.status();
     c->limit = rest[0] == '-' ? -*v : *v;
     return absl::OkStatus();
@@ -173,7 +225,7 @@ absl::Status ParseLimit(const std::string& text, Unit unit, Condition* c) {
       "'"));
 }
 
-bool Compare(int64_t value, const std::string& op, int64_t limit) {
+bool Compare(double value, const std::string& op, double limit) {
   if (op == "<=") return value <= limit;
   if (op == "<") return value < limit;
   if (op == ">=") return value >= limit;
@@ -205,6 +257,87 @@ int64_t CountSignificant(const Model& model, const Model& base,
   int64_t count = 0;
   for (double q : BenjaminiHochberg(p)) count += q <= alpha;
   return count;
+}
+
+// The limit a condition compares with, given the base's value.
+double Limit(const Condition& c, double base_value) {
+  switch (c.kind) {
+    case LimitKind::kValue:
+      break;
+    case LimitKind::kBaseTimes:
+      return base_value * c.factor;
+    case LimitKind::kBasePlus:
+      return base_value + c.limit;
+  }
+  return c.limit;
+}
+
+// A run-level figure for `step` (-1: the run's means); false with *unknown
+// set when it is not known.
+bool RunValue(const Model& model, int64_t step, const std::string& attr,
+              const PeakOverride& peaks, double* value, std::string* unknown) {
+  const StepTable steps = ComputeSteps(model);
+  const RunFlops f = ComputeRunFlops(model, steps, peaks);
+  if (step < 0) {
+    if (attr == "flops_per_step") {
+      *value = static_cast<double>(f.flops_per_step);
+    } else if (attr == "flop_rate") {
+      *value = f.flop_rate;
+    } else if (f.mfu.has_value()) {
+      *value = *f.mfu;
+    } else {
+      *unknown = f.flops_per_step <= 0    ? "no float ops"
+                 : f.peak.unknown.empty() ? "no step wall time"
+                                          : f.peak.unknown;
+      return false;
+    }
+    return true;
+  }
+  const auto flops = f.step_flops.find(step);
+  const int64_t step_flops = flops == f.step_flops.end() ? 0 : flops->second;
+  int64_t wall = 0;
+  for (const StepRow& row : steps.rows) {
+    if (row.step == step) wall = row.wall_ns;
+  }
+  if (attr == "flops_per_step") {
+    *value = static_cast<double>(step_flops);
+  } else if (attr == "flop_rate") {
+    *value = wall > 0 ? static_cast<double>(step_flops) /
+                            (static_cast<double>(wall) * 1e-9)
+                      : 0;
+  } else if (f.step_mfu.count(step)) {
+    *value = f.step_mfu.at(step);
+  } else {
+    *unknown = step_flops <= 0 ? "no float ops in the step"
+               : !f.peak.unknown.empty()
+                   ? f.peak.unknown
+                   : absl::StrCat("no MFU for step ", step);
+    return false;
+  }
+  return true;
+}
+
+// A run-level gate: the figure of the run (and of the base).
+void RunGate(const Model& model, const Model* base, int64_t step,
+             const PeakOverride& peaks, GateResult* r) {
+  const Condition& c = r->condition;
+  std::string unknown;
+  const bool known =
+      RunValue(model, step, c.attribute, peaks, &r->value, &unknown);
+  bool base_known = true;
+  if (base != nullptr && c.kind != LimitKind::kValue) {
+    std::string base_unknown;
+    base_known = RunValue(*base, step, c.attribute, peaks, &r->base_value,
+                          &base_unknown);
+    if (!base_known && unknown.empty()) unknown = "base: " + base_unknown;
+  }
+  r->limit = Limit(c, r->base_value);
+  if (!known || !base_known) {
+    r->unknown = unknown;
+    r->passed = false;
+    return;
+  }
+  r->passed = Compare(r->value, c.op, r->limit);
 }
 
 }  // namespace
@@ -271,12 +404,17 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
   if (c.significant && c.kind != LimitKind::kValue) {
     return bad("significant() counts nodes: compare it with a number");
   }
+  if (c.RunLevel() && (c.significant || !c.regex.empty() || c.optional)) {
+    return bad(absl::StrCat(c.attribute,
+                            " is a figure of the whole run: no [REGEX], ?, "
+                            "or significant()"));
+  }
   return c;
 }
 
 absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     const Model& model, const std::vector<Condition>& conditions, int64_t step,
-    const GateBase& base) {
+    const GateBase& base, const PeakOverride& peaks) {
   if (step >= 0 && !model.steps().count(step)) {
     return absl::InvalidArgumentError(
         absl::StrCat("check: step ", step, " is not in the profile"));
@@ -298,37 +436,35 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     }
     GateResult r;
     r.condition = c;
+    if (c.RunLevel()) {
+      RunGate(model, base.model, step, peaks, &r);
+      results.push_back(std::move(r));
+      results.back().message = GateMessage(results.back());
+      continue;
+    }
     std::unique_ptr<RE2> re;
     if (!c.regex.empty()) re = std::make_unique<RE2>(c.regex, RE2::Quiet);
     std::vector<const GraphNode*> matched;
+    int64_t value = 0, base_value = 0;
     for (const auto& node : model.nodes()) {
       if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
       matched.push_back(node.get());
-      SatInc(&r.value, Pick(node->Stats(step), c.attribute));
+      SatInc(&value, Pick(node->Stats(step), c.attribute));
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
     if (base.model != nullptr && !c.significant) {
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
-        SatInc(&r.base_value, Pick(node->Stats(step), c.attribute));
+        SatInc(&base_value, Pick(node->Stats(step), c.attribute));
       }
     }
     if (c.significant) {
-      r.value = CountSignificant(model, *base.model, matched, c.attribute,
-                                 base.alpha);
+      value = CountSignificant(model, *base.model, matched, c.attribute,
+                               base.alpha);
     }
-    switch (c.kind) {
-      case LimitKind::kValue:
-        r.limit = c.limit;
-        break;
-      case LimitKind::kBaseTimes:
-        r.limit = static_cast<int64_t>(
-            std::llround(static_cast<double>(r.base_value) * c.factor));
-        break;
-      case LimitKind::kBasePlus:
-        r.limit = SatAdd(r.base_value, c.limit);
-        break;
-    }
+    r.value = static_cast<double>(value);
+    r.base_value = static_cast<double>(base_value);
+    r.limit = Limit(c, r.base_value);
     const bool none = r.matched_nodes == 0 && !c.regex.empty();
     r.passed = none ? c.optional : Compare(r.value, c.op, r.limit);
     results.push_back(std::move(r));

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/model/model.h"
+#include "profiler/views/flops.h"
 
 namespace tfprof {
 
@@ -20,7 +21,7 @@ enum class LimitKind {
 
 struct Condition {
   std::string text;       // as written
-  std::string attribute;  // micros, bytes, params, ...
+  std::string attribute;  // micros, bytes, params, ..., mfu
   std::string regex;      // node names to sum over; empty = all nodes
   // significant(ATTR)[REGEX]: the value is the number of matched nodes whose
   // ATTR changed significantly against the base run.
@@ -30,24 +31,33 @@ struct Condition {
   bool optional = false;
   std::string op;  // <=, <, >=, >, ==, !=
   LimitKind kind = LimitKind::kValue;
-  int64_t limit = 0;    // kValue, or kBasePlus's VALUE (signed)
+  double limit = 0;     // kValue, or kBasePlus's VALUE (signed)
   double factor = 1.0;  // kBaseTimes
   bool NeedsBase() const { return significant || kind != LimitKind::kValue; }
+  // A figure of the whole run (mfu, flops_per_step, flop_rate), not a sum
+  // over nodes: no [REGEX], no significant().
+  bool RunLevel() const;
 };
 
 // Parses "ATTR[REGEX]? OP LIMIT" (spaces optional, [REGEX] and ? optional)
 // or "significant(ATTR)[REGEX] OP COUNT". LIMIT is a VALUE, "base",
-// "base*FACTOR", "base+VALUE" or "base-VALUE". VALUE may carry a unit:
-// us/ms/s for times, B/KB/MB/GB for bytes (decimal), k/m/b for counts.
+// "base*FACTOR", "base+VALUE" or "base-VALUE". VALUE is a number, fractions
+// included ("params >= 0.35" compares with 0.35), exponents too ("3e14"),
+// and may carry a unit:
+// us/ms/s for times, B/KB/MB/GB for bytes (decimal), k/m/b/t for counts
+// and float ops, % for mfu ("mfu >= 35%" is "mfu >= 0.35").
 absl::StatusOr<Condition> ParseCondition(const std::string& text);
 
 struct GateResult {
   Condition condition;
-  int64_t value = 0;
-  int64_t limit = 0;  // the limit it was compared with
-  int64_t base_value = 0;
+  double value = 0;
+  double limit = 0;  // the limit it was compared with
+  double base_value = 0;
   int64_t matched_nodes = 0;
   bool passed = false;
+  // A run-level figure that is not known (mfu without a peak): why; the
+  // gate fails.
+  std::string unknown;
   std::string message;  // one line: PASS/FAIL, value, limit, margin
 };
 
@@ -59,13 +69,19 @@ struct GateBase {
 
 // Evaluates the conditions on the nodes' own statistics for `step` (-1:
 // averaged over the steps each node ran in). Base nodes are matched by
-// name.
+// name. Run-level terms take the run's figures (views/flops.h) for the step,
+// or their means for -1; `peaks` replace the peak table's for mfu.
 absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     const Model& model, const std::vector<Condition>& conditions, int64_t step,
-    const GateBase& base = GateBase());
+    const GateBase& base = GateBase(), const PeakOverride& peaks = {});
 
-// The attributes a condition may name.
+// The attributes a condition may name (the node attributes, then the run's).
 const std::vector<std::string>& GateAttributes();
+
+// A value of a condition's attribute (or "count") for messages: as the
+// attribute's unit prints it ("4.89ms", "451"), fractions as such ("0.35"),
+// mfu as a percentage, float ops and rates with SI prefixes.
+std::string FormatGateValue(const std::string& unit, double v);
 
 }  // namespace tfprof
 

@@ -82,17 +82,22 @@ std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
   for (const GateResult& r : results) {
     const Condition& c = r.condition;
     const bool none = r.matched_nodes == 0 && !c.regex.empty();
-    std::string limit = absl::StrCat(c.op, " ", FormatStat(Unit(c), r.limit));
+    std::string limit =
+        absl::StrCat(c.op, " ", FormatGateValue(Unit(c), r.limit));
     if (c.kind != LimitKind::kValue) {
-      absl::StrAppend(&limit, " (base ", FormatStat(Unit(c), r.base_value),
+      absl::StrAppend(&limit, " (base ", FormatGateValue(Unit(c), r.base_value),
                       ")");
     }
-    absl::StrAppend(&out, "| ", r.passed ? "✅ pass" : "❌ **fail**", " | `",
-                    absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}),
-                    "` | ",
-                    none ? "matched no node" : FormatStat(Unit(c), r.value),
-                    " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
-                    r.matched_nodes, " |\n");
+    const std::string value = none ? "matched no node"
+                              : !r.unknown.empty()
+                                  ? "n/a"
+                                  : FormatGateValue(Unit(c), r.value);
+    absl::StrAppend(
+        &out, "| ", r.passed ? "✅ pass" : "❌ **fail**", " | `",
+        absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}), "` | ", value,
+        " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
+        c.RunLevel() ? std::string("run") : absl::StrCat(r.matched_nodes),
+        " |\n");
   }
   return out;
 }

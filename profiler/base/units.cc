@@ -56,6 +56,28 @@ std::string NanosAsMicros(int64_t ns) {
   return absl::StrFormat("%s%d.%03d", sign, abs / 1000, abs % 1000);
 }
 
+namespace {
+
+std::string WithPrefix(double v, const char* unit) {
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  size_t i = 0;
+  while (v >= 999.95 && i + 1 < sizeof(kPrefixes) / sizeof(kPrefixes[0])) {
+    v /= 1000;
+    ++i;
+  }
+  return absl::StrFormat("%.4g %s%s", v, kPrefixes[i], unit);
+}
+
+}  // namespace
+
+std::string FormatFlopCount(double flops) { return WithPrefix(flops, "FLOP"); }
+std::string FormatFlopRate(double flops_per_sec) {
+  return WithPrefix(flops_per_sec, "FLOP/s");
+}
+std::string FormatBandwidth(double bytes_per_sec) {
+  return WithPrefix(bytes_per_sec, "B/s");
+}
+
 std::string FormatShape(const std::vector<int64_t>& shape) {
   return absl::StrJoin(shape, "x");
 }

@@ -24,6 +24,11 @@ std::string FormatStat(const std::string& attribute, int64_t value,
 std::string FormatNanos(int64_t ns);
 // Nanoseconds as exact decimal microseconds ("1234.567"), for CSV and JSON.
 std::string NanosAsMicros(int64_t ns);
+// Float ops and rates with SI prefixes, 4 significant digits: "1.047
+// TFLOP", "989.4 TFLOP/s"; bandwidth "4.8 TB/s".
+std::string FormatFlopCount(double flops);
+std::string FormatFlopRate(double flops_per_sec);
+std::string FormatBandwidth(double bytes_per_sec);
 // Dims joined with "x": 3x3x3x6.
 std::string FormatShape(const std::vector<int64_t>& shape);
 

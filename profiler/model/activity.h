@@ -9,11 +9,14 @@
 #define TFPROF_PROFILER_MODEL_ACTIVITY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "profiler/model/device_peaks.h"
 #include "profiler/model/string_table.h"
 
 namespace tfprof {
@@ -38,6 +41,14 @@ struct DeviceWork {
   uint32_t op = 0;      // the launching node's name; "" when not known
   uint32_t launch = 0;  // launch dimensions as recorded; "" when not
   WorkKind kind = WorkKind::kKernel;
+  // Float ops of this launch where the importer knows its launching
+  // record's (PyTorch traces: the record's float ops, split over its
+  // kernels by their time; flops_split when it launched several); -1 when
+  // not known per launch (the kernel view then splits the launching node's).
+  double float_ops = -1;
+  double bytes = 0;  // bytes moved, split likewise
+  Dtype dtype = Dtype::kUnknown;
+  bool flops_split = false;
 };
 
 // One host (CPU) event as the trace records it, nested events included.
@@ -64,6 +75,26 @@ struct MemorySample {
   uint64_t address = 0;    // of the block; 0 when not recorded
 };
 
+// What an importer computed of one node's float ops from the shapes a
+// trace records (PyTorch traces): per run, averaged over the node's runs.
+struct NodeCost {
+  uint32_t node = 0;  // the node's name (Activity::String() id)
+  // Float ops by PyTorch's own with_flops rule (for -flops_rule pytorch;
+  // the node's float_ops hold the extended rule's).
+  int64_t pytorch_float_ops = 0;
+  // Bytes of the inputs and outputs of the computation counted.
+  int64_t bytes = 0;
+  // The element type of most of its float ops.
+  Dtype dtype = Dtype::kUnknown;
+};
+
+// What the trace says of how it was recorded (PyTorch profiler options).
+struct Recording {
+  bool known = false;  // the trace says (Kineto traces do)
+  bool with_flops = false;
+  bool record_shapes = false;
+};
+
 class Activity {
  public:
   Activity() { strings_.Id(""); }  // id 0 is ""
@@ -84,6 +115,17 @@ class Activity {
   // An accelerator the input declares (".../device:gpu:N"), whether or not
   // anything ran on it.
   void AddDevice(std::string_view device);
+  // What an accelerator (".../device:gpu:N") is, as the trace describes it.
+  void SetDeviceInfo(std::string_view device, const DeviceInfo& info) {
+    device_info_[std::string(device)] = info;
+  }
+  void AddNodeCost(const NodeCost& cost) { costs_.push_back(cost); }
+  void set_recording(const Recording& r) { recording_ = r; }
+  // A line on how float ops were counted (which rule, what was not
+  // counted), for the summary's and advise's notes.
+  void AddFlopsNote(std::string note) {
+    flops_notes_.push_back(std::move(note));
+  }
   // Sorts everything: spans by step, work and host spans by start, memory
   // samples by allocator, then time (ties keep the order they were added in);
   // fills in the bytes in use that were not recorded.
@@ -100,6 +142,13 @@ class Activity {
   const std::vector<HostSpan>& host() const { return host_; }
   // Declared accelerators, sorted.
   const std::vector<std::string>& devices() const { return devices_; }
+  // Accelerators the trace describes, by ".../device:gpu:N".
+  const std::map<std::string, DeviceInfo>& device_info() const {
+    return device_info_;
+  }
+  const std::vector<NodeCost>& node_costs() const { return costs_; }
+  const Recording& recording() const { return recording_; }
+  const std::vector<std::string>& flops_notes() const { return flops_notes_; }
 
  private:
   StringTable strings_;
@@ -109,6 +158,10 @@ class Activity {
   std::vector<MemorySample> memory_;
   std::vector<HostSpan> host_;
   std::vector<std::string> devices_;
+  std::map<std::string, DeviceInfo> device_info_;
+  std::vector<NodeCost> costs_;
+  Recording recording_;
+  std::vector<std::string> flops_notes_;
 };
 
 }  // namespace tfprof

@@ -814,6 +814,18 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
   }
 }
 
+void Model::set_activity(Activity activity) {
+  activity_ = std::move(activity);
+  ++version_;
+  for (const NodeCost& c : activity_.node_costs()) {
+    GraphNode* node = FindMutable(activity_.String(c.node));
+    if (node == nullptr) continue;
+    node->pytorch_float_ops = c.pytorch_float_ops;
+    node->cost_bytes = c.bytes;
+    node->dtype = c.dtype;
+  }
+}
+
 void Model::AddCheckpointVariables(const std::vector<std::string>& names) {
   ++version_;
   for (const std::string& name : names) {

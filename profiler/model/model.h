@@ -236,7 +236,19 @@ class GraphNode {
   // Devices, interned in the model ("" when unknown).
   const std::string& canonical_device() const { return *canonical_device_; }
   const std::string& host_device() const { return *host_device_; }
-  int64_t float_ops = 0;       // per run, from the op log
+  int64_t float_ops = 0;  // per run, from the op log
+  // Traces with shapes (PyTorch): per run, the float ops by PyTorch's own
+  // with_flops rule (-1: none recorded, the same as float_ops), the bytes
+  // the counted computation reads and writes (0: unknown), and the element
+  // type of its float ops.
+  int64_t pytorch_float_ops = -1;
+  int64_t cost_bytes = 0;
+  Dtype dtype = Dtype::kUnknown;
+  // Float ops per run by PyTorch's rule, or by the extended (default) one.
+  int64_t FloatOpsPerRun(bool pytorch_rule) const {
+    return pytorch_rule && pytorch_float_ops >= 0 ? pytorch_float_ops
+                                                  : float_ops;
+  }
   std::vector<int64_t> shape;  // from the "shape" attr (variables)
   OpTypes op_types;
   std::vector<NodeInput> inputs;  // sorted by index
@@ -331,10 +343,8 @@ class Model {
   // What a trace recorded beyond the node statistics (empty for other
   // inputs).
   const Activity& activity() const { return activity_; }
-  void set_activity(Activity activity) {
-    activity_ = std::move(activity);
-    ++version_;
-  }
+  // Also gives the nodes the costs it records (NodeCost).
+  void set_activity(Activity activity);
   // The GPU streams the accelerator work a node launched ran on (activity
   // string ids, sorted); empty for none. Indexed on first use.
   const std::vector<uint32_t>& KernelStreams(const GraphNode& node) const;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "profiler/base/json_writer.h"
 
@@ -86,6 +87,42 @@ void JsonKernelFacts(const KernelFacts& k, const ResultNode& n,
   absl::StrAppend(out, "], \"unlinked_launches\": ", k.unlinked_launches, "}");
 }
 
+std::string JsonDouble(double v) {
+  return v < 0 ? "null" : absl::StrFormat("%.6g", v);
+}
+
+// An op or kernel row's float-op figures, as selected.
+void JsonFlopFacts(const FlopFacts& f, const Options& o, std::string* out) {
+  if (o.Selected("accelerator_flop_rate")) {
+    absl::StrAppend(out,
+                    ", \"accelerator_flop_rate\": ", JsonDouble(f.flop_rate));
+  }
+  if (o.Selected("arithmetic_intensity")) {
+    absl::StrAppend(out,
+                    ", \"arithmetic_intensity\": ", JsonDouble(f.intensity),
+                    ", \"bytes_moved\": ", f.bytes);
+  }
+  if (o.Selected("roofline")) {
+    if (f.roof <= 0) {
+      absl::StrAppend(out, ", \"roofline\": null");
+    } else {
+      absl::StrAppend(
+          out, ", \"roofline\": {\"bound\": \"",
+          f.memory_bound ? "memory" : "compute",
+          "\", \"roof_flop_rate\": ", JsonDouble(f.roof),
+          ", \"peak_flop_rate\": ", JsonDouble(f.peak),
+          ", \"fraction_of_roof\": ",
+          f.roof_fraction < 0 ? "null" : JsonDouble(f.roof_fraction),
+          ", \"dtype\": \"", DtypeName(f.dtype), "\"}");
+    }
+  }
+  if (f.split &&
+      (o.Selected("float_ops") || o.Selected("accelerator_flop_rate") ||
+       o.Selected("arithmetic_intensity") || o.Selected("roofline"))) {
+    absl::StrAppend(out, ", \"float_ops_split_by_time\": true");
+  }
+}
+
 // Occurrence, devices, op types and input shapes, as selected.
 void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   const Options& o = r.options;
@@ -105,6 +142,7 @@ void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   if (o.Selected("op_types")) {
     absl::StrAppend(out, ", \"op_types\": ", JsonList(NodeOpTypes(r, n)));
   }
+  if (n.flops != nullptr) JsonFlopFacts(*n.flops, o, out);
   if (n.kernel != nullptr) JsonKernelFacts(*n.kernel, n, out);
   if (o.Selected("input_shapes") && r.view != ViewKind::kCode &&
       !IsFlatView(r.view)) {
@@ -201,6 +239,22 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
   if (o.Selected("op_types")) {
     absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeOpTypes(r, n), "|")));
   }
+  const FlopFacts none;
+  const FlopFacts& f = n.flops != nullptr ? *n.flops : none;
+  auto number = [](double v) {
+    return v < 0 ? std::string() : absl::StrFormat("%.6g", v);
+  };
+  if (o.Selected("accelerator_flop_rate")) {
+    absl::StrAppend(out, ",", number(f.flop_rate));
+  }
+  if (o.Selected("arithmetic_intensity")) {
+    absl::StrAppend(out, ",", number(f.intensity));
+  }
+  if (o.Selected("roofline")) {
+    absl::StrAppend(out, ",",
+                    f.roof <= 0 ? "" : (f.memory_bound ? "memory" : "compute"),
+                    ",", f.roof <= 0 ? "" : number(f.roof_fraction));
+  }
   out->append("\n");
 }
 
@@ -219,8 +273,18 @@ std::string RenderJson(const ResultTree& result) {
                                result.options.select.end());
   absl::StrAppend(&out, JsonList(sel),
                   ", \"units\": {\"micros\": "
-                  "\"microseconds\", \"bytes\": \"bytes\"}"
-                  ",\n\"root\":\n");
+                  "\"microseconds\", \"bytes\": \"bytes\"}");
+  // Which float ops a PyTorch trace's nodes carry (the kernel view's are
+  // always the extended rule's).
+  if (result.model != nullptr &&
+      result.model->source() == ProfileSource::kPyTorch) {
+    absl::StrAppend(&out, ", \"flops_rule\": \"",
+                    result.view == ViewKind::kKernel
+                        ? std::string("extended")
+                        : result.options.flops_rule,
+                    "\"");
+  }
+  absl::StrAppend(&out, ",\n\"root\":\n");
   if (!result.nodes.empty()) JsonNode(result, 0, 0, nullptr, &out);
   absl::StrAppend(&out, "\n}\n");
   return out;
@@ -244,6 +308,9 @@ std::string RenderCsv(const ResultTree& result) {
   if (o.Selected("occurrence")) out += ",run_count,defined_count";
   if (o.Selected("device")) out += ",devices";
   if (o.Selected("op_types")) out += ",op_types";
+  if (o.Selected("accelerator_flop_rate")) out += ",accelerator_flop_rate";
+  if (o.Selected("arithmetic_intensity")) out += ",arithmetic_intensity";
+  if (o.Selected("roofline")) out += ",roofline_bound,roofline_fraction";
   out += "\n";
   if (result.nodes.empty()) return out;
   if (IsFlatView(result.view)) {

@@ -31,7 +31,15 @@ std::vector<Field> Fields(const StepRow& r) {
       {"peak_bytes", absl::StrCat(r.peak_bytes)},
       {"peak_allocator", r.peak_allocator, true},
       {"wall_from", r.from_markers ? "markers" : "executions", true},
+      {"flops", absl::StrCat(r.flops)},
+      {"mfu", r.mfu < 0 ? "" : absl::StrFormat("%.6f", r.mfu)},
   };
+}
+
+// A field as JSON: numbers bare (an empty one is null), strings quoted.
+std::string JsonField(const Field& f) {
+  if (f.text) return JsonQuote(f.value);
+  return f.value.empty() ? "null" : f.value;
 }
 
 }  // namespace
@@ -39,19 +47,28 @@ std::vector<Field> Fields(const StepRow& r) {
 std::string RenderStepsText(const StepTable& table) {
   std::string out =
       absl::StrFormat("%d steps (%s)\n", table.rows.size(), table.wall_source);
-  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s %12s  %s\n",
-                        "step", "wall", "accelerator", "compute", "memcpy",
-                        "idle", "kernels", "device span", "peak memory");
+  const bool flops = !table.mfu_text.empty();
+  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s %12s", "step",
+                        "wall", "accelerator", "compute", "memcpy", "idle",
+                        "kernels", "device span");
+  if (flops) absl::StrAppendFormat(&out, " %13s %6s", "flops", "MFU");
+  absl::StrAppend(&out, "  peak memory\n");
   for (const StepRow& r : table.rows) {
     const std::string peak = r.peak_bytes < 0
                                  ? "-"
                                  : absl::StrCat(FormatMemory(r.peak_bytes),
                                                 " (", r.peak_allocator, ")");
-    absl::StrAppendFormat(
-        &out, "%8d %12s %12s %12s %12s %12s %8d %12s  %s\n", r.step,
-        FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
-        FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
-        FormatNanos(r.idle_ns), r.kernels, FormatNanos(r.device_span_ns), peak);
+    absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s %12s %8d %12s", r.step,
+                          FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
+                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
+                          FormatNanos(r.idle_ns), r.kernels,
+                          FormatNanos(r.device_span_ns));
+    if (flops) {
+      absl::StrAppendFormat(
+          &out, " %13s %6s", FormatFlopCount(static_cast<double>(r.flops)),
+          r.mfu < 0 ? "n/a" : absl::StrFormat("%.1f%%", 100 * r.mfu));
+    }
+    absl::StrAppend(&out, "  ", peak, "\n");
   }
   if (!table.rows.empty()) {
     const WallStats w = StepWallStats(table);
@@ -61,6 +78,7 @@ std::string RenderStepsText(const StepTable& table) {
                           FormatNanos(w.mean_ns), FormatNanos(w.median_ns),
                           FormatNanos(w.min_ns), FormatNanos(w.max_ns));
   }
+  if (flops) absl::StrAppend(&out, "per step: ", table.mfu_text, "\n");
   return out;
 }
 
@@ -83,18 +101,22 @@ std::string RenderStepsCsv(const StepTable& table) {
 
 std::string RenderStepsJson(const StepTable& table) {
   const WallStats w = StepWallStats(table);
-  std::string out =
-      absl::StrCat("{\"wall_source\": ", JsonQuote(table.wall_source),
-                   ", \"wall_micros\": {\"mean\": ", NanosAsMicros(w.mean_ns),
-                   ", \"median\": ", NanosAsMicros(w.median_ns),
-                   ", \"min\": ", NanosAsMicros(w.min_ns),
-                   ", \"max\": ", NanosAsMicros(w.max_ns), "}, \"steps\": [");
+  std::string out = absl::StrCat(
+      "{\"wall_source\": ", JsonQuote(table.wall_source),
+      ", \"wall_micros\": {\"mean\": ", NanosAsMicros(w.mean_ns),
+      ", \"median\": ", NanosAsMicros(w.median_ns),
+      ", \"min\": ", NanosAsMicros(w.min_ns),
+      ", \"max\": ", NanosAsMicros(w.max_ns), "}, ",
+      table.mfu_text.empty()
+          ? ""
+          : absl::StrCat("\"mfu_text\": ", JsonQuote(table.mfu_text), ", "),
+      "\"steps\": [");
   for (size_t i = 0; i < table.rows.size(); ++i) {
     out += i > 0 ? ", {" : "{";
     const std::vector<Field> f = Fields(table.rows[i]);
     for (size_t k = 0; k < f.size(); ++k) {
       absl::StrAppend(&out, k > 0 ? ", " : "", "\"", f[k].name,
-                      "\": ", f[k].text ? JsonQuote(f[k].value) : f[k].value);
+                      "\": ", JsonField(f[k]));
     }
     out += "}";
   }

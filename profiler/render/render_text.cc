@@ -59,6 +59,13 @@ std::string Legend(const Options& o, bool multi) {
                       : "op count (run|defined)");
   }
   if (o.Selected("input_shapes")) l.push_back("input shapes");
+  if (o.Selected("accelerator_flop_rate")) {
+    l.push_back("float ops per second of accelerator time");
+  }
+  if (o.Selected("arithmetic_intensity")) {
+    l.push_back("float ops per byte moved");
+  }
+  if (o.Selected("roofline")) l.push_back("roofline");
   return absl::StrCat("node name | ", absl::StrJoin(l, " | "), "\n");
 }
 
@@ -229,6 +236,34 @@ std::string KernelCell(const KernelFacts& k) {
   return cell;
 }
 
+// An op or kernel row's float-op figures, as selected.
+std::vector<std::string> FlopCells(const FlopFacts& f, const Options& o) {
+  std::vector<std::string> cells;
+  if (o.Selected("accelerator_flop_rate")) {
+    cells.push_back(f.flop_rate < 0 ? "-- FLOP/s"
+                                    : FormatFlopRate(f.flop_rate));
+  }
+  if (o.Selected("arithmetic_intensity")) {
+    cells.push_back(f.intensity < 0
+                        ? "-- FLOP/B"
+                        : absl::StrFormat("%.4g FLOP/B", f.intensity));
+  }
+  if (o.Selected("roofline")) {
+    if (f.roof <= 0) {
+      cells.push_back("roofline n/a");
+    } else {
+      cells.push_back(absl::StrFormat(
+          "%s-bound, %s of %s (%s)", f.memory_bound ? "memory" : "compute",
+          f.roof_fraction < 0
+              ? "--%"
+              : absl::StrFormat("%.1f%%", 100 * f.roof_fraction),
+          FormatFlopRate(f.roof),
+          f.dtype == Dtype::kUnknown ? "bf16 assumed" : DtypeName(f.dtype)));
+    }
+  }
+  return cells;
+}
+
 std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
                         const ResultNode& root, const Options& o) {
   std::vector<std::string> a;
@@ -286,6 +321,10 @@ std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
   if (o.Selected("occurrence")) {
     a.push_back(absl::StrFormat(
         "%10s", absl::StrFormat("%d|%d", FlatRowRuns(n), n.members.size())));
+  }
+  if (n.flops != nullptr) {
+    for (std::string& cell : FlopCells(*n.flops, o))
+      a.push_back(std::move(cell));
   }
   if (n.kernel != nullptr) a.push_back(KernelCell(*n.kernel));
   std::string row =
@@ -366,6 +405,19 @@ std::string SelectDoc(const std::string& s) {
   }
   if (s == "occurrence") return "occurrence: how many times the op ran.";
   if (s == "input_shapes") return "input shape: shapes of the op's inputs.";
+  if (s == "accelerator_flop_rate") {
+    return "accelerator flop rate: float ops per second of accelerator "
+           "time (op and kernel views).";
+  }
+  if (s == "arithmetic_intensity") {
+    return "arithmetic intensity: float ops per byte of the inputs and "
+           "outputs of the counted computations (op and kernel views).";
+  }
+  if (s == "roofline") {
+    return "roofline: compute- or memory-bound (intensity x bandwidth below "
+           "the dtype's peak) and the share of that roof achieved (op and "
+           "kernel views; one device's peaks).";
+  }
   return "unknown select: " + s;
 }
 

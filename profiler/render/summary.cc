@@ -201,7 +201,7 @@ int64_t ProfileSummary::LaneBusy(std::string_view lane) const {
   return -1;
 }
 
-ProfileSummary Summarize(const Model& model) {
+ProfileSummary Summarize(const Model& model, const PeakOverride& peaks) {
   ProfileSummary s;
   s.nodes = static_cast<int64_t>(model.size());
   s.steps = static_cast<int64_t>(model.steps().size());
@@ -221,6 +221,7 @@ ProfileSummary Summarize(const Model& model) {
   const StepTable steps = ComputeSteps(model);
   s.wall = StepWallStats(steps);
   s.wall_source = steps.wall_source;
+  s.flops = ComputeRunFlops(model, steps, peaks);
   for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
     s.allocator_peak_bytes[p.allocator] = p.peak_bytes;
   }
@@ -339,6 +340,20 @@ std::string RenderSummary(const ProfileSummary& s,
   }
   absl::StrAppendFormat(&out, "parameters:  %s\n", FormatNumber(s.parameters));
   absl::StrAppendFormat(&out, "float ops:   %s\n", FormatNumber(s.float_ops));
+  if (s.flops.flops_per_step > 0) {
+    absl::StrAppendFormat(
+        &out, "flops/step:  %s (%s), %s achieved over the step wall time\n",
+        FormatFlopCount(static_cast<double>(s.flops.flops_per_step)),
+        s.flops.flops_set, FormatFlopRate(s.flops.flop_rate));
+    std::string mfu = MfuText(s.flops);
+    absl::string_view rest = mfu;
+    if (!absl::ConsumePrefix(&rest, "MFU: "))
+      absl::ConsumePrefix(&rest, "MFU ");
+    absl::StrAppendFormat(&out, "MFU:         %s\n", rest);
+    for (const std::string& note : s.flops.notes) {
+      absl::StrAppendFormat(&out, "  (%s)\n", note);
+    }
+  }
   absl::StrAppendFormat(&out, "code traces: %s\n",
                         s.has_code_traces ? "yes" : "no");
   if (loaded != nullptr) {
@@ -453,6 +468,25 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
   for (const auto& [name, peak] : s.allocator_peak_bytes) {
     absl::StrAppend(&out, first ? "" : ", ", AllocatorJson(name, peak));
     first = false;
+  }
+  const RunFlops& f = s.flops;
+  const bool peak = f.peak.flops > 0;
+  absl::StrAppend(
+      &out, "], \"float_ops\": ", s.float_ops,
+      ", \"flops_per_step\": ", f.flops_per_step,
+      ", \"flop_rate\": ", absl::StrFormat("%.6g", f.flop_rate), ", \"mfu\": ",
+      f.mfu.has_value() ? absl::StrFormat("%.6g", *f.mfu) : "null",
+      ", \"peak_flops\": ",
+      peak ? absl::StrFormat("%.6g", f.peak.flops) : "null",
+      ", \"peak_bytes_per_sec\": ",
+      f.peak.bytes_per_sec > 0 ? absl::StrFormat("%.6g", f.peak.bytes_per_sec)
+                               : "null",
+      ", \"peak_dtype\": ", JsonQuote(DtypeName(f.peak.dtype)),
+      ", \"peak_source\": ", peak ? JsonQuote(f.peak.source) : "null",
+      ", \"mfu_text\": ", JsonQuote(MfuText(f)),
+      ", \"flops_set\": ", JsonQuote(f.flops_set), ", \"flops_notes\": [");
+  for (size_t i = 0; i < f.notes.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(f.notes[i]));
   }
   return out + "]}\n";
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/load/loader.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/steps.h"
 
 namespace tfprof {
@@ -55,6 +56,8 @@ struct ProfileSummary {
   std::string wall_source;
   // The most bytes each allocator had in use (trace inputs).
   std::map<std::string, int64_t> allocator_peak_bytes;
+  // Float ops per step (the extended rule), achieved FLOP/s and MFU.
+  RunFlops flops;
 
   // The device whose name (or a lane's) is `name`, or null.
   const DeviceSummary* FindDevice(std::string_view name) const;
@@ -62,14 +65,19 @@ struct ProfileSummary {
   int64_t LaneBusy(std::string_view lane) const;
 };
 
-ProfileSummary Summarize(const Model& model);
+// `peaks` override the peak table's (--peak_flops, --peak_bytes_per_sec).
+ProfileSummary Summarize(const Model& model, const PeakOverride& peaks = {});
 
 // The summary as JSON: the counts, "time_per_step" (wall micros: mean,
 // median, min, max), "devices": [{"name", "nodes", "busy_micros",
 // "peak_bytes", "allocators": [{"name", "peak_bytes"}], "lanes": [{"name",
 // "kind" ("stream" or "thread"), "busy_micros"}]}] (busy per step; -1 where not
-// known) and "allocators":
-// [{"name", "peak_bytes"}].
+// known), "allocators": [{"name", "peak_bytes"}], and the float ops:
+// "flops_per_step" (mean over steps, extended rule), "flop_rate" (FLOP/s
+// over the mean step wall time), "mfu" (a fraction, or null), "peak_flops"
+// (FLOP/s summed over the devices that ran kernels, or null), "peak_dtype",
+// "peak_source" (the table rows' formulas or the flag, or null),
+// "mfu_text", "flops_set" and "flops_notes".
 std::string RenderSummaryJson(const ProfileSummary& s);
 
 // Two runs' summaries side by side (the diff command): counts, wall time

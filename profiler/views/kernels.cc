@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -12,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/saturate.h"
+#include "profiler/views/flops.h"
 #include "re2/re2.h"
 
 namespace tfprof {
@@ -24,6 +27,10 @@ struct KernelSum {
   std::set<int64_t> steps;
   std::map<uint32_t, std::pair<int64_t, int64_t>> ops;  // op -> launches, ns
   std::set<uint32_t> streams, launch;
+  // Float ops recorded per launch (DeviceWork::float_ops), when known.
+  bool per_launch = false, split = false;
+  double flops = 0, bytes = 0;
+  double by_dtype[8] = {};
 };
 
 // The kernels of `step` (-1: all) on streams matching `devices`.
@@ -60,6 +67,13 @@ absl::flat_hash_map<uint32_t, KernelSum> SumKernels(
     op.second = SatAdd(op.second, w.duration_ns);
     k.streams.insert(w.stream);
     if (w.launch != 0) k.launch.insert(w.launch);
+    if (w.float_ops >= 0) {
+      k.per_launch = true;
+      k.flops += w.float_ops;
+      k.bytes += w.bytes;
+      k.by_dtype[static_cast<size_t>(w.dtype) % 8] += w.float_ops;
+      k.split = k.split || w.flops_split;
+    }
   }
   return sums;
 }
@@ -82,9 +96,75 @@ std::vector<std::string> Strings(const Activity& a,
   return v;
 }
 
+// Every launching op's kernel time and number of kernel names in the
+// query.
+struct OpTotal {
+  int64_t ns = 0, kernels = 0;
+};
+using OpTotals = absl::flat_hash_map<uint32_t, OpTotal>;
+
+OpTotals SumOps(const absl::flat_hash_map<uint32_t, KernelSum>& sums) {
+  OpTotals totals;
+  for (const auto& [name, k] : sums) {
+    for (const auto& [op, sum] : k.ops) {
+      OpTotal& t = totals[op];
+      t.ns = SatAdd(t.ns, sum.second);
+      ++t.kernels;
+    }
+  }
+  return totals;
+}
+
+// A kernel's float ops: those of each op that launched it (the extended
+// rule), split over the op's kernels by their time; per launch where the
+// importer recorded them (the launching record's share), else from the
+// launching nodes' float ops in the query's step.
+void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
+                 int64_t step, ResultNode* r) {
+  const Activity& a = model.activity();
+  double flops = 0, bytes = 0;
+  double by_dtype[8] = {};
+  auto facts = std::make_shared<FlopFacts>();
+  if (k.per_launch) {
+    const double div =
+        step >= 0 ? 1
+                  : std::max<double>(1, static_cast<double>(k.steps.size()));
+    flops = k.flops / div;
+    bytes = k.bytes / div;
+    std::copy(std::begin(k.by_dtype), std::end(k.by_dtype), by_dtype);
+    facts->split = k.split;
+  }
+  for (const auto& [op, sum] : k.ops) {
+    if (k.per_launch) break;
+    const GraphNode* node = op == 0 ? nullptr : model.Find(a.String(op));
+    auto total = ops.find(op);
+    if (node == nullptr || node->float_ops <= 0 || total == ops.end() ||
+        total->second.ns <= 0) {
+      continue;
+    }
+    const NodeStats st = node->Stats(step);
+    const double share =
+        static_cast<double>(sum.second) / static_cast<double>(total->second.ns);
+    const double f = static_cast<double>(st.float_ops) * share;
+    flops += f;
+    bytes += static_cast<double>(node->cost_bytes) *
+             static_cast<double>(st.run_count) * share;
+    by_dtype[static_cast<size_t>(node->dtype) % 8] += f;
+    facts->split = facts->split || total->second.kernels > 1;
+  }
+  for (size_t d = 1; d < 8; ++d) {
+    if (by_dtype[d] > by_dtype[static_cast<size_t>(facts->dtype)]) {
+      facts->dtype = static_cast<Dtype>(d);
+    }
+  }
+  facts->bytes = static_cast<int64_t>(std::llround(bytes));
+  r->self.float_ops = static_cast<int64_t>(std::llround(flops));
+  r->flops = std::move(facts);
+}
+
 // A row for one kernel name (its figures averaged for -step -1).
 ResultNode KernelRow(const Model& model, const std::string& name,
-                     const KernelSum& k, int64_t step) {
+                     const KernelSum& k, const OpTotals& ops, int64_t step) {
   const Activity& a = model.activity();
   const int64_t div =
       step >= 0 ? 1
@@ -114,6 +194,7 @@ ResultNode KernelRow(const Model& model, const std::string& name,
               return x.name() < y.name();
             });
   r.kernel = std::move(facts);
+  KernelFlops(model, k, ops, step, &r);
   return r;
 }
 
@@ -138,7 +219,8 @@ bool Shown(const ResultNode& r, const Options& o,
            const std::vector<std::unique_ptr<RE2>>& hide) {
   if (r.self.exec_micros < o.min_micros ||
       r.self.accelerator_exec_micros < o.min_accelerator_micros ||
-      r.self.run_count < o.min_occurrence) {
+      r.self.run_count < o.min_occurrence ||
+      r.self.float_ops < o.min_float_ops) {
     return false;
   }
   return AnyMatch(show, r.name) && !AnyMatch(hide, r.name);
@@ -149,6 +231,7 @@ void SortRows(const std::string& by, std::vector<ResultNode>* rows) {
     if (by == "micros") return r.self.exec_micros;
     if (by == "accelerator_micros") return r.self.accelerator_exec_micros;
     if (by == "occurrence") return r.self.run_count;
+    if (by == "float_ops") return r.self.float_ops;
     return 0;
   };
   std::stable_sort(rows->begin(), rows->end(),
@@ -242,9 +325,13 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
         "activity; this profile has none");
   }
   std::vector<ResultNode> rows;
-  for (const auto& [name, sum] :
-       SumKernels(a, opts.step, opts.device_regexes)) {
-    rows.push_back(KernelRow(model, a.String(name), sum, opts.step));
+  const absl::flat_hash_map<uint32_t, KernelSum> sums =
+      SumKernels(a, opts.step, opts.device_regexes);
+  const OpTotals ops = SumOps(sums);
+  bool split = false;
+  for (const auto& [name, sum] : sums) {
+    rows.push_back(KernelRow(model, a.String(name), sum, ops, opts.step));
+    split = split || rows.back().flops->split;
   }
   SortRows(opts.order_by, &rows);
   Totals all;  // the root's: every kernel, shown or not (percentages)
@@ -272,6 +359,15 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
     out.nodes[c].total.AddSelf(out.nodes[c].self);
   }
   out.nodes[0].total = all;
+  if (opts.Selected("float_ops") || SelectsFlopFacts(opts)) {
+    out.notes.push_back(absl::StrCat(
+        "kernel float ops: those of the op that launched the kernel (the "
+        "extended rule",
+        opts.flops_rule == "pytorch" ? ", whatever -flops_rule says" : "", ")",
+        split ? "; an op that launched several kernels has its float ops "
+                "split over them by their time"
+              : ""));
+  }
   return out;
 }
 

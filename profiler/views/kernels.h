@@ -18,9 +18,11 @@ bool HasKernels(const Model& model);
 // Rows: one per kernel name. A row's own figures are its launches
 // (run_count) and their summed duration (accelerator and total micros,
 // rounded once from nanoseconds); for -step -1 both are averaged over the
-// steps the kernel ran in (integer division, tfprof's rule for nodes). -min_*
-// compare a row's own figures; -order_by micros, accelerator_micros,
-// occurrence (launches) or name; -show/-hide_name_regexes match kernel
+// steps the kernel ran in (integer division, tfprof's rule for nodes). Its
+// float ops are those of the ops that launched it (the extended rule), each
+// op's split over its kernels by their time. -min_* compare a row's own
+// figures; -order_by micros, accelerator_micros, occurrence (launches),
+// float_ops or name; -show/-hide_name_regexes match kernel
 // names, -start/-trim_name_regexes and -max_depth limit the list as in the
 // op view. Kernels do not nest, so a row's total is its own figures (the
 // op view's totals are cumulative down its list); the root's total covers

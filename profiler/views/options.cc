@@ -105,6 +105,11 @@ std::string ClosestWord(const std::string& word,
   return best;
 }
 
+const std::vector<std::string>& FlopsRules() {
+  static const std::vector<std::string> v = {"extended", "pytorch"};
+  return v;
+}
+
 const std::vector<std::string>& OrderByValues() {
   static const std::vector<std::string> v = {
       "name",         "bytes",     "peak_bytes",         "residual_bytes",
@@ -114,14 +119,23 @@ const std::vector<std::string>& OrderByValues() {
 }
 
 const std::vector<std::string>& SelectValues() {
-  static const std::vector<std::string> v = {
-      "bytes",          "micros",
-      "params",         "float_ops",
-      "tensor_value",   "device",
-      "op_types",       "occurrence",
-      "input_shapes",   "accelerator_micros",
-      "cpu_micros",     "peak_bytes",
-      "residual_bytes", "output_bytes"};
+  static const std::vector<std::string> v = {"bytes",
+                                             "micros",
+                                             "params",
+                                             "float_ops",
+                                             "tensor_value",
+                                             "device",
+                                             "op_types",
+                                             "occurrence",
+                                             "input_shapes",
+                                             "accelerator_micros",
+                                             "cpu_micros",
+                                             "peak_bytes",
+                                             "residual_bytes",
+                                             "output_bytes",
+                                             "accelerator_flop_rate",
+                                             "arithmetic_intensity",
+                                             "roofline"};
   return v;
 }
 
@@ -211,6 +225,22 @@ const std::vector<OptionSpec>& OptionTable() {
        "of XLA programs, by HLO category: opcode, fusion kind or custom-call "
        "target (hlo).",
        {"framework", "hlo"}},
+      {"flops_rule",
+       K::kChoice,
+       "extended",
+       "Which float ops nodes carry (PyTorch traces): extended (each "
+       "computation counted once, on its innermost record, plus attention, "
+       "convolution backward, linear and matmul) or pytorch (PyTorch's "
+       "with_flops set exactly, nested autocast records counted twice, as "
+       "key_averages() does). Run figures (flops_per_step, MFU) always use "
+       "extended.",
+       {"extended", "pytorch"}},
+      {"peak_flops", K::kNumber, "0",
+       "One accelerator's peak FLOP/s for MFU and rooflines (e.g. 989.4e12), "
+       "instead of the peak table's row for the GPU; 0: the table's."},
+      {"peak_bytes_per_sec", K::kNumber, "0",
+       "One accelerator's memory bandwidth in bytes/s for rooflines (e.g. "
+       "4.8e12), instead of the peak table's; 0: the table's."},
       {"account_displayed_op_only", K::kBool, "false",
        "If true, totals count only the nodes that are displayed."},
       {"select", K::kSelect, "micros",
@@ -384,10 +414,21 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
                         absl::StrCat("expected one of ",
                                      absl::StrJoin(spec->choices, ", ")));
       }
-      // (op_group is the one choice today.)
-      opts->op_group =
-          value == "hlo" ? OpGrouping::kHlo : OpGrouping::kFramework;
+      if (name == "op_group") {
+        opts->op_group =
+            value == "hlo" ? OpGrouping::kHlo : OpGrouping::kFramework;
+      } else {
+        opts->flops_rule = value;
+      }
       return absl::OkStatus();
+    case OptionKind::kNumber: {
+      double v;
+      if (!absl::SimpleAtod(value, &v) || !(v >= 0) || !(v < 1e30)) {
+        return BadValue(name, value, "expected a number >= 0");
+      }
+      (name == "peak_flops" ? opts->peak_flops : opts->peak_bytes_per_sec) = v;
+      return absl::OkStatus();
+    }
   }
   return absl::OkStatus();
 }
@@ -449,6 +490,9 @@ absl::Status ValidateOptions(const Options& opts) {
   if (!Contains(OrderByValues(), opts.order_by)) {
     return BadValue("order_by", opts.order_by, "unknown order");
   }
+  if (!Contains(FlopsRules(), opts.flops_rule)) {
+    return BadValue("flops_rule", opts.flops_rule, "unknown rule");
+  }
   for (const std::string& s : opts.select) {
     if (!Contains(SelectValues(), s)) {
       return BadValue("select", s, "unknown attribute");
@@ -491,6 +535,9 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   flag("show_kernels", o.show_kernels);
   v.emplace_back("op_group",
                  o.op_group == OpGrouping::kHlo ? "hlo" : "framework");
+  v.emplace_back("flops_rule", o.flops_rule);
+  v.emplace_back("peak_flops", absl::StrCat(o.peak_flops));
+  v.emplace_back("peak_bytes_per_sec", absl::StrCat(o.peak_bytes_per_sec));
   flag("account_displayed_op_only", o.account_displayed_op_only);
   list("select", o.select);
   std::vector<std::string> kvs;

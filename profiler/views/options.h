@@ -16,6 +16,8 @@
 
 namespace tfprof {
 
+// The values -flops_rule accepts.
+const std::vector<std::string>& FlopsRules();
 // The values -order_by accepts, in tfprof's order.
 const std::vector<std::string>& OrderByValues();
 // The attributes -select accepts, in tfprof's order (index = tfprof's id).
@@ -57,6 +59,13 @@ struct Options {
   std::vector<std::string> device_regexes = {".*"};  // not in tfprof today
   bool show_kernels = false;                         // not in tfprof
   OpGrouping op_group = OpGrouping::kFramework;      // not in tfprof
+  // Which float ops nodes carry: "extended" (each computation once, plus
+  // the ops PyTorch's with_flops leaves out) or "pytorch" (PyTorch's
+  // with_flops set exactly, nested duplicates included). Not in tfprof.
+  std::string flops_rule = "extended";
+  // Peaks per device overriding the peak table (0: the table's).
+  double peak_flops = 0;
+  double peak_bytes_per_sec = 0;
   bool account_displayed_op_only = false;
   std::set<std::string> select = {"micros"};
   std::string output_type = "stdout";
@@ -75,6 +84,7 @@ enum class OptionKind {
   kSelect,
   kOutput,
   kChoice,  // one word of `choices`
+  kNumber,  // a number >= 0, e.g. 989.4e12
 };
 
 struct OptionSpec {

@@ -74,6 +74,23 @@ struct KernelFacts {
   int64_t unlinked_launches = 0;     // launches of no known op
 };
 
+// Float-op figures of an op or kernel row, for -select
+// accelerator_flop_rate, arithmetic_intensity and roofline (views/flops.h).
+struct FlopFacts {
+  // Bytes the row's counted computations read and write, and the element
+  // type of most of their float ops (per step, as the row's stats).
+  int64_t bytes = 0;
+  Dtype dtype = Dtype::kUnknown;
+  double flop_rate = -1;      // float ops / accelerator time, FLOP/s; <0 n/a
+  double intensity = -1;      // FLOP per byte; <0 n/a
+  double roof = 0;            // attainable FLOP/s at that intensity; 0 n/a
+  double peak = 0;            // the dtype's compute peak (one device)
+  bool memory_bound = false;  // the roof is bandwidth x intensity
+  double roof_fraction = -1;  // flop_rate / roof; <0 n/a
+  // Kernel rows: float ops split from ops that launched several kernels.
+  bool split = false;
+};
+
 struct ResultNode {
   std::string name;
   // False for nodes that only hold accounted descendants; their own stats
@@ -96,6 +113,8 @@ struct ResultNode {
   const GraphNode* graph_node = nullptr;
   // Kernel view rows: the kernel's launches, durations and streams.
   std::shared_ptr<const KernelFacts> kernel;
+  // Op and kernel view rows, when -select asks for float-op figures.
+  std::shared_ptr<FlopFacts> flops;
   std::vector<size_t> children;  // indices into ResultTree::nodes
 };
 

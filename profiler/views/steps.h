@@ -36,12 +36,20 @@ struct StepRow {
   // -1 when the input recorded no allocator bytes in use.
   int64_t peak_bytes = -1;
   std::string peak_allocator;
+  // Float ops by the extended rule and MFU against the peak of the devices
+  // that ran kernels in the step (-1: n/a); filled by AddStepFlops
+  // (views/flops.h).
+  int64_t flops = 0;
+  double mfu = -1;
 };
 
 struct StepTable {
   std::vector<StepRow> rows;  // by step
   // Where the wall times came from, for the user.
   std::string wall_source;
+  // The peak MFU is measured against (views/flops.h's MfuText); empty
+  // until AddStepFlops.
+  std::string mfu_text;
 };
 
 StepTable ComputeSteps(const Model& model);

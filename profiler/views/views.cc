@@ -18,6 +18,7 @@
 #include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
 #include "profiler/load/tensor_value.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/kernels.h"
 #include "re2/re2.h"
 
@@ -324,9 +325,9 @@ class ViewCache {
   // (memory) order, and kept while the model's data, the step and the
   // devices stay the same, so repeated queries do not compute them again.
   const std::vector<NodeStats>& StatsFor(
-      const Model& model, int64_t step,
-      const std::vector<std::string>& devices) {
-    if (!StatsKept(model, step, devices)) {
+      const Model& model, int64_t step, const std::vector<std::string>& devices,
+      bool pytorch_rule) {
+    if (!StatsKept(model, step, devices, pytorch_rule)) {
       stats_.resize(model.size());
       if (devices.size() == 1 && devices[0] == ".*") {
         for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
@@ -342,7 +343,16 @@ class ViewCache {
           stats_[g->index] = model.StatsOn(*g, step, keep);
         }
       }
+      if (pytorch_rule) {
+        // PyTorch's with_flops count where the trace has one.
+        for (const auto& g : model.nodes()) {
+          if (g->pytorch_float_ops < 0) continue;
+          NodeStats& st = stats_[g->index];
+          st.float_ops = SatMul(g->pytorch_float_ops, st.run_count);
+        }
+      }
       stats_valid_ = true;
+      stats_pytorch_rule_ = pytorch_rule;
       stats_step_ = step;
       stats_version_ = model.version();
       stats_devices_ = devices;
@@ -352,8 +362,10 @@ class ViewCache {
 
   // Whether StatsFor() has these statistics already.
   bool StatsKept(const Model& model, int64_t step,
-                 const std::vector<std::string>& devices) const {
+                 const std::vector<std::string>& devices,
+                 bool pytorch_rule) const {
     return stats_valid_ && stats_step_ == step &&
+           stats_pytorch_rule_ == pytorch_rule &&
            stats_version_ == model.version() && stats_.size() == model.size() &&
            stats_devices_ == devices;
   }
@@ -362,6 +374,7 @@ class ViewCache {
   std::vector<NodeStats> stats_;
   std::vector<std::string> stats_devices_;
   bool stats_valid_ = false;
+  bool stats_pytorch_rule_ = false;
   int64_t stats_step_ = 0;
   uint64_t stats_version_ = 0;
 };
@@ -1268,6 +1281,15 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
   return out;
 }
 
+// Says which float ops a PyTorch trace's nodes carry, when they are shown.
+void NoteFlopsRule(const Model& model, ResultTree* tree) {
+  if (tree->options.Selected("float_ops") &&
+      model.source() == ProfileSource::kPyTorch) {
+    tree->notes.push_back(absl::StrCat(
+        "float_ops by the ", tree->options.flops_rule, " rule (-flops_rule)"));
+  }
+}
+
 }  // namespace
 
 Views::Views(const Model* model, const Checkpoint* checkpoint)
@@ -1289,7 +1311,12 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   if (!s.ok()) return s;
   s = CheckStep(*model_, opts.step);
   if (!s.ok()) return s;
-  if (view == ViewKind::kKernel) return QueryKernelView(*model_, opts);
+  const bool pytorch_rule = opts.flops_rule == "pytorch";
+  if (view == ViewKind::kKernel) {
+    absl::StatusOr<ResultTree> kernels = QueryKernelView(*model_, opts);
+    if (kernels.ok()) AttachFlopFacts(*model_, &*kernels);
+    return kernels;
+  }
   if (view == ViewKind::kCode && !model_->has_code_traces()) {
     return absl::FailedPreconditionError(
         "the code view needs Python call stacks: load an op log with code "
@@ -1299,9 +1326,10 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   // depend on each other: on a large model, when either is to be made (a
   // cold query), they are made on two cores.
   BuildFn unused;
-  const bool cold = !StructureSlot(cache_.get(), view, opts.op_group, &unused)
-                         ->Current(*model_) ||
-                    !cache_->StatsKept(*model_, opts.step, opts.device_regexes);
+  const bool cold =
+      !StructureSlot(cache_.get(), view, opts.op_group, &unused)
+           ->Current(*model_) ||
+      !cache_->StatsKept(*model_, opts.step, opts.device_regexes, pytorch_rule);
   const Structure* structure = nullptr;
   const std::vector<NodeStats>* stats = nullptr;
   RunBoth(
@@ -1310,7 +1338,8 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
         structure = CachedStructure(cache_.get(), *model_, view, opts.op_group);
       },
       [&] {
-        stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes);
+        stats = &cache_->StatsFor(*model_, opts.step, opts.device_regexes,
+                                  pytorch_rule);
       });
   const Structure& st = *structure;
   const Compiled c(opts);
@@ -1334,9 +1363,13 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
       break;
     case ViewKind::kOp:
     case ViewKind::kKernel:
-      return QueryOpView(st, c, checkpoint_, &q, std::move(out));
+      result = QueryOpView(st, c, checkpoint_, &q, std::move(out));
+      AttachFlopFacts(*model_, &*result);
+      NoteFlopsRule(*model_, &*result);
+      return result;
   }
   if (result.ok() && opts.show_kernels) AttachKernels(*model_, &*result);
+  if (result.ok()) NoteFlopsRule(*model_, &*result);
   return result;
 }
 

@@ -19,6 +19,7 @@
 #include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
 #include "profiler/views/diff.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/kernels.h"
 #include "profiler/views/steps.h"
 
@@ -216,6 +217,14 @@ std::string JsonStrings(const std::vector<std::string>& v) {
   return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
 }
 
+// Whether any node carries float ops.
+bool HasFlops(const Model& model) {
+  for (const auto& node : model.nodes()) {
+    if (node->float_ops > 0) return true;
+  }
+  return false;
+}
+
 std::string OptionsJson(const Options& current) {
   std::vector<std::pair<std::string, std::string>> values =
       OptionValues(current);
@@ -262,7 +271,7 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
       new std::vector<std::pair<std::string, std::string>>{
           {"/api/info",
            "the inputs, steps, views, options (with defaults and help) and "
-           "whether a base run and timelines are there"},
+           "whether a base run, timelines, kernels and float ops are there"},
           {"/api/view",
            "a view's result tree: view=scope|graph|op|code|kernel, any "
            "option as name=value; node=ID, levels=N (or all), offset, limit "
@@ -310,6 +319,7 @@ std::string WebApi::InfoJson() const {
       "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
+      ",\n \"has_flops\": ", HasFlops(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
       ",\n \"order_by\": ", JsonStrings(OrderByValues()),
       ",\n \"select\": ", JsonStrings(SelectValues()),
@@ -423,7 +433,11 @@ WebReply WebApi::Diff(const WebParams& params) {
 WebReply WebApi::Steps() {
   std::lock_guard<std::mutex> lock(mu_);
   if (steps_json_.empty()) {
-    steps_json_ = RenderStepsJson(ComputeSteps(current_.profile->model));
+    StepTable table = ComputeSteps(current_.profile->model);
+    AddStepFlops(ComputeRunFlops(current_.profile->model, table,
+                                 PeakOverrideOf(defaults_)),
+                 &table);
+    steps_json_ = RenderStepsJson(table);
   }
   return JsonReply(steps_json_);
 }
@@ -431,7 +445,8 @@ WebReply WebApi::Steps() {
 WebReply WebApi::Summary() {
   std::lock_guard<std::mutex> lock(mu_);
   if (summary_json_.empty()) {
-    summary_json_ = RenderSummaryJson(Summarize(current_.profile->model));
+    summary_json_ = RenderSummaryJson(
+        Summarize(current_.profile->model, PeakOverrideOf(defaults_)));
   }
   return JsonReply(summary_json_);
 }
@@ -455,7 +470,8 @@ WebReply WebApi::Advise(const WebParams& params) {
   std::vector<std::string> notes;
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<tfpb::AdviceProto> advice =
-      tfprof::Advise(current_.profile->model, current_.views, options, &notes);
+      tfprof::Advise(current_.profile->model, current_.views, options, &notes,
+                     PeakOverrideOf(defaults_));
   if (!advice.ok()) return ErrorFor(advice.status());
   std::vector<std::string> rows;
   for (const Checker* c : Checkers()) {

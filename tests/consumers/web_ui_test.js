@@ -10,9 +10,12 @@
 //               diff.json (CLI -output json of the same queries) and
 //               timeline.json (the CLI's timeline of step 0)
 //   --trace     the server has a PyTorch trace instead: EXPECT_DIR has
-//               kernel.json (kernel -output json) and timeline.json (the
-//               CLI's `timeline` of the first step); checks the kernel
-//               view, its flame graph and the trace's own timeline
+//               kernel.json (kernel -output json), timeline.json (the
+//               CLI's `timeline` of the first step), summary.json (summary
+//               -output json), op_rate.json and kernel_rate.json (op and
+//               kernel -select micros,accelerator_flop_rate); checks the
+//               kernel view, its flame graph, the summary's MFU and FLOP/s,
+//               the tables' FLOP/s column and the trace's own timeline
 // Every check prints "ok: ..." or "FAIL: ..."; the last line counts them.
 // Fails on any console error or page error, and on any request that leaves
 // the server's origin.
@@ -258,6 +261,43 @@ async function testKernel(page) {
     `kernel: the flame graph has the root and a frame per kernel of 1/5000 of the total or more (${frames.length})`);
 }
 
+// The FLOP/s column of a table row (data-value; '' where n/a) against the
+// CLI's accelerator_flop_rate (null where n/a).
+function sameRate(row, cli) {
+  const text = row['accelerator_flop_rate..text'];
+  return cli === null ? text === '--' : row['accelerator_flop_rate.'] === cli;
+}
+
+async function testTraceFlops(page) {
+  const s = expect('summary.json');
+  await open(page, 'tab=summary');
+  const mfu = await page.$eval('#mfu', (e) => ({text: e.textContent, value: e.dataset.value}));
+  check(s.mfu !== null && Number(mfu.value) === s.mfu &&
+    mfu.text === `${(100 * s.mfu).toFixed(1)}%`,
+  `summary: MFU ${mfu.text}, the CLI's summary -output json mfu (${s.mfu})`);
+  const rate = await page.$eval('#flop-rate', (e) => Number(e.dataset.value));
+  check(rate === s.flop_rate, `summary: the achieved FLOP/s is the CLI's (${s.flop_rate})`);
+  const flops = await page.$eval('#flops-per-step', (e) => Number(e.dataset.value));
+  check(flops === s.flops_per_step, `summary: the float ops per step are the CLI's (${flops})`);
+  const text = await page.textContent('#mfu-text');
+  check(text === s.mfu_text && text.includes(s.peak_dtype),
+    `summary: the peak, its dtype and source are shown (${text})`);
+  await shot(page, 'trace_summary.png');
+  for (const view of ['op', 'kernel']) {
+    const cli = expect(`${view}_rate.json`).root;
+    await open(page, `tab=${view}&order_by=float_ops`);
+    const rows = await tableRows(page);
+    const want = cli.children.slice(0, 200);
+    check(want.length > 0 && want.every((c, k) => rows[k] && rows[k].name === c.name &&
+      sameRate(rows[k], c.accelerator_flop_rate)),
+    `${view}: the FLOP/s column is the CLI's -select accelerator_flop_rate (${want.length} rows)`);
+    check(want.some((c) => c.accelerator_flop_rate > 0),
+      `${view}: some rows have a rate`);
+    const cmd = await page.textContent('#command');
+    check(cmd.includes('accelerator_flop_rate'), `${view}: the command selects the rate (${cmd})`);
+  }
+}
+
 async function testTraceTimeline(page) {
   const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
   await testTimeline(page, steps, 'trace_timeline.png');
@@ -319,7 +359,7 @@ async function main() {
     return route.abort();
   });
   try {
-    const tests = traceMode ? [testKernel, testTraceTimeline] :
+    const tests = traceMode ? [testKernel, testTraceFlops, testTraceTimeline] :
       [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
     for (const t of tests) {
       try {

@@ -77,10 +77,17 @@ echo "web_ui_test: $url, $("${CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/nul
 (cd "$here" && node web_ui_test.js "$url" "$tmp" ${shots:+"$shots"}) || status=1
 stop profile
 
-# A PyTorch trace: the kernel view and the trace's own timeline.
+# A PyTorch trace: the kernel view, float ops (MFU and FLOP/s) and the
+# trace's own timeline.
 kineto=--trace_path=$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz
 mkdir -p "$tmp/trace"
 "$bin" "$kineto" kernel -order_by micros -output json >"$tmp/trace/kernel.json" 2>/dev/null
+# Float ops: the summary's MFU and FLOP/s, the op and kernel tables' rates.
+"$bin" "$kineto" summary -output json >"$tmp/trace/summary.json" 2>/dev/null
+"$bin" "$kineto" op -order_by float_ops -select micros,accelerator_flop_rate \
+  -output json >"$tmp/trace/op_rate.json" 2>/dev/null
+"$bin" "$kineto" kernel -order_by float_ops -select micros,accelerator_flop_rate \
+  -output json >"$tmp/trace/kernel_rate.json" 2>/dev/null
 step=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 2p | cut -d, -f1)
 echo "$step" >"$tmp/trace/step.txt"
 "$bin" "$kineto" timeline -step "$step" -outfile "$tmp/trace/timeline.json" >/dev/null 2>&1

@@ -19,6 +19,7 @@ std::unique_ptr<Checker> NewCpuFallbackChecker();
 std::unique_ptr<Checker> NewAcceleratorIdleChecker();
 std::unique_ptr<Checker> NewStepTimeChecker();
 std::unique_ptr<Checker> NewFlopsCoverageChecker();
+std::unique_ptr<Checker> NewMfuChecker();
 std::unique_ptr<Checker> NewMemoryChecker();
 
 }  // namespace tfprof

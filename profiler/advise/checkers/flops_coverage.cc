@@ -101,6 +101,41 @@ bool ComputeOp(const std::string& op) {
   return false;
 }
 
+// Why no node has float ops, and what to record next time. PyTorch writes
+// no FLOP counts into its traces (with_flops counts them in memory for
+// key_averages): tfprof computes them from the recorded input shapes, so
+// what matters is record_shapes, never with_flops.
+std::string NoFlops(const Model& model) {
+  const std::string prefix = "no node has float_ops: FLOP totals are 0. ";
+  switch (model.source()) {
+    case ProfileSource::kPyTorch: {
+      const Recording& r = model.activity().recording();
+      if (r.known && r.record_shapes) {
+        return prefix +
+               "The trace has shapes, but none of its ops has a FLOP formula "
+               "(matrix products, convolutions, attention, mul, add).";
+      }
+      return prefix +
+             "tfprof computes PyTorch's float ops from the ops' recorded "
+             "input shapes: profile with record_shapes=True" +
+             (r.known && r.with_flops
+                  ? " (this trace was recorded with with_flops=True, which "
+                    "writes no counts into the trace)."
+                  : ".");
+    }
+    case ProfileSource::kXSpace:
+      return prefix +
+             "XLA programs carry them in their HLO (dot and convolution "
+             "shapes); TensorFlow profiles: an op log.";
+    case ProfileSource::kTensorFlow:
+      break;
+  }
+  return prefix +
+         "TensorFlow: the op log (--op_log_path) carries them, written with "
+         "tf.profiler's float_operation statistics from a graph with fully "
+         "defined shapes; PyTorch traces: record with record_shapes=True.";
+}
+
 class FlopsCoverageChecker : public Checker {
  public:
   std::string name() const override { return "FlopsCoverageChecker"; }
@@ -109,7 +144,7 @@ class FlopsCoverageChecker : public Checker {
            "FLOP totals are understated.";
   }
   std::string needs() const override {
-    return "step stats; float_ops from an op log";
+    return "step stats; float_ops from an op log or a trace's shapes";
   }
   std::vector<CheckerOption> options() const override {
     return {{"threshold", "0.01", 0, 1, false,
@@ -133,7 +168,9 @@ class FlopsCoverageChecker : public Checker {
       Type& t = types[g->op];
       SatInc(&t.micros, s.exec_micros);
       ++t.nodes;
-      if (g->float_ops == 0) {
+      // A trace's node whose computation was counted on a nested record
+      // (pytorch_float_ops recorded) is covered.
+      if (g->float_ops == 0 && g->pytorch_float_ops < 0) {
         ++t.without;
         SatInc(&t.without_micros, s.exec_micros);
       }
@@ -152,13 +189,7 @@ class FlopsCoverageChecker : public Checker {
                        return a.second.without_micros > b.second.without_micros;
                      });
     std::vector<std::string> reports;
-    if (!any_flops) {
-      reports.push_back(
-          "no node has float_ops: FLOP totals are 0. TensorFlow: the op log "
-          "(--op_log_path) carries them, written with tf.profiler's "
-          "float_operation statistics from a graph with fully defined "
-          "shapes; PyTorch: profile with with_flops=True.");
-    }
+    if (!any_flops) reports.push_back(NoFlops(ctx.model()));
     if (missing.empty()) {
       if (any_flops) {
         reports.push_back(absl::StrFormat(
@@ -182,7 +213,13 @@ class FlopsCoverageChecker : public Checker {
           t.nodes, FormatTime(t.without_micros), Pct(t.without_micros, total)));
     }
     reports.push_back(absl::StrJoin(lines, "\n"));
-    if (any_flops) {
+    if (any_flops && ctx.model().source() == ProfileSource::kPyTorch) {
+      reports.push_back(
+          "Their float ops come from no formula (tfprof counts matrix "
+          "products, convolutions and their backward, attention, mul and "
+          "add from the recorded shapes), or their shapes give none (older "
+          "traces record no stride or padding).");
+    } else if (any_flops) {
       reports.push_back(
           "Nodes without float_ops usually have shapes that were unknown when "
           "the op log was written (unknown batch size) or op types without a "

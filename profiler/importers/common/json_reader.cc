@@ -281,6 +281,70 @@ bool JsonReader::ReadInts(Value& value, JsonInts* out) {
   return true;
 }
 
+bool JsonReader::ReadIntLists(Value& value, JsonIntLists* out) {
+  out->clear();
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '[') return Skip(value);
+  simdjson::ondemand::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+  for (auto element : array) {
+    Value v;
+    if (element.get(v) != simdjson::SUCCESS) return false;
+    const size_t start = out->values.size();
+    out->begin.push_back(start);
+    const std::string_view t = v.raw_json_token();
+    bool simple = !t.empty() && t[0] == '[';
+    if (!simple) {
+      if (!Skip(v)) return false;
+    } else {
+      simdjson::ondemand::array inner;
+      if (v.get_array().get(inner) != simdjson::SUCCESS) return false;
+      for (auto x : inner) {
+        Value xv;
+        if (x.get(xv) != simdjson::SUCCESS) return false;
+        JsonScalar scalar;
+        const std::string_view xt = xv.raw_json_token();
+        if (!xt.empty() && (xt[0] == '[' || xt[0] == '{')) {
+          simple = false;
+          if (!Skip(xv)) return false;
+          continue;
+        }
+        if (!Read(xv, &scalar)) return false;
+        std::optional<int64_t> i = scalar.Int();
+        if (!i.has_value()) {
+          simple = false;
+          continue;
+        }
+        out->values.push_back(*i);
+      }
+    }
+    if (!simple) out->values.resize(start);
+    out->simple.push_back(simple);
+  }
+  out->begin.push_back(out->values.size());
+  return true;
+}
+
+bool JsonReader::ReadStrings(Value& value, JsonStrings* out) {
+  out->clear();
+  const std::string_view token = value.raw_json_token();
+  if (token.empty() || token[0] != '[') return Skip(value);
+  simdjson::ondemand::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+  for (auto element : array) {
+    Value v;
+    if (element.get(v) != simdjson::SUCCESS) return false;
+    out->begin.push_back(out->chars.size());
+    JsonScalar scalar;
+    if (!Read(v, &scalar)) return false;
+    if (scalar.type == JsonScalar::Type::kString) {
+      out->chars.append(scalar.str.data(), scalar.str.size());
+    }
+  }
+  out->begin.push_back(out->chars.size());
+  return true;
+}
+
 bool JsonReader::Read(Value& value, JsonScalar* out) {
   const std::string_view token = value.raw_json_token();
   if (token.empty()) return false;

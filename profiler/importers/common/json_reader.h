@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -110,6 +111,40 @@ struct JsonInts {
   int size = 0;  // 0: absent, or not an array of at most kMax integers
 };
 
+// An array of arrays of integers read from a JSON value ("Input Dims":
+// [[64, 3, 224, 224], [], ...]), kept flat so that reading one per event
+// reuses the memory of the last. List i is values[begin[i], begin[i + 1]);
+// simple[i] is false where element i was not an array of integers (then its
+// list is empty).
+struct JsonIntLists {
+  std::vector<int64_t> values;
+  std::vector<size_t> begin;  // size() + 1 entries once read
+  std::vector<bool> simple;
+
+  size_t size() const { return simple.size(); }
+  void clear() {
+    values.clear();
+    begin.clear();
+    simple.clear();
+  }
+};
+
+// An array of strings read from a JSON value ("Input type", "Concrete
+// Inputs"), kept flat likewise; elements that are not strings read as "".
+struct JsonStrings {
+  std::string chars;
+  std::vector<size_t> begin;  // size() + 1 entries once read
+
+  size_t size() const { return begin.empty() ? 0 : begin.size() - 1; }
+  absl::string_view at(size_t i) const {
+    return absl::string_view(chars).substr(begin[i], begin[i + 1] - begin[i]);
+  }
+  void clear() {
+    chars.clear();
+    begin.clear();
+  }
+};
+
 // Reads one JSON trace document (see above). Methods returning bool return
 // false on a JSON error; the document is then done with (ScanJsonTrace()
 // gets the error from the DOM parser).
@@ -139,7 +174,19 @@ class JsonReader {
   // current event are given back to the system as the pass goes (nothing
   // may keep pointers into them, and the document cannot be read again).
   template <typename Fn>
-  bool ForEachEvent(Fn&& fn, bool last_pass = false);
+  bool ForEachEvent(Fn&& fn, bool last_pass = false) {
+    return ForEachEvent(fn, last_pass,
+                        [](absl::string_view, Value&) { return true; });
+  }
+  // The same, calling header(key, Value&) first for each field of the root
+  // object before "traceEvents" (a trace's metadata); header reads or skips
+  // the value and returns false to stop with an error.
+  template <typename Fn, typename HeaderFn>
+  bool ForEachEvent(Fn&& fn, bool last_pass, HeaderFn&& header);
+  // Calls fn(Value&) for each element of an array; false on a JSON error or
+  // when `array` is not an array.
+  template <typename Fn>
+  bool ForEachElement(Value& array, Fn&& fn);
   // Calls fn(key, Value&) for each field of an object, in order, duplicates
   // included (the DOM parser's at_key() finds the first). fn consumes the
   // value with Read(), ForEachField() or Skip().
@@ -161,10 +208,18 @@ class JsonReader {
   // on a JSON error. Anything else (not an array, longer, other elements)
   // leaves *out empty.
   bool ReadInts(Value& value, JsonInts* out);
+  // An array of arrays of integers, or of strings (anything else leaves
+  // *out empty); false on a JSON error.
+  bool ReadIntLists(Value& value, JsonIntLists* out);
+  bool ReadStrings(Value& value, JsonStrings* out);
   // Whether a value is an object (without consuming it).
   static bool IsObject(Value& value) {
     const std::string_view token = value.raw_json_token();
     return !token.empty() && token[0] == '{';
+  }
+  static bool IsArray(Value& value) {
+    const std::string_view token = value.raw_json_token();
+    return !token.empty() && token[0] == '[';
   }
   // The unescaped key of a field.
   bool Key(simdjson::ondemand::field& field, absl::string_view* out);
@@ -245,8 +300,8 @@ absl::Status JsonReadError(const std::string& file);
 
 // --- JsonReader templates
 
-template <typename Fn>
-bool JsonReader::ForEachEvent(Fn&& fn, bool last_pass) {
+template <typename Fn, typename HeaderFn>
+bool JsonReader::ForEachEvent(Fn&& fn, bool last_pass, HeaderFn&& header) {
   if (!started_) return false;
   doc_.rewind();
   const char* p = bytes_.data();
@@ -267,7 +322,11 @@ bool JsonReader::ForEachEvent(Fn&& fn, bool last_pass) {
       if (std::move(f).get(field) != simdjson::SUCCESS) return false;
       absl::string_view key;
       if (!Key(field, &key)) return false;
-      if (key != "traceEvents") continue;
+      if (key != "traceEvents") {
+        depth_ = 2;
+        if (!header(key, field.value())) return false;
+        continue;
+      }
       Value& value = field.value();
       if (value.get_array().get(events) != simdjson::SUCCESS) return false;
       found = true;
@@ -289,6 +348,23 @@ bool JsonReader::ForEachEvent(Fn&& fn, bool last_pass) {
     }
     if (!fn(value)) return false;
   }
+  return true;
+}
+
+template <typename Fn>
+bool JsonReader::ForEachElement(Value& array, Fn&& fn) {
+  const std::string_view token = array.raw_json_token();
+  if (token.empty() || token[0] != '[') return false;
+  simdjson::ondemand::array arr;
+  if (array.get_array().get(arr) != simdjson::SUCCESS) return false;
+  const int depth = depth_;
+  for (auto element : arr) {
+    Value value;
+    if (element.get(value) != simdjson::SUCCESS) return false;
+    depth_ = depth + 1;
+    if (!fn(value)) return false;
+  }
+  depth_ = depth;
   return true;
 }
 

@@ -187,6 +187,16 @@ void TraceBuilder::AddFloatOps(int32_t node, int64_t flops) {
   ++info.runs;
 }
 
+void TraceBuilder::AddOpCost(int32_t node, const OpCost& cost) {
+  CostSum& c = costs_[node];
+  c.pytorch = SatAdd(c.pytorch, cost.pytorch_float_ops);
+  c.bytes = SatAdd(c.bytes, cost.bytes);
+  ++c.runs;
+  int64_t& d = c.by_dtype[static_cast<size_t>(cost.dtype) % 8];
+  d = SatAdd(d, std::max<int64_t>(
+                    1, std::max(cost.float_ops, cost.pytorch_float_ops)));
+}
+
 TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
                                             const std::string& device,
                                             int32_t node, int64_t start_ns,
@@ -240,6 +250,19 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
 
 void TraceBuilder::Finish(TraceFormat format) {
   format_ = format;
+  for (const auto& [node, c] : costs_) {
+    NodeCost cost;
+    cost.node = activity_.Intern(nodes_[node].name);
+    cost.pytorch_float_ops = c.pytorch / c.runs;
+    cost.bytes = c.bytes / c.runs;
+    for (size_t d = 1; d < 8; ++d) {
+      if (c.by_dtype[d] > c.by_dtype[static_cast<size_t>(cost.dtype)]) {
+        cost.dtype = static_cast<Dtype>(d);
+      }
+    }
+    activity_.AddNodeCost(cost);
+  }
+  costs_ = {};
   activity_.Finish();
   // The lookups are done with.
   by_name_ = {};

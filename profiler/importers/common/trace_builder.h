@@ -103,6 +103,19 @@ class TraceBuilder {
                                           const std::string& device);
   // Records the float ops of one execution of a node.
   void AddFloatOps(int32_t node, int64_t flops);
+  // What an importer computed of one execution's float ops besides their
+  // count (AddFloatOps'): PyTorch's own with_flops count, the bytes read and
+  // written, and the element type. Called once per execution of a node
+  // that has any (with zeros where one has none), like AddFloatOps; the
+  // model gets the per-run averages and the element type of most float ops
+  // (Activity::node_costs()).
+  struct OpCost {
+    int64_t pytorch_float_ops = 0;
+    int64_t bytes = 0;
+    Dtype dtype = Dtype::kUnknown;
+    int64_t float_ops = 0;  // weighs the element type
+  };
+  void AddOpCost(int32_t node, const OpCost& cost);
 
   struct StepData;
   // An execution recorded by AddExec().
@@ -193,6 +206,10 @@ class TraceBuilder {
     int64_t first = 0;
     bool uneven = false;
   };
+  struct CostSum {
+    int64_t pytorch = 0, bytes = 0, runs = 0;
+    int64_t by_dtype[8] = {};  // float ops (or runs) by Dtype
+  };
 
   int32_t Op(absl::string_view op);
   int32_t Device(const std::string& device);
@@ -206,6 +223,7 @@ class TraceBuilder {
   // Per device: 1 canonical, 2 stream:all, 0 other.
   std::vector<int8_t> device_class_;
   absl::flat_hash_map<int32_t, FloatOps> flops_;
+  std::map<int32_t, CostSum> costs_;
   int64_t retyped_ = 0;
   std::map<int64_t, std::unique_ptr<StepData>> steps_;
   std::vector<std::string> notes_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,8 @@
 #include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
+#include "profiler/importers/kineto/kineto_args.h"
+#include "profiler/importers/kineto/torch_flops.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -114,6 +117,10 @@ struct Event {
 struct CpuArgs {
   std::optional<int64_t> flops;  // args.flops when an integer >= 0
   int32_t call_stack = -1;       // args["Call stack"] (string table)
+  // The float ops of an op with a formula (TorchFlops), and whether a
+  // nested record counts its computation instead (the extended rule).
+  std::optional<TorchOpFlops> torch;
+  bool nested_counted = false;
 };
 
 struct MemoryArgs {
@@ -181,18 +188,25 @@ struct EventFields : TraceEventFields {
   }
 };
 
-bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f) {
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
+               ShapeArgs* shapes) {
   *f = EventFields();
-  return ReadTraceEvent(reader, event, f,
-                        [&](absl::string_view key, JsonReader::Value& value) {
-                          if (key == "grid" && f->grid.size == 0) {
-                            return reader->ReadInts(value, &f->grid);
-                          }
-                          if (key == "block" && f->block.size == 0) {
-                            return reader->ReadInts(value, &f->block);
-                          }
-                          return reader->ReadFirst(value, f->ArgSlot(key));
-                        });
+  shapes->Clear();
+  return ReadTraceEvent(
+      reader, event, f, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "grid" && f->grid.size == 0) {
+          return reader->ReadInts(value, &f->grid);
+        }
+        if (key == "block" && f->block.size == 0) {
+          return reader->ReadInts(value, &f->block);
+        }
+        bool shape = false;
+        if (!shapes->Read(reader, key, value, f->name.String(), &shape)) {
+          return false;
+        }
+        if (shape) return true;
+        return reader->ReadFirst(value, f->ArgSlot(key));
+      });
 }
 
 // Node names nest at most this deep; deeper events are named as if they
@@ -209,6 +223,12 @@ bool IsRuntimeCategory(absl::string_view cat) {
          cat == "Driver" || cat == "hip_runtime" || cat == "hip_driver" ||
          cat == "xpu_runtime" || cat == "privateuse1_runtime" ||
          cat == "mtia_runtime";
+}
+
+WorkKind WorkKindOf(absl::string_view category) {
+  return absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
+         : absl::StrContains(category, "emset") ? WorkKind::kMemset
+                                                : WorkKind::kKernel;
 }
 
 // GPU-side events that are not work a node launched.
@@ -300,21 +320,26 @@ class KinetoImport {
   absl::Status Run(JsonReader* reader) {
     if (!reader->ForEachEvent(
             [&](JsonReader::Value& ev) { return OnEvent(reader, ev); },
-            /*last_pass=*/true)) {
+            /*last_pass=*/true,
+            [&](absl::string_view key, JsonReader::Value& value) {
+              return ReadHeaderField(reader, key, value, &header_);
+            })) {
       return JsonReadError(file_);
     }
     // The rest needs no JSON: free the file and the parser's index.
     reader->Close();
     FindSteps();
     Nest();
+    CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
+    AddHeader();
     AddNotes();
     return absl::OkStatus();
   }
 
  private:
-  // --- Collecting (one call per trace event).
+  // --- Collecting (one call per trace event, after the header's fields).
   bool OnEvent(JsonReader* reader, JsonReader::Value& ev);
   // The kind of an event from its phase and category; false (after counting
   // why) when it is not mapped.
@@ -333,14 +358,24 @@ class KinetoImport {
   void Nest();
   void NestCpu(int32_t i);
   void NestMemory(int32_t i);
+  // The extended rule: a computation recorded by nested records (autocast's
+  // outer and inner aten::conv2d, conv2d over cudnn_convolution, linear over
+  // addmm) counts once, on the innermost.
+  void CountNestedFlops();
   void AddCpuExecs();
+  // Float ops of the nodes whose records have any, with their costs.
+  void AddFlops();
   void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
   void AddGpuExecs();
-  // Records GPU event `g` as accelerator work of `node` (-1: not known).
+  // Records GPU event `g` as accelerator work of `node` (-1: not known),
+  // with the float ops `w` has.
   void AddWork(const Event& g, const std::string& stream, int32_t node,
-               int64_t step);
+               int64_t step, DeviceWork w);
+  // The float ops a record counts (the extended rule), or null.
+  const TorchOpFlops* CountedFlops(int32_t event) const;
   // The CPU event that launched GPU event `g`, or -1.
   int32_t Launcher(const Event& g);
+  void AddHeader();
   void AddNotes();
 
   const std::string& file_;
@@ -357,6 +392,8 @@ class KinetoImport {
   absl::flat_hash_map<IdKey, int32_t> by_correlation_;
   absl::flat_hash_map<IdKey, int32_t> by_external_id_;
   EventFields f_;
+  ShapeArgs shapes_;
+  KinetoHeader header_;
   StepStarts steps_;
   // The sweep's open CPU events and Python frames on the current thread.
   std::vector<int32_t> cpu_stack_, py_stack_;
@@ -365,7 +402,7 @@ class KinetoImport {
 };
 
 bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
-  if (!ReadEvent(reader, ev, &f_)) return false;
+  if (!ReadEvent(reader, ev, &f_, &shapes_)) return false;
   std::optional<absl::string_view> ph = f_.ph.String();
   if (!ph.has_value()) {
     builder_->Count(file_, "events without a \"ph\" string, skipped");
@@ -449,7 +486,16 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
       if (flops.has_value() && *flops >= 0) a.flops = flops;
       std::optional<absl::string_view> stack = f_.call_stack.String();
       if (stack.has_value()) a.call_stack = Intern(&strings_, *stack);
-      if (a.flops.has_value() || a.call_stack >= 0) {
+      const std::string& name = strings_.Get(e->name);
+      if (HasTorchFlops(name) && (shapes_.has_dims || a.flops.has_value())) {
+        a.torch = TorchFlops(name, shapes_.Args());
+        // A count PyTorch wrote itself (older traces) is its count.
+        if (a.flops.has_value()) {
+          a.torch->pytorch = *a.flops;
+          if (a.torch->extended < 0) a.torch->extended = *a.flops;
+        }
+      }
+      if (a.flops.has_value() || a.call_stack >= 0 || a.torch.has_value()) {
         e->args = static_cast<int32_t>(cpu_args_.size());
         cpu_args_.push_back(a);
       }
@@ -642,13 +688,62 @@ void KinetoImport::AddCpuExecs() {
         activity->Intern(thread_names_[static_cast<size_t>(e.thread)])});
     if (e.args >= 0) {
       const CpuArgs& a = cpu_args_[e.args];
-      if (a.flops.has_value()) builder_->AddFloatOps(e.node, *a.flops);
       if (!builder_->HasCode(e.node) && a.call_stack >= 0) {
         builder_->SetCode(e.node, ParseCallStack(strings_.Get(a.call_stack)));
         ++call_stacks_;
       }
     }
     AddMemory(e, exec);
+  }
+  AddFlops();
+}
+
+void KinetoImport::CountNestedFlops() {
+  std::vector<int32_t> parent(events_.size(), -1);
+  std::vector<const TorchOpFlops*> flops(events_.size(), nullptr);
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    parent[i] = e.parent;
+    if (e.kind == Kind::kCpu && e.args >= 0 && cpu_args_[e.args].torch) {
+      flops[i] = &*cpu_args_[e.args].torch;
+    }
+  }
+  const std::vector<bool> nested = NestedCounted(parent, flops);
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (nested[i]) cpu_args_[events_[i].args].nested_counted = true;
+  }
+}
+
+void KinetoImport::AddFlops() {
+  absl::flat_hash_set<int32_t> extended, any;
+  FlopTally tally;
+  for (const Event& e : events_) {
+    if (e.kind != Kind::kCpu || e.args < 0) continue;
+    const CpuArgs& a = cpu_args_[e.args];
+    if (!a.torch.has_value()) continue;
+    const TorchOpFlops& t = *a.torch;
+    if (t.extended > 0 && !a.nested_counted) extended.insert(e.node);
+    if (t.extended > 0 || t.pytorch > 0) any.insert(e.node);
+    tally.Add(t, a.nested_counted);
+  }
+  for (const Event& e : events_) {
+    if (e.kind != Kind::kCpu || !any.contains(e.node)) continue;
+    TraceBuilder::OpCost cost;
+    if (e.args >= 0 && cpu_args_[e.args].torch.has_value()) {
+      const CpuArgs& a = cpu_args_[e.args];
+      const TorchOpFlops& t = *a.torch;
+      const bool counted = t.extended > 0 && !a.nested_counted;
+      cost.float_ops = counted ? t.extended : 0;
+      cost.pytorch_float_ops = std::max<int64_t>(t.pytorch, 0);
+      cost.bytes = counted ? t.bytes : 0;
+      cost.dtype = t.dtype;
+    }
+    if (extended.contains(e.node))
+      builder_->AddFloatOps(e.node, cost.float_ops);
+    builder_->AddOpCost(e.node, cost);
+  }
+  for (std::string& note : tally.Notes()) {
+    builder_->activity()->AddFlopsNote(std::move(note));
   }
 }
 
@@ -690,11 +785,42 @@ int32_t KinetoImport::Launcher(const Event& g) {
 
 // GPU activity: on ".../stream:all" for the CPU event that launched it, and
 // on the real stream for the device list.
+const TorchOpFlops* KinetoImport::CountedFlops(int32_t event) const {
+  if (event < 0) return nullptr;
+  const Event& e = events_[event];
+  if (e.kind != Kind::kCpu || e.args < 0) return nullptr;
+  const CpuArgs& a = cpu_args_[e.args];
+  if (!a.torch.has_value() || a.torch->extended <= 0 || a.nested_counted) {
+    return nullptr;
+  }
+  return &*a.torch;
+}
+
 void KinetoImport::AddGpuExecs() {
+  // Each GPU event's launching record (looked up once), and the kernel time
+  // of every record with float ops: a kernel's float ops are its launching
+  // record's, split over the record's kernels by their time.
+  std::vector<int32_t> launchers;
+  absl::flat_hash_map<int32_t, std::pair<int64_t, int64_t>> launched;
+  bool any_flops = false;
+  for (const Event& g : events_) {
+    if (g.kind != Kind::kGpu) continue;
+    launchers.push_back(Launcher(g));
+    if (WorkKindOf(strings_.Get(g.category)) == WorkKind::kKernel &&
+        CountedFlops(launchers.back()) != nullptr) {
+      auto& [ns, kernels] = launched[launchers.back()];
+      ns = SatAdd(ns, gpu_args_[g.args].duration_ns);
+      ++kernels;
+    }
+  }
+  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
+    any_flops = any_flops || CountedFlops(i) != nullptr;
+  }
+  size_t next = 0;
   for (const Event& g : events_) {
     if (g.kind != Kind::kGpu) continue;
     const GpuArgs& a = gpu_args_[g.args];
-    const int32_t launcher = Launcher(g);
+    const int32_t launcher = launchers[next++];
     int32_t node;
     int64_t step;
     if (launcher >= 0) {
@@ -711,15 +837,27 @@ void KinetoImport::AddGpuExecs() {
     builder_->AddExec(step, GpuStreamAllDevice(a.device), node, a.start_ns,
                       a.duration_ns);
     builder_->AddExec(step, stream, node, a.start_ns, a.duration_ns);
-    AddWork(g, stream, launcher >= 0 ? node : -1, step);
+    DeviceWork flops;
+    if (any_flops) flops.float_ops = 0;
+    const TorchOpFlops* f = CountedFlops(launcher);
+    auto share = launched.find(launcher);
+    if (f != nullptr && share != launched.end() && share->second.first > 0 &&
+        WorkKindOf(strings_.Get(g.category)) == WorkKind::kKernel) {
+      const double part = static_cast<double>(a.duration_ns) /
+                          static_cast<double>(share->second.first);
+      flops.float_ops = static_cast<double>(f->extended) * part;
+      flops.bytes = static_cast<double>(f->bytes) * part;
+      flops.dtype = f->dtype;
+      flops.flops_split = share->second.second > 1;
+    }
+    AddWork(g, stream, launcher >= 0 ? node : -1, step, flops);
   }
 }
 
 void KinetoImport::AddWork(const Event& g, const std::string& stream,
-                           int32_t node, int64_t step) {
+                           int32_t node, int64_t step, DeviceWork w) {
   const GpuArgs& a = gpu_args_[g.args];
   Activity* activity = builder_->activity();
-  DeviceWork w;
   w.start_ns = a.start_ns;
   w.duration_ns = a.duration_ns;
   w.step = step;
@@ -727,11 +865,26 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   w.stream = activity->Intern(stream);
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
   if (a.launch >= 0) w.launch = activity->Intern(strings_.Get(a.launch));
-  const std::string& category = strings_.Get(g.category);
-  w.kind = absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
-           : absl::StrContains(category, "emset") ? WorkKind::kMemset
-                                                  : WorkKind::kKernel;
+  w.kind = WorkKindOf(strings_.Get(g.category));
   activity->AddWork(w);
+}
+
+// What the header says: the GPUs, and how the trace was recorded.
+void KinetoImport::AddHeader() {
+  Activity* activity = builder_->activity();
+  for (const auto& [id, info] : header_.devices) {
+    activity->SetDeviceInfo(GpuDevice(id), info);
+  }
+  if (header_.recording.known) {
+    // Several files: what all of them were recorded with.
+    Recording r = header_.recording;
+    const Recording& before = activity->recording();
+    if (before.known) {
+      r.with_flops = r.with_flops && before.with_flops;
+      r.record_shapes = r.record_shapes && before.record_shapes;
+    }
+    activity->set_recording(r);
+  }
 }
 
 void KinetoImport::AddNotes() {

@@ -35,6 +35,43 @@ namespace tfprof {
 namespace trace_internal {
 namespace {
 
+// What a GPU plane's own stats say of the device (they pick a row of the
+// peak table; the recorded clock is often the maximum boost, so it never
+// gives a peak).
+DeviceInfo DeviceInfoOf(const XPlane& plane) {
+  DeviceInfo info;
+  for (const XStat& s : plane.stats()) {
+    auto md = plane.stat_metadata().find(s.metadata_id());
+    if (md == plane.stat_metadata().end()) continue;
+    const std::string& name = md->second.name();
+    const int64_t v = s.value_case() == XStat::kInt64Value ? s.int64_value()
+                      : s.value_case() == XStat::kUint64Value
+                          ? static_cast<int64_t>(
+                                std::min<uint64_t>(s.uint64_value(), INT64_MAX))
+                          : 0;
+    if (name == "gpu_device_name") {
+      if (s.value_case() == XStat::kStrValue) info.name = s.str_value();
+      auto ref =
+          plane.stat_metadata().find(static_cast<int64_t>(s.ref_value()));
+      if (s.value_case() == XStat::kRefValue &&
+          ref != plane.stat_metadata().end()) {
+        info.name = ref->second.name();
+      }
+    } else if (name == "core_count") {
+      info.units = v;
+    } else if (name == "clock_rate") {
+      info.clock_khz = v;
+    } else if (name == "memory_bandwidth") {
+      info.bytes_per_sec = v;
+    } else if (name == "compute_cap_major") {
+      info.cc_major = static_cast<int32_t>(v);
+    } else if (name == "compute_cap_minor") {
+      info.cc_minor = static_cast<int32_t>(v);
+    }
+  }
+  return info;
+}
+
 bool IsIdentifier(absl::string_view s) {
   if (s.empty()) return false;
   if (!absl::ascii_isalpha(s[0]) && s[0] != '_') return false;
@@ -716,6 +753,7 @@ void XSpaceImport::ImportGpuPlane(const PlaneRef& ref) {
   PlaneStats stats(plane);
   const int64_t gpu = GpuIndex(plane.name());
   builder_->activity()->AddDevice(GpuDevice(gpu));
+  builder_->activity()->SetDeviceInfo(GpuDevice(gpu), DeviceInfoOf(plane));
   for (const LineRef& line_ref : ref.lines) {
     const XLine& line = line_ref.header;
     if (line.name() == "TensorFlow Ops") {

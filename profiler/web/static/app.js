@@ -85,6 +85,20 @@ function formatCount(n) {
   if (n < 1e9) return `${(n / 1e6).toFixed(2)}m`;
   return `${(n / 1e9).toFixed(2)}b`;
 }
+// Float ops and rates with SI prefixes, as the command line prints them:
+// 1.555 TFLOP, 38.5 TFLOP/s.
+function formatFlops(v, unit) {
+  const prefixes = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+  let i = 0;
+  while (v >= 999.95 && i + 1 < prefixes.length) {
+    v /= 1000;
+    ++i;
+  }
+  return `${Number(v.toPrecision(4))} ${prefixes[i]}${unit}`;
+}
+function formatMfu(mfu) {
+  return mfu === null || mfu === undefined ? 'n/a' : `${(100 * mfu).toFixed(1)}%`;
+}
 function format(attr, v, signed) {
   if (v === null || v === undefined) return '';
   const sign = v < 0 ? '-' : (signed && v > 0 ? '+' : '');
@@ -214,6 +228,10 @@ class TreeTable {
       }
     }
     if (this.hasRuns) row.append(el('th', {}, 'runs'));
+    if (this.hasRate) {
+      row.append(el('th', {title: 'float ops per second of accelerator time'},
+        'FLOP/s'));
+    }
     if (this.view === 'kernel') {
       for (const k of KERNEL_COLUMNS) row.append(el('th', {}, k));
     }
@@ -252,6 +270,12 @@ class TreeTable {
       const runs = node.occurrence ? node.occurrence.run : '';
       tr.append(el('td', {'data-attr': 'runs', 'data-value': runs}, runs));
     }
+    if (this.hasRate) {
+      const rate = node.accelerator_flop_rate;
+      const known = rate !== null && rate !== undefined;
+      tr.append(el('td', {'data-attr': 'accelerator_flop_rate',
+        'data-value': known ? rate : ''}, known ? formatFlops(rate, 'FLOP/s') : '--'));
+    }
     if (this.view === 'kernel') {
       const k = node.kernel;
       const cells = k ? [k.launches, formatNanos(k.min_ns), formatNanos(k.avg_ns),
@@ -276,7 +300,8 @@ class TreeTable {
     if (shown < parent.child_count) {
       const more = el('tr', {'data-depth': depth, class: 'more-row'},
         el('td', {class: 'name more', colspan: 1 + this.parts().length * this.attrs.length +
-          (this.hasRuns ? 1 : 0) + (this.view === 'kernel' ? KERNEL_COLUMNS.length : 0), style: `padding-left:${4 + depth * 14}px`},
+          (this.hasRuns ? 1 : 0) + (this.hasRate ? 1 : 0) +
+          (this.view === 'kernel' ? KERNEL_COLUMNS.length : 0), style: `padding-left:${4 + depth * 14}px`},
         `… ${parent.child_count - shown} more rows`));
       more.addEventListener('click', async () => {
         const page = await this.fetchChildren(parent.id, shown);
@@ -324,6 +349,8 @@ class TreeTable {
     if (!this.attrs) this.attrs = numericAttrs(root);
     this.hasRuns = root.occurrence !== undefined ||
       (root.children || []).some((c) => c.occurrence !== undefined);
+    this.hasRate = this.flat &&
+      (root.children || []).some((c) => 'accelerator_flop_rate' in c);
     const table = el('table', {class: 'tree', id: 'view-table'}, this.header(),
       this.tbody);
     container.append(table);
@@ -440,6 +467,16 @@ async function renderView(view, hp, content) {
   renderOptions(hp, [toggle]);
   const query = optionParams(hp);
   query.set('view', view);
+  // The op and kernel tables of a profile with float ops show each row's
+  // FLOP/s on the accelerator.
+  if (mode === 'table' && info.has_flops && (view === 'op' || view === 'kernel')) {
+    const select = (query.get('select') ??
+      info.options.find((o) => o.name === 'select').value).split(',');
+    if (!select.includes('accelerator_flop_rate')) {
+      select.push('accelerator_flop_rate');
+      query.set('select', select.join(','));
+    }
+  }
   if (mode === 'table') {
     await new TreeTable(view, query).render(content);
     return;
@@ -538,7 +575,20 @@ async function renderSummary(hp, content) {
     el('div', {class: 'card'}, `wall time per step (median, ${s.time_per_step.source})`,
       el('div', {class: 'big', id: 'median-wall'}, formatTime(Math.round(w.median)))),
     el('div', {class: 'card'}, 'node time per step',
-      el('div', {class: 'big'}, formatTime(s.node_micros_per_step)))));
+      el('div', {class: 'big'}, formatTime(s.node_micros_per_step))),
+    // How close the run came to the hardware: float ops per step, the
+    // FLOP/s achieved over the step wall time, MFU against the stated peak.
+    s.flops_per_step > 0 ? [
+      el('div', {class: 'card'}, `float ops per step (${s.flops_set})`,
+        el('div', {class: 'big', id: 'flops-per-step',
+          'data-value': s.flops_per_step}, formatFlops(s.flops_per_step, 'FLOP'))),
+      el('div', {class: 'card'}, 'achieved over the step wall time',
+        el('div', {class: 'big', id: 'flop-rate', 'data-value': s.flop_rate},
+          formatFlops(s.flop_rate, 'FLOP/s'))),
+      el('div', {class: 'card', title: s.mfu_text}, s.peak_flops ?
+        `MFU of ${formatFlops(s.peak_flops, 'FLOP/s')} (${s.peak_dtype})` : 'MFU',
+        el('div', {class: 'big', id: 'mfu', 'data-value': s.mfu ?? ''}, formatMfu(s.mfu)),
+        el('div', {class: 'notes', id: 'mfu-text'}, s.mfu_text))] : []));
   if (steps.steps.length) {
     content.append(el('h2', {}, 'Wall time per step'),
       stepsChart(steps.steps, 'wall_micros'));
@@ -552,16 +602,19 @@ async function renderSummary(hp, content) {
     lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table'));
   for (const view of info.has_kernels ? ['op', 'kernel'] : ['op']) {
     // In the flat views -max_depth counts rows.
-    const q = new URLSearchParams({view, order_by: 'micros', select: 'micros,occurrence',
+    const q = new URLSearchParams({view, order_by: 'micros',
+      select: info.has_flops ? 'micros,occurrence,accelerator_flop_rate' : 'micros,occurrence',
       levels: '1', limit: '10', max_depth: '10'});
     const res = await api('/api/view', q);
     const rows = res.node.children || [];
     if (!rows.length) continue;
     // An op row's own time (its total is cumulative down the list).
     content.append(el('h2', {}, `Top ${view === 'op' ? 'ops' : 'kernels'} by time`),
-      objectTable(rows.map((r) => ({name: r.name,
+      objectTable(rows.map((r) => Object.assign({name: r.name,
         time: formatTime(r.micros.self),
-        runs: r.occurrence ? r.occurrence.run : ''})), `top-${view}`));
+        runs: r.occurrence ? r.occurrence.run : ''}, info.has_flops ? {
+        'FLOP/s': r.accelerator_flop_rate === null ? '--' :
+          formatFlops(r.accelerator_flop_rate, 'FLOP/s')} : {})), `top-${view}`));
   }
   const advice = await api('/api/advise');
   content.append(el('h2', {}, 'Advice'), adviceList(advice));

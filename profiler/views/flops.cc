@@ -1,0 +1,318 @@
+#include "profiler/views/flops.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/base/device.h"
+#include "profiler/base/saturate.h"
+#include "profiler/base/units.h"
+
+namespace tfprof {
+namespace {
+
+std::optional<int64_t> GpuOf(std::string_view device) {
+  const std::optional<Processor> p = ProcessorOfDevice(device);
+  if (!p.has_value() || !p->gpu) return std::nullopt;
+  return p->index;
+}
+
+// A GPU's row of the peak table, from what the trace describes.
+struct DeviceRow {
+  const PeakRow* row = nullptr;
+  int64_t units = 0;
+  std::string note;   // how the row was picked, when not plainly
+  std::string label;  // the device's name for messages
+};
+
+std::map<int64_t, DeviceRow> DeviceRows(const Model& model) {
+  std::map<int64_t, DeviceRow> rows;
+  for (const auto& [name, info] : model.activity().device_info()) {
+    const std::optional<int64_t> gpu = GpuOf(name);
+    if (!gpu.has_value()) continue;
+    DeviceRow d;
+    d.label = DeviceLabel(info);
+    d.row = MatchPeakRow(info, &d.units, &d.note);
+    rows[*gpu] = d;
+  }
+  return rows;
+}
+
+// The GPUs that ran kernels, per step.
+std::map<int64_t, std::set<int64_t>> KernelGpus(const Activity& a) {
+  std::map<int64_t, std::set<int64_t>> gpus;
+  for (const DeviceWork& w : a.work()) {
+    if (w.kind != WorkKind::kKernel) continue;
+    const std::optional<int64_t> gpu = GpuOf(a.String(w.stream));
+    if (gpu.has_value()) gpus[w.step].insert(*gpu);
+  }
+  return gpus;
+}
+
+std::string Plural(int64_t n, const char* word) {
+  return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
+}
+
+// "NVIDIA H200: 4096 FLOP/cycle/SM x 132 SMs x 1.83 GHz".
+std::string RowFormula(const DeviceRow& d, PeakClass c) {
+  const PeakRow& r = *d.row;
+  std::string out = absl::StrFormat(
+      "%s: %d FLOP/cycle/%s x %d %ss x %g GHz", r.name,
+      r.flop_per_cycle[static_cast<int>(c)], r.cc_major > 0 ? "SM" : "CU",
+      d.units, r.cc_major > 0 ? "SM" : "CU", r.clock_ghz);
+  if (!d.note.empty()) absl::StrAppend(&out, " (", d.note, ")");
+  return out;
+}
+
+// The summed peak of `gpus` for a class of data type.
+RunPeak SumPeaks(const std::set<int64_t>& gpus,
+                 const std::map<int64_t, DeviceRow>& rows, Dtype dtype,
+                 const PeakOverride& o) {
+  RunPeak p;
+  p.dtype = dtype;
+  p.devices = static_cast<int64_t>(gpus.size());
+  const PeakClass c = PeakClassOf(dtype);
+  const int64_t n = std::max<int64_t>(p.devices, 1);
+  std::vector<std::string> formulas;
+  double table_bytes = 0;
+  std::string unknown;
+  for (int64_t g : gpus) {
+    auto it = rows.find(g);
+    if (it == rows.end() || it->second.row == nullptr) {
+      unknown = it == rows.end()
+                    ? absl::StrCat("unknown GPU 'gpu:", g,
+                                   "' (the profile does not describe it); pass "
+                                   "--peak_flops")
+                    : absl::StrCat("unknown GPU '", it->second.label,
+                                   "'; pass --peak_flops");
+      continue;
+    }
+    const DeviceRow& d = it->second;
+    const double peak = RowPeakFlops(*d.row, c, d.units);
+    if (peak <= 0 && unknown.empty()) {
+      unknown = absl::StrCat(d.row->name, " has no ", PeakClassName(c),
+                             " peak; pass --peak_flops");
+    }
+    p.flops += peak;
+    table_bytes += RowBandwidth(*d.row);
+    const std::string f = RowFormula(d, c);
+    if (std::find(formulas.begin(), formulas.end(), f) == formulas.end()) {
+      formulas.push_back(f);
+    }
+  }
+  if (gpus.empty()) unknown = "no accelerator ran kernels; pass --peak_flops";
+  if (o.flops > 0) {
+    p.flops = o.flops * static_cast<double>(n);
+    p.source = absl::StrCat("--peak_flops x ", Plural(n, "device"));
+  } else if (!unknown.empty()) {
+    p.flops = 0;
+    p.unknown = unknown;
+  } else {
+    p.source = absl::StrCat("table: ", absl::StrJoin(formulas, "; "),
+                            n > 1 ? absl::StrCat(", x ", n, " devices") : "");
+  }
+  p.bytes_per_sec = o.bytes_per_sec > 0
+                        ? o.bytes_per_sec * static_cast<double>(n)
+                        : (unknown.empty() ? table_bytes : 0);
+  return p;
+}
+
+// The float ops of every node by the extended rule, per step and by dtype.
+void CountFlops(const Model& model, std::map<int64_t, int64_t>* per_step,
+                int64_t by_dtype[8]) {
+  for (const auto& node : model.nodes()) {
+    if (node->float_ops <= 0) continue;
+    for (const StepExec& e : node->execs) {
+      const int64_t f = SatMul(node->float_ops, e.run_count);
+      int64_t& s = (*per_step)[e.step];
+      s = SatAdd(s, f);
+      int64_t& d = by_dtype[static_cast<size_t>(node->dtype) % 8];
+      d = SatAdd(d, f);
+    }
+  }
+}
+
+}  // namespace
+
+PeakOverride PeakOverrideOf(const Options& opts) {
+  PeakOverride o;
+  o.flops = opts.peak_flops;
+  o.bytes_per_sec = opts.peak_bytes_per_sec;
+  return o;
+}
+
+RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
+                         const PeakOverride& o) {
+  RunFlops r;
+  r.notes = model.activity().flops_notes();
+  // Which counts the nodes carry: PyTorch traces' extended rule, an XLA
+  // program's HLO, or a TensorFlow op log.
+  r.flops_set = model.source() == ProfileSource::kPyTorch  ? "extended rule"
+                : model.source() == ProfileSource::kXSpace ? "HLO"
+                                                           : "op log";
+  std::map<int64_t, int64_t> per_step;
+  int64_t by_dtype[8] = {};
+  CountFlops(model, &per_step, by_dtype);
+  Dtype dtype = Dtype::kBf16;
+  int64_t most = 0;
+  for (Dtype d : {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8, Dtype::kTf32,
+                  Dtype::kFp32, Dtype::kFp64}) {
+    if (by_dtype[static_cast<size_t>(d)] > most) {
+      most = by_dtype[static_cast<size_t>(d)];
+      dtype = d;
+    }
+  }
+  const std::map<int64_t, DeviceRow> rows = DeviceRows(model);
+  const std::map<int64_t, std::set<int64_t>> gpus =
+      KernelGpus(model.activity());
+  std::set<int64_t> all;
+  for (const auto& [step, g] : gpus) all.insert(g.begin(), g.end());
+  r.peak = SumPeaks(all, rows, dtype, o);
+  r.peak.dtype_assumed = most == 0;
+  int64_t sum = 0;
+  for (const StepRow& row : steps.rows) {
+    const int64_t f = per_step.count(row.step) ? per_step.at(row.step) : 0;
+    r.step_flops[row.step] = f;
+    sum = SatAdd(sum, f);
+    auto g = gpus.find(row.step);
+    const RunPeak p = SumPeaks(
+        g == gpus.end() ? std::set<int64_t>() : g->second, rows, dtype, o);
+    if (p.flops > 0) {
+      r.step_peak[row.step] = p.flops;
+      if (row.wall_ns > 0 && f > 0) {
+        r.step_mfu[row.step] =
+            static_cast<double>(f) /
+            (static_cast<double>(row.wall_ns) * 1e-9 * p.flops);
+      }
+    }
+  }
+  if (!steps.rows.empty()) {
+    r.flops_per_step = sum / static_cast<int64_t>(steps.rows.size());
+    const double wall =
+        static_cast<double>(StepWallStats(steps).mean_ns) * 1e-9;
+    if (wall > 0) {
+      r.flop_rate = static_cast<double>(r.flops_per_step) / wall;
+      if (r.peak.flops > 0 && r.flops_per_step > 0) {
+        r.mfu = r.flop_rate / r.peak.flops;
+      }
+    }
+  }
+  return r;
+}
+
+void AddStepFlops(const RunFlops& flops, StepTable* steps) {
+  for (StepRow& row : steps->rows) {
+    auto f = flops.step_flops.find(row.step);
+    row.flops = f == flops.step_flops.end() ? 0 : f->second;
+    auto m = flops.step_mfu.find(row.step);
+    row.mfu = m == flops.step_mfu.end() ? -1 : m->second;
+  }
+  steps->mfu_text =
+      absl::StrCat("flops by the ", flops.flops_set, "; ", MfuText(flops));
+}
+
+std::string MfuText(const RunFlops& f) {
+  if (f.flops_per_step <= 0) return "MFU: n/a (no float ops)";
+  if (f.peak.flops <= 0) {
+    return absl::StrCat(
+        "MFU: n/a (", f.peak.unknown.empty() ? "no peak" : f.peak.unknown, ")");
+  }
+  std::string dtype = absl::StrCat(DtypeName(f.peak.dtype), " dense peak");
+  if (f.peak.dtype_assumed) dtype += ", assumed: no dtype recorded";
+  return absl::StrFormat(
+      "MFU %s of %s (%s; %s)",
+      f.mfu.has_value() ? absl::StrFormat("%.1f%%", 100 * *f.mfu) : "n/a",
+      FormatFlopRate(f.peak.flops), dtype, f.peak.source);
+}
+
+DevicePeaks FirstDevicePeaks(const Model& model, const PeakOverride& o) {
+  DevicePeaks p;
+  const std::map<int64_t, DeviceRow> rows = DeviceRows(model);
+  std::set<int64_t> used;
+  for (const auto& [step, g] : KernelGpus(model.activity())) {
+    used.insert(g.begin(), g.end());
+  }
+  std::optional<int64_t> gpu;
+  if (!used.empty()) {
+    gpu = *used.begin();
+  } else if (!rows.empty()) {
+    gpu = rows.begin()->first;
+  }
+  auto it = gpu.has_value() ? rows.find(*gpu) : rows.end();
+  if (it != rows.end() && it->second.row != nullptr) {
+    for (int c = 0; c < kPeakClasses; ++c) {
+      p.flops[c] = RowPeakFlops(*it->second.row, static_cast<PeakClass>(c),
+                                it->second.units);
+    }
+    p.bytes_per_sec = RowBandwidth(*it->second.row);
+    p.source = absl::StrCat("table: ", it->second.row->name);
+  } else {
+    p.unknown = it != rows.end()
+                    ? absl::StrCat("unknown GPU '", it->second.label,
+                                   "'; pass --peak_flops")
+                    : "no GPU described; pass --peak_flops";
+  }
+  if (o.flops > 0) {
+    for (double& f : p.flops) f = o.flops;
+    p.source = "--peak_flops";
+    p.unknown.clear();
+  }
+  if (o.bytes_per_sec > 0) p.bytes_per_sec = o.bytes_per_sec;
+  return p;
+}
+
+bool SelectsFlopFacts(const Options& opts) {
+  return opts.Selected("accelerator_flop_rate") ||
+         opts.Selected("arithmetic_intensity") || opts.Selected("roofline");
+}
+
+void AttachFlopFacts(const Model& model, ResultTree* tree) {
+  if (!IsFlatView(tree->view) || !SelectsFlopFacts(tree->options)) return;
+  const DevicePeaks peaks =
+      FirstDevicePeaks(model, PeakOverrideOf(tree->options));
+  for (size_t c : tree->nodes[0].children) {
+    ResultNode& n = tree->nodes[c];
+    if (n.flops == nullptr) {
+      // Op view rows: from their graph nodes' costs.
+      auto f = std::make_shared<FlopFacts>();
+      int64_t by_dtype[8] = {};
+      for (const MemberNode& m : n.members) {
+        f->bytes =
+            SatAdd(f->bytes, SatMul(m.node->cost_bytes, m.stats.run_count));
+        int64_t& d = by_dtype[static_cast<size_t>(m.node->dtype) % 8];
+        d = SatAdd(d, m.stats.float_ops);
+      }
+      for (size_t d = 1; d < 8; ++d) {
+        if (by_dtype[d] > by_dtype[static_cast<size_t>(f->dtype)]) {
+          f->dtype = static_cast<Dtype>(d);
+        }
+      }
+      n.flops = std::move(f);
+    }
+    FlopFacts& f = *n.flops;
+    const double flops = static_cast<double>(n.self.float_ops);
+    if (flops > 0 && n.self.accelerator_exec_micros > 0) {
+      f.flop_rate =
+          flops / (static_cast<double>(n.self.accelerator_exec_micros) * 1e-6);
+    }
+    if (flops > 0 && f.bytes > 0)
+      f.intensity = flops / static_cast<double>(f.bytes);
+    const Dtype d = f.dtype == Dtype::kUnknown || f.dtype == Dtype::kInt
+                        ? Dtype::kBf16
+                        : f.dtype;
+    f.peak = peaks.flops[static_cast<int>(PeakClassOf(d))];
+    if (f.peak > 0 && peaks.bytes_per_sec > 0 && f.intensity > 0) {
+      const double memory_roof = f.intensity * peaks.bytes_per_sec;
+      f.memory_bound = memory_roof < f.peak;
+      f.roof = std::min(memory_roof, f.peak);
+      if (f.flop_rate > 0) f.roof_fraction = f.flop_rate / f.roof;
+    }
+  }
+  if (!peaks.unknown.empty() && tree->options.Selected("roofline")) {
+    tree->notes.push_back(absl::StrCat("roofline: n/a (", peaks.unknown, ")"));
+  }
+}
+
+}  // namespace tfprof
