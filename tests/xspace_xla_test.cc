@@ -17,6 +17,7 @@
 #include "profiler/base/gzip.h"
 #include "profiler/importers/xspace/xla_programs.h"
 #include "profiler/load/loader.h"
+#include "profiler/render/summary.h"
 #include "profiler/views/diff.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
@@ -203,6 +204,9 @@ TEST_CASE("HLO: FLOPs of dots, fusions, cuBLAS calls and convolutions") {
   REQUIRE(dot != nullptr);
   CHECK(dot->flops == 2 * 64 * 256 * 128);
   CHECK(dot->category == "dot");
+  // bf16 operands; bytes read and written: both operands and the result.
+  CHECK(dot->flop_type == 16);
+  CHECK(dot->bytes == 2 * (64 * 128 + 128 * 256 + 64 * 256));
   const HloInstruction* fusion = m.Find("gemm_fusion_dot.7");
   REQUIRE(fusion != nullptr);
   CHECK(fusion->flops == 2 * 8 * 32 * 16);
@@ -690,6 +694,17 @@ TEST_CASE("JAX captures: device time on HLO instructions, FLOPs, memory") {
       CHECK(std::abs(flops - raw.step_flops) <= 1e-6 * raw.step_flops);
       CHECK(std::abs(flops - 0.876e12) <= 0.01 * 0.876e12);
     }
+    // MFU against the H200's bf16 dense peak (4096 FLOP/cycle/SM x 132 SMs
+    // x 1.83 GHz): the HLO's FLOPs over the train markers' mean span.
+    double wall = 0;
+    for (const auto& [step, ns] : raw.train_ns) wall += ns * 1e-9 / 8;
+    const ProfileSummary summary = Summarize(m);
+    REQUIRE(summary.flops.mfu.has_value());
+    CHECK(summary.flops.peak.dtype == Dtype::kBf16);
+    CHECK_FALSE(summary.flops.peak.dtype_assumed);
+    CHECK(*summary.flops.mfu ==
+          Approx(raw.step_flops / wall / (4096.0 * 132 * 1.83e9))
+              .epsilon(0.002));
     // The GPU allocator's peak is JAX's peak_bytes_in_use.
     const StepTable t = ComputeSteps(m);
     int64_t peak = 0;

@@ -20,6 +20,38 @@ absl::string_view Innermost(absl::string_view hlo_op) {
   return sep == absl::string_view::npos ? hlo_op : hlo_op.substr(sep + 2);
 }
 
+// XLA's PrimitiveType as the peak table's element types.
+Dtype DtypeOf(int32_t primitive_type) {
+  switch (primitive_type) {
+    case 12:
+      return Dtype::kFp64;
+    case 11:
+      return Dtype::kFp32;
+    case 16:
+      return Dtype::kBf16;
+    case 10:
+      return Dtype::kFp16;
+    case 19:
+    case 20:
+    case 23:
+    case 24:
+    case 25:
+    case 28:
+    case 29:
+    case 33:
+      return Dtype::kFp8;
+    case 0:
+    case 13:
+    case 14:
+    case 15:
+    case 17:
+    case 18:
+      return Dtype::kUnknown;
+    default:
+      return Dtype::kInt;
+  }
+}
+
 std::string Percent(int64_t part, int64_t whole) {
   return absl::StrFormat("%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
 }
@@ -171,7 +203,9 @@ void XlaAttribution::Finish() {
       }
       for (int64_t r = 0; r < runs; ++r) {
         builder_->AddExec(step, device, node, start, 0);
-        if (i.flops > 0) builder_->AddFloatOps(node, i.flops);
+        if (i.flops <= 0) continue;
+        builder_->AddFloatOps(node, i.flops);
+        builder_->AddOpCost(node, {0, i.bytes, DtypeOf(i.flop_type), i.flops});
       }
     }
     for (const auto& [key, node] : command_buffers_) {

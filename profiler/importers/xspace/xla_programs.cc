@@ -101,6 +101,47 @@ const hlo::ShapeProto& ArrayShape(const hlo::ShapeProto& shape) {
   return shape;
 }
 
+// Bytes per element of XLA's PrimitiveType (0: not an array type).
+int64_t ElementBytes(int32_t type) {
+  switch (type) {
+    case 1:
+    case 2:
+    case 6:
+    case 19:
+    case 20:
+    case 23:
+    case 24:
+    case 25:
+    case 28:
+    case 29:
+    case 33:
+      return 1;  // pred, s8, u8, fp8 kinds
+    case 3:
+    case 7:
+    case 10:
+    case 16:
+      return 2;  // s16, u16, f16, bf16
+    case 4:
+    case 8:
+    case 11:
+      return 4;  // s32, u32, f32
+    case 5:
+    case 9:
+    case 12:
+    case 15:
+      return 8;  // s64, u64, f64, c64
+    case 18:
+      return 16;  // c128
+    default:
+      return 0;
+  }
+}
+
+int64_t ArrayBytes(const hlo::ShapeProto& shape) {
+  const hlo::ShapeProto& a = ArrayShape(shape);
+  return SatMul(Product(a.dimensions()), ElementBytes(a.element_type()));
+}
+
 int64_t Dim(const hlo::ShapeProto& shape, int64_t d) {
   if (d < 0 || d >= shape.dimensions_size()) return 0;
   return std::max<int64_t>(shape.dimensions(static_cast<int>(d)), 0);
@@ -269,6 +310,40 @@ class XlaModuleBuilder {
     return 0;
   }
 
+  // The element type of an instruction's float ops: its first dot's,
+  // convolution's or library call's left operand (0 when none).
+  int32_t FlopType(const hlo::HloComputationProto& c,
+                   const hlo::HloInstructionProto& i, int depth) {
+    const std::string& op = i.opcode();
+    if (op == "dot" || op == "convolution" || op == "custom-call") {
+      const hlo::HloInstructionProto* lhs = Operand(c, i, 0);
+      return lhs != nullptr ? ArrayShape(lhs->shape()).element_type() : 0;
+    }
+    if (op != "fusion" || depth >= 16) return 0;
+    for (int64_t id : i.called_computation_ids()) {
+      auto it = computations_.find(id);
+      if (it == computations_.end()) continue;
+      for (const hlo::HloInstructionProto& f : it->second->instructions()) {
+        if (Flops(*it->second, f, depth + 1) > 0) {
+          return FlopType(*it->second, f, depth + 1);
+        }
+      }
+    }
+    return 0;
+  }
+
+  // The bytes an instruction reads and writes: its operands' and result's
+  // arrays.
+  int64_t Bytes(const hlo::HloComputationProto& c,
+                const hlo::HloInstructionProto& i) {
+    int64_t bytes = ArrayBytes(i.shape());
+    for (int k = 0; k < i.operand_ids_size(); ++k) {
+      const hlo::HloInstructionProto* o = Operand(c, i, k);
+      if (o != nullptr) bytes = SatAdd(bytes, ArrayBytes(o->shape()));
+    }
+    return bytes;
+  }
+
   // cuBLAS gemms (dimension numbers in the backend config) and cuDNN
   // convolutions (dimension numbers on the instruction).
   int64_t CustomCallFlops(const hlo::HloComputationProto& c,
@@ -340,6 +415,8 @@ class XlaModuleBuilder {
     h.stack_frame_id = i.metadata().stack_frame_id();
     h.operands.assign(i.operand_ids().begin(), i.operand_ids().end());
     h.flops = Flops(c, i, depth);
+    if (h.flops > 0) h.flop_type = FlopType(c, i, depth);
+    h.bytes = Bytes(c, i);
     h.runs_per_execution = runs;
     h.kernel_level = true;
     h.pass_through = PassThrough(i.opcode());

@@ -49,6 +49,10 @@ struct HloInstruction {
   int32_t stack_frame_id = 0;
   std::vector<int64_t> operands;  // ids of instructions of its computation
   int64_t flops = 0;              // per execution
+  // XLA's PrimitiveType of the float ops' operands (11 f32, 16 bf16, ...;
+  // 0 without float ops), and the bytes read and written per execution.
+  int32_t flop_type = 0;
+  int64_t bytes = 0;
   // Executions per execution of the module: the product of the known trip
   // counts of the loops around it (1 outside loops).
   int64_t runs_per_execution = 1;
