@@ -702,9 +702,9 @@ TEST_CASE("JAX captures: device time on HLO instructions, FLOPs, memory") {
     REQUIRE(summary.flops.mfu.has_value());
     CHECK(summary.flops.peak.dtype == Dtype::kBf16);
     CHECK_FALSE(summary.flops.peak.dtype_assumed);
-    CHECK(*summary.flops.mfu ==
-          Approx(raw.step_flops / wall / (4096.0 * 132 * 1.83e9))
-              .epsilon(0.002));
+    CHECK(
+        *summary.flops.mfu ==
+        Approx(raw.step_flops / wall / (4096.0 * 132 * 1.83e9)).epsilon(0.002));
     // The GPU allocator's peak is JAX's peak_bytes_in_use.
     const StepTable t = ComputeSteps(m);
     int64_t peak = 0;
