@@ -73,13 +73,18 @@ TEST_CASE("Conditions against a base parse") {
   CHECK(ParseCondition("bytes<=base-1KB")->limit == -1000);
   c = ParseCondition("significant(micros)[.*MatMul.*] == 0");
   REQUIRE(c.ok());
-  CHECK(c->significant);
+  CHECK(c->verdicts == VerdictTerm::kSignificant);
   CHECK(c->regex == ".*MatMul.*");
   CHECK(c->op == "==");
+  CHECK(ParseCondition("regressed(micros)==0")->verdicts ==
+        VerdictTerm::kRegressed);
+  CHECK(ParseCondition("improved(bytes)[a.*] >= 1")->verdicts ==
+        VerdictTerm::kImproved);
   CHECK(ParseCondition("params != 3")->op == "!=");
   for (const char* bad : {"micros<=base*x", "micros<=basis", "micros<=base/2",
                           "significant(micros<1", "significant(micros)<=base",
-                          "significant(microz)==0"}) {
+                          "significant(microz)==0", "regressed(micros)<base",
+                          "improved(micros==0"}) {
     INFO(bad);
     CHECK_FALSE(ParseCondition(bad).ok());
   }

@@ -1,8 +1,12 @@
 #include "profiler/base/units.h"
 
 #include <climits>
+#include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -58,6 +62,73 @@ std::string NanosAsMicros(int64_t ns) {
 
 std::string FormatShape(const std::vector<int64_t>& shape) {
   return absl::StrJoin(shape, "x");
+}
+
+StatUnit UnitOfStat(const std::string& attr) {
+  if (absl::StrContains(attr, "micros")) return StatUnit::kTime;
+  if (absl::StrContains(attr, "bytes")) return StatUnit::kBytes;
+  return StatUnit::kCount;
+}
+
+absl::StatusOr<int64_t> ParseStatValue(const std::string& text, StatUnit unit) {
+  size_t split = 0;
+  while (split < text.size() &&
+         (absl::ascii_isdigit(static_cast<unsigned char>(text[split])) ||
+          text[split] == '.')) {
+    ++split;
+  }
+  double number;
+  if (split == 0 || !absl::SimpleAtod(text.substr(0, split), &number)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a number, got '", text, "'"));
+  }
+  const std::string suffix = text.substr(split);
+  double scale = 1;
+  if (unit == StatUnit::kTime) {
+    if (suffix.empty() || suffix == "us") {
+      scale = 1;
+    } else if (suffix == "ms") {
+      scale = 1e3;
+    } else if (suffix == "s" || suffix == "sec") {
+      scale = 1e6;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown time unit '", suffix, "' in '", text, "' (us, ms, s)"));
+    }
+  } else if (unit == StatUnit::kBytes) {
+    const std::string s = absl::AsciiStrToUpper(suffix);
+    if (s.empty() || s == "B") {
+      scale = 1;
+    } else if (s == "KB") {
+      scale = 1e3;
+    } else if (s == "MB") {
+      scale = 1e6;
+    } else if (s == "GB") {
+      scale = 1e9;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown size unit '", suffix, "' in '", text, "' (B, KB, MB, GB)"));
+    }
+  } else {
+    if (suffix.empty()) {
+      scale = 1;
+    } else if (suffix == "k") {
+      scale = 1e3;
+    } else if (suffix == "m") {
+      scale = 1e6;
+    } else if (suffix == "b") {
+      scale = 1e9;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown count unit '", suffix, "' in '", text, "' (k, m, b)"));
+    }
+  }
+  const double v = number * scale;
+  if (!(v < 9.2e18)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is too large"));
+  }
+  return static_cast<int64_t>(std::llround(v));
 }
 
 }  // namespace tfprof

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace tfprof {
 
@@ -26,6 +29,15 @@ std::string FormatNanos(int64_t ns);
 std::string NanosAsMicros(int64_t ns);
 // Dims joined with "x": 3x3x3x6.
 std::string FormatShape(const std::vector<int64_t>& shape);
+
+// The kind of unit an attribute's values have: times ("*micros",
+// microseconds), bytes ("*bytes") or counts (everything else).
+enum class StatUnit { kTime, kBytes, kCount };
+StatUnit UnitOfStat(const std::string& attribute);
+// A value as typed, with an optional unit of its kind: us, ms, s for times
+// (in microseconds; none: us), B, KB, MB, GB for bytes (decimal), k, m, b
+// for counts.
+absl::StatusOr<int64_t> ParseStatValue(const std::string& text, StatUnit unit);
 
 }  // namespace tfprof
 
