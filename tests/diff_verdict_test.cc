@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -72,9 +74,10 @@ TEST_CASE("Student's t: closed forms, integration and critical values") {
 
 // Welch's test on plain values, from scratch.
 TEST_CASE("TestChange: Welch on values with zeros, pooled t on logarithms") {
+  const std::vector<double> zeros = {0, 10, 20}, later = {30, 45, 50};
   ChangeInput in;
-  in.base = {0, 10, 20};
-  in.current = {30, 45, 50};
+  in.base = zeros;
+  in.current = later;
   in.floor = 2;
   const ChangeTest t = TestChange(in, 0.05);
   REQUIRE(t.tested);
@@ -85,7 +88,7 @@ TEST_CASE("TestChange: Welch on values with zeros, pooled t on logarithms") {
     for (double x : v) ss += (x - mean) * (x - mean);
     return ss / static_cast<double>(v.size() - 1);
   };
-  const double vb = variance(in.base), vc = variance(in.current);
+  const double vb = variance(zeros), vc = variance(later);
   const double se = std::sqrt(vb / 3 + vc / 3);
   const double df =
       std::floor(std::pow(vb / 3 + vc / 3, 2) /
@@ -98,8 +101,10 @@ TEST_CASE("TestChange: Welch on values with zeros, pooled t on logarithms") {
   CHECK(t.ci_high == Approx(d + StudentCritical(0.05, df) * se));
   // All positive: logarithms; the interval in the values' unit is the base
   // mean times (ratio - 1).
-  in.base = {100, 110, 90, 105};
-  in.current = {300, 330, 280, 310};
+  const std::vector<double> before = {100, 110, 90, 105};
+  const std::vector<double> after = {300, 330, 280, 310};
+  in.base = before;
+  in.current = after;
   const ChangeTest l = TestChange(in, 0.05);
   REQUIRE(l.log_scale);
   double mb = 0, mc = 0;
@@ -122,12 +127,15 @@ TEST_CASE(
   std::lognormal_distribution<double> noise(0, 0.05);
   int decided = 0;
   for (int round = 0; round < 500; ++round) {
-    ChangeInput in;
+    std::vector<double> base, current;
     const double shift = 1 + (round % 7) * 0.01;
     for (int i = 0; i < 3 + round % 3; ++i) {
-      in.base.push_back(1000 * noise(rng));
-      in.current.push_back(1000 * shift * noise(rng));
+      base.push_back(1000 * noise(rng));
+      current.push_back(1000 * shift * noise(rng));
     }
+    ChangeInput in;
+    in.base = base;
+    in.current = current;
     in.floor = 20;
     const ChangeTest t = TestChange(in, 0.05);
     INFO("round " << round);
@@ -308,6 +316,7 @@ TEST_CASE("200 generated pairs from one distribution: at most 5% changed") {
     // the occurrences at its position (a stratified comparison that knows
     // no step level): the same test and correction over the op types.
     std::vector<ChangeInput> naive;
+    std::deque<std::vector<double>> samples;  // what the inputs point at
     for (const auto& [type, by_step] : a.occurrences) {
       const auto& other = b.occurrences.at(type);
       std::vector<double> position_mean(by_step[0].size(), 0);
@@ -318,17 +327,21 @@ TEST_CASE("200 generated pairs from one distribution: at most 5% changed") {
           }
         }
       }
-      ChangeInput in;
+      std::vector<double>& base = samples.emplace_back();
+      std::vector<double>& current = samples.emplace_back();
       for (const auto& s : by_step) {
         for (size_t k = 0; k < s.size(); ++k) {
-          in.base.push_back(s[k] / position_mean[k]);
+          base.push_back(s[k] / position_mean[k]);
         }
       }
       for (const auto& s : other) {
         for (size_t k = 0; k < s.size(); ++k) {
-          in.current.push_back(s[k] / position_mean[k]);
+          current.push_back(s[k] / position_mean[k]);
         }
       }
+      ChangeInput in;
+      in.base = base;
+      in.current = current;
       SetFloor(MinChange(), StatUnit::kCount, &in);  // 2% of ~1
       naive.push_back(std::move(in));
     }
@@ -414,6 +427,87 @@ TEST_CASE("Cost shifts: work that moved to a new name under one parent") {
   CHECK(ops.shifts[0].removed[0].name == "Type1");
   CHECK(ops.shifts[0].added[0].name == "Moved");
   CHECK(RenderDiffText(ops).find("Cost shifts") != std::string::npos);
+}
+
+// Each row's value in one step, by the path of names, from a query of that
+// step (a flat view's rows: their own figures).
+std::map<std::string, std::pair<int64_t, int64_t>> StepRows(
+    Views* views, ViewKind view, Options o, int64_t step,
+    const std::string& attr) {
+  o.step = step;
+  absl::StatusOr<ResultTree> r = views->Query(view, o);
+  REQUIRE(r.ok());
+  std::map<std::string, std::pair<int64_t, int64_t>> out;
+  std::function<void(size_t, const std::string&)> walk =
+      [&](size_t i, const std::string& path) {
+        const ResultNode& n = r->nodes[i];
+        Totals t = n.total;
+        if (IsFlatView(view) && i > 0) {
+          t = Totals();
+          t.AddSelf(n.self);
+        }
+        int64_t v = 0;
+        REQUIRE(DiffValue(t, attr, &v));
+        out[path].first += v;
+        out[path].second += t.run_count;
+        for (size_t c : n.children) walk(c, path + "/" + r->nodes[c].name);
+      };
+  walk(0, "");
+  return out;
+}
+
+TEST_CASE(
+    "One pass gives each row's per-step figures as per-step queries "
+    "do") {
+  InputPaths kineto;
+  kineto.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  auto loaded = LoadProfile(kineto);
+  REQUIRE(loaded.ok());
+  std::mt19937 rng(11);
+  const Generated generated = GeneratedRun(rng, 4, "", 1);
+  int rows = 0;
+  const std::vector<const Model*> models = {&(*loaded)->model,
+                                            &generated.model};
+  for (const Model* m : models) {
+    Views a(m, nullptr), b(m, nullptr);
+    for (ViewKind view : {ViewKind::kScope, ViewKind::kOp, ViewKind::kGraph,
+                          ViewKind::kCode, ViewKind::kKernel}) {
+      if (view == ViewKind::kKernel && m == &generated.model) continue;
+      if (view == ViewKind::kCode && !m->has_code_traces()) continue;
+      for (const std::string attr : {"micros", "occurrence"}) {
+        INFO(ViewName(view) << " " << attr);
+        Options o;
+        o.max_depth = 1000;
+        o.order_by = attr;
+        absl::StatusOr<DiffTree> d =
+            QueryDiff(view, o, DiffOptions(), &a, *m, &b, *m);
+        REQUIRE(d.ok());
+        CHECK(d->notes.empty());  // no query per step
+        size_t k = 0;
+        for (int64_t step : m->steps()) {
+          const auto want = StepRows(&a, view, o, step, attr);
+          std::function<void(size_t, const std::string&)> walk =
+              [&](size_t i, const std::string& path) {
+                const DiffNode& n = d->nodes[i];
+                INFO(path << " step " << step);
+                auto it = want.find(path);
+                const double v = it == want.end() ? 0 : it->second.first;
+                const double runs = it == want.end() ? 0 : it->second.second;
+                CHECK(n.base.per_step[k] == Approx(v).margin(0.5));
+                CHECK(n.current.runs[k] == runs);
+                ++rows;
+                for (size_t c : n.children) {
+                  walk(c, path + "/" + d->nodes[c].name);
+                }
+              };
+          walk(0, "");
+          ++k;
+        }
+      }
+    }
+  }
+  CHECK(rows > 5000);
 }
 
 // ---------------------------------------------------------------------------

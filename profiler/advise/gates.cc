@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -166,21 +167,24 @@ void CountVerdicts(const Model& model, const GateBase& base,
                    const std::vector<const GraphNode*>& nodes,
                    const Condition& c, GateResult* r) {
   std::vector<ChangeInput> inputs;
+  std::deque<NodeSample> samples;  // what the inputs point at
+  const std::vector<double> none(base.model->steps().size(), 0);
   for (const GraphNode* n : nodes) {
     ChangeInput in;
     const GraphNode* b = base.model->Find(n->name);
-    const RowSamples current = NodeSamples(model, *n, c.attribute);
+    const NodeSample& current =
+        samples.emplace_back(NodeSamples(model, *n, c.attribute));
     in.current = current.per_step;
     in.current_jitter = current.jitter;
+    in.base = none;
     if (b != nullptr) {
-      const RowSamples from = NodeSamples(*base.model, *b, c.attribute);
+      const NodeSample& from =
+          samples.emplace_back(NodeSamples(*base.model, *b, c.attribute));
       in.base = from.per_step;
       in.base_jitter = from.jitter;
-    } else {
-      in.base.assign(base.model->steps().size(), 0);
     }
     SetFloor(base.min_change, UnitOfStat(c.attribute), &in);
-    inputs.push_back(std::move(in));
+    inputs.push_back(in);
   }
   for (const Judgement& j : JudgeChanges(inputs, base.alpha)) {
     r->value += Counts(c.verdicts, j);

@@ -48,14 +48,19 @@ double IncompleteBeta(double x, double a, double b) {
   return 1 - front * BetaFraction(1 - x, b, a) / b;
 }
 
-// The z > 0 with P(|Z| >= z) = p for a standard normal Z (bisection).
+// The z > 0 with P(|Z| >= z) = p for a standard normal Z: Newton's method
+// on erfc from the tail's asymptote (a few steps).
 double NormalCritical(double p) {
-  double lo = 0, hi = 40;
-  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
-    const double mid = (lo + hi) / 2;
-    (std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
+  if (p >= 1) return 0;
+  double z = std::sqrt(-2 * std::log(p / 2));  // above the root
+  for (int i = 0; i < 50; ++i) {
+    const double f = std::erfc(z / std::sqrt(2.0)) - p;
+    const double slope = -std::sqrt(2 / M_PI) * std::exp(-z * z / 2);
+    const double next = std::max(0.0, z - f / slope);
+    if (std::fabs(next - z) < 1e-12 * std::max(1.0, z)) return next;
+    z = next;
   }
-  return (lo + hi) / 2;
+  return z;
 }
 
 // Student's critical value from the normal one by the Cornish-Fisher
@@ -74,7 +79,7 @@ struct SideMoments {
   double mean = 0, variance = 0;
 };
 
-SideMoments Moments(const std::vector<double>& v, bool log_scale) {
+SideMoments Moments(absl::Span<const double> v, bool log_scale) {
   SideMoments m;
   const double n = static_cast<double>(v.size());
   for (double x : v) m.mean += log_scale ? std::log(x) : x;
@@ -87,7 +92,7 @@ SideMoments Moments(const std::vector<double>& v, bool log_scale) {
   return m;
 }
 
-double Mean(const std::vector<double>& v) {
+double Mean(absl::Span<const double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
@@ -142,7 +147,7 @@ ChangeTest TestChange(const ChangeInput& in, double alpha) {
   t.estimate = t.current_mean - t.base_mean;
   if (t.n_b < 2 || t.n_c < 2) return t;
   t.tested = true;
-  auto positive = [](const std::vector<double>& v) {
+  auto positive = [](absl::Span<const double> v) {
     return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
   };
   t.log_scale = positive(in.base) && positive(in.current);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
+
 namespace tfprof {
 
 // Benjamini-Hochberg adjusted p-values (q-values), in the order given: a
@@ -23,7 +25,7 @@ double StudentCritical(double p, double df);
 // What TestChange compares: each run's value in each of its steps, and how
 // much of a step's value per-occurrence jitter alone makes vary.
 struct ChangeInput {
-  std::vector<double> base, current;  // per step, >= 0
+  absl::Span<const double> base, current;  // per step, >= 0
   // The variance of one step's value that the spread of its occurrences
   // implies (0 when unknown): a lower bound on the step-to-step variance.
   double base_jitter = 0, current_jitter = 0;

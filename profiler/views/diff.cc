@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -20,7 +21,7 @@
 namespace tfprof {
 namespace {
 
-double Mean(const std::vector<double>& v) {
+double Mean(absl::Span<const double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
@@ -257,6 +258,7 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
   MinChange in_ns = diff.min_change;
   in_ns.micros *= 1000;
   std::vector<ChangeInput> inputs;
+  std::deque<std::vector<double>> owned;  // what the inputs point at
   for (const auto& measure : measures) {
     const Member member = measure.second;
     StepsDiffRow row;
@@ -276,8 +278,8 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
     row.current_median = Median(row.current);
     ChangeInput in;
     if (row.base_recorded && row.current_recorded) {
-      in.base.assign(row.base.begin(), row.base.end());
-      in.current.assign(row.current.begin(), row.current.end());
+      in.base = owned.emplace_back(row.base.begin(), row.base.end());
+      in.current = owned.emplace_back(row.current.begin(), row.current.end());
     }
     SetFloor(in_ns,
              absl::EndsWith(row.measure, "_ns") ? StatUnit::kTime

@@ -8,6 +8,7 @@
 #define TFPROF_PROFILER_VIEWS_DIFF_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,13 +111,20 @@ std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
 struct DiffSide {
   bool present = false;
   Totals total;
-  std::vector<double> per_step;  // one per step of the side's profile
-  std::vector<double> runs;      // likewise
+  // One per step of the side's profile, in the tree's DiffStepData.
+  absl::Span<const double> per_step, runs;
   // The variance of a step's value that the spread of the row's
   // occurrences implies (see ChangeInput).
   double jitter = 0;
 
   double MeanRuns() const;
+};
+
+// What the sides' per-step spans point into: rows x steps, row by row
+// (shared by copies of a tree).
+struct DiffStepData {
+  size_t base_steps = 0, current_steps = 0;
+  std::vector<double> base_values, base_runs, current_values, current_runs;
 };
 
 struct DiffNode {
@@ -159,6 +167,7 @@ struct DiffTree {
   std::string attribute;
   std::vector<DiffNode> nodes;  // nodes[0] is the root
   std::vector<DiffShift> shifts;
+  std::shared_ptr<const DiffStepData> step_data;  // the sides' spans
   std::vector<std::string> notes;
 
   const DiffNode& root() const { return nodes[0]; }

@@ -10,13 +10,6 @@
 namespace tfprof {
 namespace {
 
-// The attribute's value in a node's stats for one step.
-double Value(const NodeStats& s, const std::string& attribute) {
-  if (attribute == "occurrence") return static_cast<double>(s.run_count);
-  int64_t NodeStats::*member = StatMember<NodeStats>(attribute);
-  return member == nullptr ? 0 : static_cast<double>(s.*member);
-}
-
 int64_t TotalValue(const Totals& t, const std::string& attribute) {
   if (attribute == "occurrence") return t.run_count;
   int64_t Totals::*member = StatMember<Totals>(attribute);
@@ -34,12 +27,73 @@ bool IsTime(const std::string& attribute) {
          attribute == "cpu_micros";
 }
 
-// The samples of graph nodes, computed once each.
+// What a node's per-step statistics (GraphNode::Stats) give for the
+// attribute, read from its executions directly.
+enum class Field {
+  kMicros,
+  kAccelerator,
+  kCpu,
+  kBytes,
+  kPeak,
+  kResidual,
+  kOutput,
+  kRuns,
+  kParams,
+  kFloatOps,
+  kNone
+};
+
+Field FieldOf(const std::string& a) {
+  if (a == "micros") return Field::kMicros;
+  if (a == "accelerator_micros") return Field::kAccelerator;
+  if (a == "cpu_micros") return Field::kCpu;
+  if (a == "bytes") return Field::kBytes;
+  if (a == "peak_bytes") return Field::kPeak;
+  if (a == "residual_bytes") return Field::kResidual;
+  if (a == "output_bytes") return Field::kOutput;
+  if (a == "occurrence") return Field::kRuns;
+  if (a == "params") return Field::kParams;
+  if (a == "float_ops") return Field::kFloatOps;
+  return Field::kNone;
+}
+
+double ExecValue(const GraphNode& g, const StepExec& e, Field f) {
+  switch (f) {
+    case Field::kMicros:
+      return static_cast<double>(e.exec_micros());
+    case Field::kAccelerator:
+      return static_cast<double>(e.accelerator_micros);
+    case Field::kCpu:
+      return static_cast<double>(e.cpu_micros);
+    case Field::kBytes:
+      return static_cast<double>(e.requested_bytes);
+    case Field::kPeak:
+      return static_cast<double>(e.peak_bytes);
+    case Field::kResidual:
+      return static_cast<double>(e.residual_bytes);
+    case Field::kOutput:
+      return static_cast<double>(e.output_bytes);
+    case Field::kRuns:
+      return static_cast<double>(e.run_count);
+    case Field::kFloatOps:
+      return static_cast<double>(SatMul(g.float_ops, e.run_count));
+    case Field::kParams:
+    case Field::kNone:
+      break;
+  }
+  return 0;
+}
+
+// The figures of graph nodes over the model's steps; a node met in several
+// rows (the op and code views) is computed once.
 class NodeSampler {
  public:
   NodeSampler(const Model& model, const std::string& attribute,
-              const std::vector<std::string>& devices)
-      : model_(model), attribute_(attribute) {
+              const std::vector<std::string>& devices, bool cache)
+      : model_(model),
+        attribute_(attribute),
+        field_(FieldOf(attribute)),
+        cache_(cache) {
     steps_.assign(model.steps().begin(), model.steps().end());
     all_devices_ = devices.size() == 1 && devices[0] == ".*";
     for (const std::string& d : devices) {
@@ -49,16 +103,58 @@ class NodeSampler {
 
   size_t steps() const { return steps_.size(); }
 
-  const RowSamples& Of(const GraphNode& g) {
-    auto [it, added] = cache_.try_emplace(&g);
-    if (added) Fill(g, &it->second);
-    return it->second;
+  // Adds the node's figures to `values` and `runs` (steps() each); returns
+  // its jitter.
+  double AddTo(const GraphNode& g, double* values, double* runs) {
+    const size_t n = steps_.size();
+    if (!cache_) return Fill(g, values, runs);
+    if (slot_.empty()) slot_.assign(model_.size(), -1);
+    int32_t& slot = slot_[g.index];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(jitter_.size());
+      values_.resize(values_.size() + n, 0);
+      runs_.resize(runs_.size() + n, 0);
+      jitter_.push_back(Fill(g, &values_[slot * n], &runs_[slot * n]));
+    }
+    for (size_t k = 0; k < n; ++k) {
+      values[k] += values_[slot * n + k];
+      runs[k] += runs_[slot * n + k];
+    }
+    return jitter_[slot];
   }
 
  private:
-  NodeStats StatsFor(const GraphNode& g, int64_t step) {
-    if (all_devices_) return g.Stats(step);
-    const DeviceFilter keep = [&](std::string_view d) {
+  // Adds the node's figures (GraphNode::Stats or Model::StatsOn of each
+  // step) and returns its jitter.
+  double Fill(const GraphNode& g, double* values, double* runs) {
+    const size_t n = steps_.size();
+    if (!all_devices_) {
+      for (size_t k = 0; k < n; ++k) {
+        const NodeStats st = model_.StatsOn(g, steps_[k], Keep());
+        values[k] += static_cast<double>(SelfValue(st, attribute_));
+        runs[k] += static_cast<double>(st.run_count);
+      }
+      return 0;
+    }
+    if (field_ == Field::kParams ||
+        (field_ == Field::kFloatOps && g.execs.empty())) {
+      const double v = static_cast<double>(
+          field_ == Field::kParams ? g.Parameters() : g.float_ops);
+      for (size_t k = 0; k < n; ++k) values[k] += v;
+    }
+    size_t k = 0;
+    for (const StepExec& e : g.execs) {
+      while (k < n && steps_[k] < e.step) ++k;
+      if (k == n) break;
+      if (steps_[k] != e.step) continue;
+      values[k] += ExecValue(g, e, field_);
+      runs[k] += static_cast<double>(e.run_count);
+    }
+    return IsTime(attribute_) ? Jitter(g) : 0;
+  }
+
+  DeviceFilter Keep() {
+    return [this](std::string_view d) {
       auto [it, added] = kept_.emplace(d, false);
       if (added) {
         for (const auto& re : res_) {
@@ -67,33 +163,22 @@ class NodeSampler {
       }
       return it->second;
     };
-    return model_.StatsOn(g, step, keep);
   }
 
-  void Fill(const GraphNode& g, RowSamples* s) {
-    s->per_step.assign(steps_.size(), 0);
-    s->runs.assign(steps_.size(), 0);
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const NodeStats st = StatsFor(g, steps_[i]);
-      s->per_step[i] = Value(st, attribute_);
-      s->runs[i] = static_cast<double>(st.run_count);
-    }
-    if (IsTime(attribute_) && all_devices_) s->jitter = Jitter(g);
-  }
-
-  // The node's occurrences in each step (CPU runs, accelerator work, or
-  // both, as the attribute counts them), decoded only where a step has
-  // more than one.
+  // The node's occurrences in each step (the intervals of its CPU runs,
+  // its accelerator work, or both, as the attribute counts them), decoded
+  // only for nodes that run more than once in a step.
   double Jitter(const GraphNode& g) {
     if (g.execs.size() < 2) return 0;
+    // Occurrences are runs: a node that runs once a step has no
+    // replicates within a step (its kernels are parts of one run).
     bool several = false;
-    for (const StepExec& e : g.execs) {
-      several |= e.run_count >= 2 || e.accelerator_micros > 0;
-    }
+    for (const StepExec& e : g.execs) several |= e.run_count >= 2;
     if (!several) return 0;
     const bool cpu = attribute_ != "accelerator_micros";
     const bool accelerator = attribute_ != "cpu_micros";
     std::vector<std::vector<double>> steps;
+    size_t per_step = 0;  // the occurrences of the first step with any
     for (const StepExec& e : g.execs) {
       model_.DetailInto(e, &detail_);
       std::vector<double>& v = steps.emplace_back();
@@ -106,24 +191,32 @@ class NodeSampler {
       };
       if (cpu) take(detail_.cpu_execs);
       if (accelerator) take(detail_.accelerator_execs);
+      // Positions line up only when every step has as many, two or more:
+      // stop decoding as soon as they cannot.
+      if (v.empty()) continue;
+      if (per_step == 0) per_step = v.size();
+      if (per_step < 2 || v.size() != per_step) return 0;
     }
     return OccurrenceJitter(steps);
   }
 
   const Model& model_;
   const std::string& attribute_;
+  const Field field_;
+  const bool cache_;
   std::vector<int64_t> steps_;
   bool all_devices_ = true;
   std::vector<std::unique_ptr<RE2>> res_;
   absl::flat_hash_map<std::string_view, bool> kept_;
-  absl::flat_hash_map<const GraphNode*, RowSamples> cache_;
+  std::vector<int32_t> slot_;  // by GraphNode::index: its cached figures
+  std::vector<double> values_, runs_, jitter_;
   ExecDetail detail_;
 };
 
 // The kernel view's rows: every kernel on the kept streams, by name, per
 // step; the root gets them all.
 bool KernelSamples(const ResultTree& tree, const Model& model,
-                   const std::string& attribute, std::vector<RowSamples>* out) {
+                   const std::string& attribute, SampleTable* out) {
   const Activity& a = model.activity();
   const std::vector<int64_t> steps(model.steps().begin(), model.steps().end());
   const size_t n = steps.size();
@@ -151,32 +244,27 @@ bool KernelSamples(const ResultTree& tree, const Model& model,
         static_cast<double>(w.duration_ns) / 1000);
   }
   const bool time = IsTime(attribute) && attribute != "cpu_micros";
-  auto fill = [&](const std::vector<std::vector<double>>& by_step,
-                  RowSamples* s) {
+  out->Resize(tree.nodes.size(), n);
+  out->parents.assign(tree.nodes.size(), ParentWeights());
+  auto fill = [&](const std::vector<std::vector<double>>& by_step, size_t row) {
     for (size_t i = 0; i < n && i < by_step.size(); ++i) {
-      double ns = 0;
-      for (double d : by_step[i]) ns += d;
+      double us = 0;
+      for (double d : by_step[i]) us += d;
       const double count = static_cast<double>(by_step[i].size());
-      s->per_step[i] += attribute == "occurrence" ? count : time ? ns : 0;
-      s->runs[i] += count;
+      out->per_step[row * n + i] += attribute == "occurrence" ? count
+                                    : time                    ? us
+                                                              : 0;
+      out->runs[row * n + i] += count;
     }
+    if (time) out->jitter[row] += OccurrenceJitter(by_step);
   };
-  out->assign(tree.nodes.size(), RowSamples());
-  for (size_t i = 0; i < tree.nodes.size(); ++i) {
-    (*out)[i].per_step.assign(n, 0);
-    (*out)[i].runs.assign(n, 0);
-  }
-  for (const auto& [name, by_step] : launches) {
-    fill(by_step, &(*out)[0]);
-    if (time) (*out)[0].jitter += OccurrenceJitter(by_step);
-  }
+  for (const auto& [name, by_step] : launches) fill(by_step, 0);
   for (size_t i = 1; i < tree.nodes.size(); ++i) {
     const ResultNode& r = tree.nodes[i];
     auto it = launches.find(r.name);
     if (it == launches.end()) return false;
-    fill(it->second, &(*out)[i]);
-    if (time) (*out)[i].jitter = OccurrenceJitter(it->second);
-    (*out)[i].parents = FlatParents(tree, r, model);
+    fill(it->second, i);
+    out->parents[i] = FlatParents(tree, r, model);
   }
   return true;
 }
@@ -234,13 +322,11 @@ void MergeParents(const ParentWeights& from, ParentWeights* to) {
   }
 }
 
-void RowSamples::Add(const RowSamples& o, bool with_parents) {
-  if (per_step.size() < o.per_step.size()) per_step.resize(o.per_step.size());
-  if (runs.size() < o.runs.size()) runs.resize(o.runs.size());
-  for (size_t i = 0; i < o.per_step.size(); ++i) per_step[i] += o.per_step[i];
-  for (size_t i = 0; i < o.runs.size(); ++i) runs[i] += o.runs[i];
-  jitter += o.jitter;
-  if (with_parents) MergeParents(o.parents, &parents);
+void SampleTable::Resize(size_t rows, size_t step_count) {
+  steps = step_count;
+  per_step.assign(rows * steps, 0);
+  runs.assign(rows * steps, 0);
+  jitter.assign(rows, 0);
 }
 
 double OccurrenceJitter(const std::vector<std::vector<double>>& steps) {
@@ -281,10 +367,14 @@ double OccurrenceJitter(const std::vector<std::vector<double>>& steps) {
   return static_cast<double>(m) * residual;
 }
 
-RowSamples NodeSamples(const Model& model, const GraphNode& node,
+NodeSample NodeSamples(const Model& model, const GraphNode& node,
                        const std::string& attribute) {
-  NodeSampler sampler(model, attribute, {".*"});
-  return sampler.Of(node);
+  NodeSampler sampler(model, attribute, {".*"}, /*cache=*/false);
+  NodeSample s;
+  s.per_step.assign(sampler.steps(), 0);
+  s.runs.assign(sampler.steps(), 0);
+  s.jitter = sampler.AddTo(node, s.per_step.data(), s.runs.data());
+  return s;
 }
 
 ParentWeights FlatParents(const ResultTree& tree, const ResultNode& row,
@@ -311,7 +401,7 @@ ParentWeights FlatParents(const ResultTree& tree, const ResultNode& row,
 }
 
 bool StepSamples(const ResultTree& tree, const Model& model,
-                 const std::string& attribute, std::vector<RowSamples>* out) {
+                 const std::string& attribute, SampleTable* out) {
   if (tree.view == ViewKind::kKernel) {
     return KernelSamples(tree, model, attribute, out);
   }
@@ -320,25 +410,40 @@ bool StepSamples(const ResultTree& tree, const Model& model,
            : !TreeAccountsForTotals(tree, attribute)) {
     return false;
   }
-  NodeSampler sampler(model, attribute, tree.options.device_regexes);
-  out->assign(tree.nodes.size(), RowSamples());
-  for (RowSamples& s : *out) {
-    s.per_step.assign(sampler.steps(), 0);
-    s.runs.assign(sampler.steps(), 0);
-  }
+  NodeSampler sampler(
+      model, attribute, tree.options.device_regexes,
+      /*cache=*/tree.view != ViewKind::kScope && tree.view != ViewKind::kGraph);
+  const size_t n = sampler.steps();
+  out->Resize(tree.nodes.size(), n);
+  if (flat) out->parents.assign(tree.nodes.size(), ParentWeights());
+  double* values = out->per_step.data();
+  double* runs = out->runs.data();
   // Children come after their parents: a walk from the end sums them up.
   for (size_t i = tree.nodes.size(); i-- > 0;) {
     const ResultNode& r = tree.nodes[i];
-    RowSamples& s = (*out)[i];
-    if (r.graph_node != nullptr) s.Add(sampler.Of(*r.graph_node));
-    for (const MemberNode& m : r.members) s.Add(sampler.Of(*m.node));
+    double* v = values + i * n;
+    double* u = runs + i * n;
+    if (r.graph_node != nullptr) {
+      out->jitter[i] += sampler.AddTo(*r.graph_node, v, u);
+    }
+    for (const MemberNode& m : r.members) {
+      out->jitter[i] += sampler.AddTo(*m.node, v, u);
+    }
     if (flat && i > 0) {
-      s.parents = FlatParents(tree, r, model);
-      (*out)[0].Add(s, /*parents=*/false);
+      out->parents[i] = FlatParents(tree, r, model);
+      for (size_t k = 0; k < n; ++k) {
+        values[k] += v[k];
+        runs[k] += u[k];
+      }
+      out->jitter[0] += out->jitter[i];
     }
     if (!flat) {
       for (size_t c : r.children) {
-        s.Add((*out)[c], /*parents=*/false);
+        for (size_t k = 0; k < n; ++k) {
+          v[k] += values[c * n + k];
+          u[k] += runs[c * n + k];
+        }
+        out->jitter[i] += out->jitter[c];
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -38,12 +39,15 @@ Totals RowTotals(const ResultTree& tree, const ResultNode& r) {
   return t;
 }
 
-// Merges result trees into one by the path of rewritten names.
+// Merges result trees into one by the path of rewritten names, with the
+// sides' per-step figures.
 class Merger {
  public:
   Merger(const std::vector<DiffRule>& rules, size_t base_steps,
          size_t current_steps)
-      : base_steps_(base_steps), current_steps_(current_steps) {
+      : data_(std::make_shared<DiffStepData>()) {
+    data_->base_steps = base_steps;
+    data_->current_steps = current_steps;
     for (const DiffRule& r : rules) {
       res_.push_back(std::make_unique<RE2>(r.pattern, RE2::Quiet));
       rewrites_.push_back(r.rewrite);
@@ -51,9 +55,43 @@ class Merger {
     NewNode(kRootName);
   }
 
+  // Whether two results have the same rows in the same shape (two runs of
+  // one program, usually) and no rule renames: row i then matches row i.
+  bool Alike(const ResultTree& a, const ResultTree& b) const {
+    if (!res_.empty() || a.nodes.size() != b.nodes.size()) return false;
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+      if (a.nodes[i].children != b.nodes[i].children ||
+          a.nodes[i].name != b.nodes[i].name) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Adds both sides of results that are Alike(): row i is merged row i.
+  // Takes the base's names and child lists.
+  void AddAlike(ResultTree* b, const ResultTree& c) {
+    const size_t rows = b->nodes.size();
+    nodes_.resize(rows);
+    parents_.resize(rows);
+    alike_ = true;  // AddSamples takes the figures as they are
+    for (size_t i = 0; i < rows; ++i) {
+      DiffNode& n = nodes_[i];
+      ResultNode& r = b->nodes[i];
+      n.base.present = n.current.present = true;
+      n.base.total = RowTotals(*b, r);
+      n.current.total = RowTotals(c, c.nodes[i]);
+      if (i > 0) n.name = std::move(r.name);
+      n.children = std::move(r.children);
+    }
+  }
+
   // Adds a side's tree: its totals, and marks its rows present. Returns
-  // the merged node of each of the tree's nodes.
+  // the merged node of each of the tree's nodes. The tree must outlive the
+  // merger (its names are the index's keys).
   std::vector<size_t> Add(const ResultTree& tree, bool base) {
+    nodes_.reserve(std::max(nodes_.capacity(), tree.nodes.size()));
+    index_.reserve(index_.size() + tree.nodes.size());
     std::vector<size_t> map(tree.nodes.size(), 0);
     Walk(tree, 0, 0, &map);
     for (size_t i = 0; i < tree.nodes.size(); ++i) {
@@ -65,17 +103,28 @@ class Merger {
   }
 
   // Adds a side's per-step figures (rows mapped to one name add up).
-  void AddSamples(const std::vector<size_t>& map,
-                  const std::vector<RowSamples>& samples, bool base) {
+  void AddSamples(const std::vector<size_t>& map, SampleTable* samples,
+                  bool base) {
+    std::vector<double>& values =
+        base ? data_->base_values : data_->current_values;
+    std::vector<double>& runs = base ? data_->base_runs : data_->current_runs;
+    const size_t n = samples->steps;
+    if (alike_) {  // row i is row i: take the figures as they are
+      values = std::move(samples->per_step);
+      runs = std::move(samples->runs);
+    }
     for (size_t i = 0; i < map.size(); ++i) {
-      DiffSide& side = Side(map[i], base);
-      const RowSamples& s = samples[i];
-      for (size_t k = 0; k < s.per_step.size(); ++k) {
-        side.per_step[k] += s.per_step[k];
-        side.runs[k] += s.runs[k];
+      const size_t at = map[i];
+      if (!alike_) {
+        for (size_t k = 0; k < n; ++k) {
+          values[at * n + k] += samples->per_step[i * n + k];
+          runs[at * n + k] += samples->runs[i * n + k];
+        }
       }
-      side.jitter += s.jitter;
-      MergeParents(s.parents, &parents_[map[i]]);
+      Side(at, base).jitter += samples->jitter[i];
+      if (!samples->parents.empty()) {
+        MergeParents(samples->parents[i], &parents_[at]);
+      }
     }
   }
 
@@ -85,13 +134,16 @@ class Merger {
                const std::string& attribute) {
     std::vector<size_t> map(tree.nodes.size(), 0);
     Walk(tree, 0, 0, &map);
+    std::vector<double>& values =
+        base ? data_->base_values : data_->current_values;
+    std::vector<double>& runs = base ? data_->base_runs : data_->current_runs;
+    const size_t n = base ? data_->base_steps : data_->current_steps;
     for (size_t i = 0; i < tree.nodes.size(); ++i) {
       const Totals t = RowTotals(tree, tree.nodes[i]);
       int64_t v = 0;
       DiffValue(t, attribute, &v);
-      DiffSide& side = Side(map[i], base);
-      side.per_step[step] += static_cast<double>(v);
-      side.runs[step] += static_cast<double>(t.run_count);
+      values[map[i] * n + step] += static_cast<double>(v);
+      runs[map[i] * n + step] += static_cast<double>(t.run_count);
     }
   }
 
@@ -101,6 +153,22 @@ class Merger {
     for (size_t i = 1; i < tree.nodes.size(); ++i) {
       MergeParents(FlatParents(tree, tree.nodes[i], model), &parents_[map[i]]);
     }
+  }
+
+  // Points every row's sides at their per-step figures; returns them.
+  std::shared_ptr<const DiffStepData> Finish() {
+    Grow(nodes_.size());  // (rows no side gave figures for: zeros)
+    const DiffStepData& d = *data_;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      nodes_[i].base.per_step = {&d.base_values[i * d.base_steps],
+                                 d.base_steps};
+      nodes_[i].base.runs = {&d.base_runs[i * d.base_steps], d.base_steps};
+      nodes_[i].current.per_step = {&d.current_values[i * d.current_steps],
+                                    d.current_steps};
+      nodes_[i].current.runs = {&d.current_runs[i * d.current_steps],
+                                d.current_steps};
+    }
+    return data_;
   }
 
   std::vector<DiffNode>& nodes() { return nodes_; }
@@ -119,14 +187,21 @@ class Merger {
     return out;
   }
 
+  // Room for `rows` rows' figures (zeros).
+  void Grow(size_t rows) {
+    DiffStepData& d = *data_;
+    for (auto* v : {&d.base_values, &d.base_runs})
+      v->resize(rows * d.base_steps);
+    for (auto* v : {&d.current_values, &d.current_runs}) {
+      v->resize(rows * d.current_steps);
+    }
+  }
+
   size_t NewNode(std::string name) {
     DiffNode& n = nodes_.emplace_back();
     n.name = std::move(name);
-    n.base.per_step.assign(base_steps_, 0);
-    n.base.runs.assign(base_steps_, 0);
-    n.current.per_step.assign(current_steps_, 0);
-    n.current.runs.assign(current_steps_, 0);
     parents_.emplace_back();
+    Grow(nodes_.size());
     return nodes_.size() - 1;
   }
 
@@ -135,11 +210,13 @@ class Merger {
   void Walk(const ResultTree& tree, size_t t, size_t d,
             std::vector<size_t>* map) {
     for (size_t c : tree.nodes[t].children) {
-      std::string name =
-          res_.empty() ? tree.nodes[c].name : Map(tree.nodes[c].name);
+      // The index keeps views of the names: the trees' own, or the
+      // rewritten ones the merger keeps.
+      std::string_view name = tree.nodes[c].name;
+      if (!res_.empty()) name = mapped_.emplace_back(Map(tree.nodes[c].name));
       auto [it, added] = index_.try_emplace({d, name}, nodes_.size());
       if (added) {
-        NewNode(std::move(name));
+        NewNode(std::string(name));
         nodes_[d].children.push_back(it->second);
       }
       (*map)[c] = it->second;
@@ -147,12 +224,14 @@ class Merger {
     }
   }
 
-  size_t base_steps_, current_steps_;
+  std::shared_ptr<DiffStepData> data_;
+  bool alike_ = false;  // AddAlike: row i of each side is row i
   std::vector<std::unique_ptr<RE2>> res_;
   std::vector<std::string> rewrites_;
   std::vector<DiffNode> nodes_;
   std::vector<Parents> parents_;
-  absl::flat_hash_map<std::pair<size_t, std::string>, size_t> index_;
+  std::deque<std::string> mapped_;  // names the rules rewrote (index keys)
+  absl::flat_hash_map<std::pair<size_t, std::string_view>, size_t> index_;
 };
 
 // Whether either side of a row reaches every -min_* threshold (on totals).
@@ -173,25 +252,57 @@ bool ReachesMinimums(const DiffNode& n, const Options& o) {
 }
 
 // The kept rows, depth first from the root, children ordered by the size
-// of their change; indices renumbered.
+// of their change; indices renumbered. In place: a large diff's rows are
+// moved, not copied.
 class Pruner {
  public:
-  Pruner(std::vector<DiffNode>* in, const DiffTree& tree)
-      : in_(*in), tree_(tree) {}
+  Pruner(std::vector<DiffNode>* nodes, const DiffTree& tree)
+      : nodes_(*nodes), tree_(tree) {}
 
-  std::vector<DiffNode> Run() {
-    wanted_.assign(in_.size(), false);
+  void Run() {
+    const size_t n = nodes_.size();
+    wanted_.assign(n, false);
+    delta_.resize(n);
+    current_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      delta_[i] = std::fabs(Delta(nodes_[i], tree_.attribute));
+      DiffValue(nodes_[i].current.total, tree_.attribute, &current_[i]);
+    }
     Mark(0);
-    out_.reserve(in_.size());
+    order_.reserve(n);
     Keep(0);
-    return std::move(out_);
+    const size_t kept = order_.size();
+    // The rows left out go last; then row p takes the row at order_[p],
+    // cycle by cycle.
+    std::vector<bool> placed(n, false);
+    for (size_t old : order_) placed[old] = true;
+    for (size_t i = 0; i < n; ++i) {
+      if (!placed[i]) order_.push_back(i);
+    }
+    std::vector<bool> done(n, false);
+    for (size_t p = 0; p < n; ++p) {
+      if (done[p]) continue;
+      DiffNode first = std::move(nodes_[p]);
+      size_t q = p;
+      while (true) {
+        done[q] = true;
+        const size_t from = order_[q];
+        if (from == p) {
+          nodes_[q] = std::move(first);
+          break;
+        }
+        nodes_[q] = std::move(nodes_[from]);
+        q = from;
+      }
+    }
+    nodes_.resize(kept);
   }
 
  private:
   // Whether row i is kept: it reaches the minimums, and with
   // significant_only, it or a row below it changed significantly.
   bool Mark(size_t i) {
-    const DiffNode& n = in_[i];
+    const DiffNode& n = nodes_[i];
     bool below = false;
     for (size_t c : n.children) below |= Mark(c);
     const bool enough = i == 0 || ReachesMinimums(n, tree_.options);
@@ -200,47 +311,42 @@ class Pruner {
     return wanted_[i] && (n.judgement.significant || below);
   }
 
+  // Places row i (old index) next; its children, kept and ordered, after
+  // it. Returns its new index.
   size_t Keep(size_t i, int64_t depth = 0) {
-    const size_t at = out_.size();
-    std::vector<size_t> children = std::move(in_[i].children);
-    out_.push_back(std::move(in_[i]));
+    const size_t at = order_.size();
+    order_.push_back(i);
+    std::vector<size_t> kids;
     const Options& o = tree_.options;
     // Trees show -max_depth levels below the root; flat views -max_depth+1
     // rows (as the op view does).
     const bool flat = IsFlatView(tree_.view);
-    if (!flat && depth >= o.max_depth) return at;
-    std::vector<size_t> kids;
-    for (size_t c : children) {
-      if (wanted_[c]) kids.push_back(c);
+    if (flat || depth < o.max_depth) {
+      for (size_t c : nodes_[i].children) {
+        if (wanted_[c]) kids.push_back(c);
+      }
     }
-    const std::string& by = tree_.attribute;
     std::stable_sort(kids.begin(), kids.end(), [&](size_t a, size_t b) {
-      const double da = std::fabs(Delta(in_[a], by));
-      const double db = std::fabs(Delta(in_[b], by));
-      if (da != db) return da > db;
-      int64_t ca = 0, cb = 0;
-      DiffValue(in_[a].current.total, by, &ca);
-      DiffValue(in_[b].current.total, by, &cb);
-      if (ca != cb) return ca > cb;
-      return in_[a].name < in_[b].name;
+      if (delta_[a] != delta_[b]) return delta_[a] > delta_[b];
+      if (current_[a] != current_[b]) return current_[a] > current_[b];
+      return nodes_[a].name < nodes_[b].name;
     });
     if (flat && o.max_depth >= 0 &&
         kids.size() > static_cast<size_t>(o.max_depth) + 1) {
       kids.resize(static_cast<size_t>(o.max_depth) + 1);
     }
-    for (size_t c : kids) {
-      const size_t k = Keep(c, depth + 1);
-      out_[at].children.push_back(k);
-    }
+    for (size_t& c : kids) c = Keep(c, depth + 1);
+    nodes_[i].children = std::move(kids);
     return at;
   }
 
-  std::vector<DiffNode>& in_;
+  std::vector<DiffNode>& nodes_;
   const DiffTree& tree_;
   std::vector<bool> wanted_;
-  std::vector<DiffNode> out_;
+  std::vector<double> delta_;     // |change| of each row
+  std::vector<int64_t> current_;  // its current value
+  std::vector<size_t> order_;     // new index -> old index
 };
-
 // A side's query. A run without kernels has an empty kernel view here (its
 // rows are all "only in" the other run) rather than an error.
 absl::StatusOr<ResultTree> QuerySide(Views* views, ViewKind view,
@@ -329,6 +435,7 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
     }
   }
   std::vector<ChangeInput> inputs;
+  std::deque<std::vector<double>> sums;  // what the inputs point at
   const std::string& attr = tree->attribute;
   for (const auto& [parent, rows] : groups) {
     // A group moved when rows vanished (or, in a flat view, ran fewer
@@ -357,6 +464,8 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
     DiffShift shift;
     shift.parent = parent;
     ChangeInput sum;
+    std::vector<double>& base = sums.emplace_back();
+    std::vector<double>& current = sums.emplace_back();
     for (size_t i = 0; i < rows.size(); ++i) {
       if (sign[i] == 0) continue;
       DiffNode& n = tree->nodes[rows[i]];
@@ -366,16 +475,17 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
       DiffValue(n.current.total, attr, &m.current);
       (sign[i] < 0 ? shift.removed : shift.added).push_back(m);
       n.shift = static_cast<int>(tree->shifts.size());
-      const ChangeInput one = InputOf(n);
-      sum.base.resize(one.base.size());
-      sum.current.resize(one.current.size());
-      for (size_t k = 0; k < one.base.size(); ++k) sum.base[k] += one.base[k];
-      for (size_t k = 0; k < one.current.size(); ++k) {
-        sum.current[k] += one.current[k];
+      base.resize(n.base.per_step.size());
+      current.resize(n.current.per_step.size());
+      for (size_t k = 0; k < base.size(); ++k) base[k] += n.base.per_step[k];
+      for (size_t k = 0; k < current.size(); ++k) {
+        current[k] += n.current.per_step[k];
       }
-      sum.base_jitter += one.base_jitter;
-      sum.current_jitter += one.current_jitter;
+      sum.base_jitter += n.base.jitter;
+      sum.current_jitter += n.current.jitter;
     }
+    sum.base = base;
+    sum.current = current;
     for (const auto* list : {&shift.removed, &shift.added}) {
       for (const DiffShift::Member& m : *list) {
         shift.base += m.base;
@@ -418,53 +528,63 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
                    : attrs.empty()                             ? "micros"
                                                                : attrs[0];
   const Options all = AllRows(opts);
-  // The two sides are independent: on large models, on two cores.
+  const bool one_step = opts.step >= 0;
+  // The two sides are independent: on large models, each side's query and
+  // figures on a core of its own.
   const bool parallel =
       base != current && &base_model != &current_model &&
       base_model.size() + current_model.size() >= kParallelMinItems;
   absl::StatusOr<ResultTree> b, c;
+  SampleTable sb, sc;
+  bool ok_b = false, ok_c = false;
   RunBoth(
-      parallel, [&] { b = QuerySide(base, view, all); },
-      [&] { c = QuerySide(current, view, all); });
+      parallel,
+      [&] {
+        b = QuerySide(base, view, all);
+        ok_b = b.ok() && !one_step &&
+               StepSamples(*b, base_model, tree.attribute, &sb);
+      },
+      [&] {
+        c = QuerySide(current, view, all);
+        ok_c = c.ok() && !one_step &&
+               StepSamples(*c, current_model, tree.attribute, &sc);
+      });
   if (!b.ok()) {
     return absl::Status(b.status().code(),
                         absl::StrCat("base run: ", b.status().message()));
   }
   if (!c.ok()) return c.status();
-  const bool one_step = opts.step >= 0;
   Merger merger(diff.rules, one_step ? 0 : base_model.steps().size(),
                 one_step ? 0 : current_model.steps().size());
-  const std::vector<size_t> map_b = merger.Add(*b, true);
-  const std::vector<size_t> map_c = merger.Add(*c, false);
-  if (!one_step) {
-    std::vector<RowSamples> sb, sc;
-    bool ok_b = false, ok_c = false;
-    RunBoth(
-        parallel,
-        [&] { ok_b = StepSamples(*b, base_model, tree.attribute, &sb); },
-        [&] { ok_c = StepSamples(*c, current_model, tree.attribute, &sc); });
-    if (ok_b && ok_c) {
-      merger.AddSamples(map_b, sb, true);
-      merger.AddSamples(map_c, sc, false);
-    } else {
-      tree.notes.push_back(
-          "per-step figures from one query per step: the view's options "
-          "hide rows that still count in their parents' totals");
-      absl::Status s = AddStepsByQuery(view, all, tree.attribute, base,
-                                       base_model, true, &merger);
-      if (!s.ok()) return s;
-      s = AddStepsByQuery(view, all, tree.attribute, current, current_model,
-                          false, &merger);
-      if (!s.ok()) return s;
-      if (IsFlatView(view)) {
-        merger.AddParents(map_b, *b, base_model);
-        merger.AddParents(map_c, *c, current_model);
-      }
-    }
-  } else if (IsFlatView(view)) {
+  std::vector<size_t> map_b, map_c;
+  if (ok_b && ok_c && merger.Alike(*b, *c)) {
+    merger.AddAlike(&*b, *c);  // (b's names and children move)
+    map_b.resize(b->nodes.size());
+    for (size_t i = 0; i < map_b.size(); ++i) map_b[i] = i;
+    map_c = map_b;
+  } else {
+    map_b = merger.Add(*b, true);
+    map_c = merger.Add(*c, false);
+  }
+  if (!one_step && ok_b && ok_c) {
+    merger.AddSamples(map_b, &sb, true);
+    merger.AddSamples(map_c, &sc, false);
+  } else if (!one_step) {
+    tree.notes.push_back(
+        "per-step figures from one query per step: the view's options "
+        "hide rows that still count in their parents' totals");
+    absl::Status s = AddStepsByQuery(view, all, tree.attribute, base,
+                                     base_model, true, &merger);
+    if (!s.ok()) return s;
+    s = AddStepsByQuery(view, all, tree.attribute, current, current_model,
+                        false, &merger);
+    if (!s.ok()) return s;
+  }
+  if (IsFlatView(view) && !(ok_b && ok_c)) {
     merger.AddParents(map_b, *b, base_model);
     merger.AddParents(map_c, *c, current_model);
   }
+  tree.step_data = merger.Finish();
   tree.nodes = std::move(merger.nodes());
   Judge(&tree);
   FindShifts(&tree, merger.parents());
@@ -476,8 +596,7 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
                      base_model.steps().size(), ", current ",
                      current_model.steps().size(), ")"));
   }
-  std::vector<DiffNode> nodes = std::move(tree.nodes);
-  tree.nodes = Pruner(&nodes, tree).Run();
+  Pruner(&tree.nodes, tree).Run();
   return tree;
 }
 
