@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "profiler/base/parallel.h"
 #include "profiler/views/kernels.h"
 #include "re2/re2.h"
 
@@ -169,52 +170,62 @@ std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
   const size_t n = inputs.size();
   std::vector<ChangeTest> tests(n);
   std::vector<double> p(n, -1);
-  size_t tested = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const ChangeInput& in = inputs[i];
-    if (in.base.size() < kDiffMinSteps || in.current.size() < kDiffMinSteps) {
-      tests[i].base_mean = Mean(in.base);
-      tests[i].current_mean = Mean(in.current);
-      tests[i].estimate = tests[i].current_mean - tests[i].base_mean;
-      continue;
+  // Rows are judged one by one: on large diffs, half on each core.
+  const auto by_halves = [n](const auto& judge) {
+    RunBoth(
+        n >= kParallelMinItems, [&] { judge(0, n / 2); },
+        [&] { judge(n / 2, n); });
+  };
+  by_halves([&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const ChangeInput& in = inputs[i];
+      if (in.base.size() < kDiffMinSteps || in.current.size() < kDiffMinSteps) {
+        tests[i].base_mean = Mean(in.base);
+        tests[i].current_mean = Mean(in.current);
+        tests[i].estimate = tests[i].current_mean - tests[i].base_mean;
+        continue;
+      }
+      tests[i] = TestChange(in, alpha);
+      p[i] = tests[i].p_value;
     }
-    tests[i] = TestChange(in, alpha);
-    p[i] = tests[i].p_value;
-    ++tested;
-  }
+  });
+  const size_t tested = static_cast<size_t>(
+      std::count_if(p.begin(), p.end(), [](double v) { return v >= 0; }));
   const std::vector<double> q = BenjaminiHochberg(p);
   std::vector<Judgement> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const ChangeTest& t = tests[i];
-    Judgement& j = out[i];
-    j.floor = inputs[i].floor;
-    j.base_mean = t.base_mean;
-    j.current_mean = t.current_mean;
-    j.estimate = t.estimate;
-    if (!t.tested) {
-      j.ci_low = j.ci_high = std::nan("");
-      const size_t have =
-          std::min(inputs[i].base.size(), inputs[i].current.size());
-      j.more_steps_needed = static_cast<int>(kDiffMinSteps - have);
-      continue;
+  by_halves([&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const ChangeTest& t = tests[i];
+      Judgement& j = out[i];
+      j.floor = inputs[i].floor;
+      j.base_mean = t.base_mean;
+      j.current_mean = t.current_mean;
+      j.estimate = t.estimate;
+      if (!t.tested) {
+        j.ci_low = j.ci_high = std::nan("");
+        const size_t have =
+            std::min(inputs[i].base.size(), inputs[i].current.size());
+        j.more_steps_needed = static_cast<int>(kDiffMinSteps - have);
+        continue;
+      }
+      j.tested = true;
+      j.log_scale = t.log_scale;
+      j.ci_low = t.ci_low;
+      j.ci_high = t.ci_high;
+      j.p_value = p[i];
+      j.q_value = q[i];
+      if (q[i] <= alpha) {
+        j.significant = true;
+        j.verdict = t.d > 0 ? Verdict::kRegressed : Verdict::kImproved;
+      } else if (t.InsideFloor()) {
+        j.verdict = Verdict::kUnchanged;
+      } else {
+        j.more_steps_needed = std::max(
+            1, MoreStepsNeeded(t, alpha, RowLevel(alpha, p[i], q[i], tested),
+                               kDiffMaxMoreSteps));
+      }
     }
-    j.tested = true;
-    j.log_scale = t.log_scale;
-    j.ci_low = t.ci_low;
-    j.ci_high = t.ci_high;
-    j.p_value = p[i];
-    j.q_value = q[i];
-    if (q[i] <= alpha) {
-      j.significant = true;
-      j.verdict = t.d > 0 ? Verdict::kRegressed : Verdict::kImproved;
-    } else if (t.InsideFloor()) {
-      j.verdict = Verdict::kUnchanged;
-    } else {
-      j.more_steps_needed = std::max(
-          1, MoreStepsNeeded(t, alpha, RowLevel(alpha, p[i], q[i], tested),
-                             kDiffMaxMoreSteps));
-    }
-  }
+  });
   return out;
 }
 

@@ -75,15 +75,20 @@ class Merger {
     nodes_.resize(rows);
     parents_.resize(rows);
     alike_ = true;  // AddSamples takes the figures as they are
-    for (size_t i = 0; i < rows; ++i) {
-      DiffNode& n = nodes_[i];
-      ResultNode& r = b->nodes[i];
-      n.base.present = n.current.present = true;
-      n.base.total = RowTotals(*b, r);
-      n.current.total = RowTotals(c, c.nodes[i]);
-      if (i > 0) n.name = std::move(r.name);
-      n.children = std::move(r.children);
-    }
+    const auto fill = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i) {
+        DiffNode& n = nodes_[i];
+        ResultNode& r = b->nodes[i];
+        n.base.present = n.current.present = true;
+        n.base.total = RowTotals(*b, r);
+        n.current.total = RowTotals(c, c.nodes[i]);
+        if (i > 0) n.name = std::move(r.name);
+        n.children = std::move(r.children);
+      }
+    };
+    RunBoth(
+        rows >= kParallelMinItems, [&] { fill(0, rows / 2); },
+        [&] { fill(rows / 2, rows); });
   }
 
   // Adds a side's tree: its totals, and marks its rows present. Returns
