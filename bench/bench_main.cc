@@ -355,6 +355,9 @@ tfprof::Options FilteredOptions() {
   return o;
 }
 
+// `diff scope` of a profile against itself, cold, over its load.
+constexpr double kDiffTarget = 0.5;
+
 constexpr tfprof::ViewKind kViews[4] = {
     tfprof::ViewKind::kScope, tfprof::ViewKind::kGraph, tfprof::ViewKind::kOp,
     tfprof::ViewKind::kCode};
@@ -475,7 +478,7 @@ void ProfileTargets(const std::string& label, double parse_s, const double* all,
               0.3);
   RatioTarget(label, "web opening a node / load", web[4] / web[0], 0.05);
   RatioTarget(label, "diff (scope, base = the same file), cold / load",
-              diff[3] / diff[0], 0.5);
+              diff[3] / diff[0], kDiffTarget);
   // For the linearity check over sizes (bench/targets.py).
   Target(label, "load per node",
          absl::StrFormat("%.3f us", load / all[2] * 1e6), "linear", "");
@@ -622,6 +625,12 @@ int DiffMain(const std::string& path) {
       "load %.3f s, diff scope (base = the same file) cold %.3f s "
       "(%.2fx); CPU: load %.3f s, diff %.3f s (%.2fx)\n",
       v[0], v[3], v[3] / v[0], v[5], v[4], v[4] / v[5]);
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    RatioTarget(absl::StrFormat("%.1f MB", st.st_size / 1e6),
+                "diff (scope, base = the same file), cold / load",
+                v[3] / v[0], kDiffTarget);
+  }
   return 0;
 }
 
