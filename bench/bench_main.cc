@@ -628,8 +628,8 @@ int DiffMain(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     RatioTarget(absl::StrFormat("%.1f MB", st.st_size / 1e6),
-                "diff (scope, base = the same file), cold / load",
-                v[3] / v[0], kDiffTarget);
+                "diff (scope, base = the same file), cold / load", v[3] / v[0],
+                kDiffTarget);
   }
   return 0;
 }
