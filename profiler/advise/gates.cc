@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -166,25 +165,20 @@ bool CouldCount(VerdictTerm term, const Judgement& j) {
 void CountVerdicts(const Model& model, const GateBase& base,
                    const std::vector<const GraphNode*>& nodes,
                    const Condition& c, GateResult* r) {
-  std::vector<ChangeInput> inputs;
-  std::deque<NodeSample> samples;  // what the inputs point at
-  const std::vector<double> none(base.model->steps().size(), 0);
-  for (const GraphNode* n : nodes) {
-    ChangeInput in;
-    const GraphNode* b = base.model->Find(n->name);
-    const NodeSample& current =
-        samples.emplace_back(NodeSamples(model, *n, c.attribute));
-    in.current = current.per_step;
-    in.current_jitter = current.jitter;
-    in.base = none;
-    if (b != nullptr) {
-      const NodeSample& from =
-          samples.emplace_back(NodeSamples(*base.model, *b, c.attribute));
-      in.base = from.per_step;
-      in.base_jitter = from.jitter;
-    }
+  std::vector<const GraphNode*> in_base;
+  for (const GraphNode* n : nodes) in_base.push_back(base.model->Find(n->name));
+  const std::vector<NodeSample> current =
+      NodeSamples(model, nodes, c.attribute);
+  const std::vector<NodeSample> before =
+      NodeSamples(*base.model, in_base, c.attribute);
+  std::vector<ChangeInput> inputs(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ChangeInput& in = inputs[i];
+    in.current = current[i].per_step;
+    in.current_jitter = current[i].jitter;
+    in.base = before[i].per_step;  // zeros for a node the base lacks
+    in.base_jitter = before[i].jitter;
     SetFloor(base.min_change, UnitOfStat(c.attribute), &in);
-    inputs.push_back(in);
   }
   for (const Judgement& j : JudgeChanges(inputs, base.alpha)) {
     r->value += Counts(c.verdicts, j);

@@ -367,14 +367,20 @@ double OccurrenceJitter(const std::vector<std::vector<double>>& steps) {
   return static_cast<double>(m) * residual;
 }
 
-NodeSample NodeSamples(const Model& model, const GraphNode& node,
-                       const std::string& attribute) {
+std::vector<NodeSample> NodeSamples(const Model& model,
+                                    const std::vector<const GraphNode*>& nodes,
+                                    const std::string& attribute) {
   NodeSampler sampler(model, attribute, {".*"}, /*cache=*/false);
-  NodeSample s;
-  s.per_step.assign(sampler.steps(), 0);
-  s.runs.assign(sampler.steps(), 0);
-  s.jitter = sampler.AddTo(node, s.per_step.data(), s.runs.data());
-  return s;
+  std::vector<NodeSample> out(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeSample& s = out[i];
+    s.per_step.assign(sampler.steps(), 0);
+    s.runs.assign(sampler.steps(), 0);
+    if (nodes[i] != nullptr) {
+      s.jitter = sampler.AddTo(*nodes[i], s.per_step.data(), s.runs.data());
+    }
+  }
+  return out;
 }
 
 ParentWeights FlatParents(const ResultTree& tree, const ResultNode& row,

@@ -48,13 +48,15 @@ struct SampleTable {
 bool StepSamples(const ResultTree& tree, const Model& model,
                  const std::string& attribute, SampleTable* out);
 
-// One graph node's figures over the model's steps (all devices).
+// Graph nodes' figures over the model's steps (all devices), one each
+// (zeros for a null node).
 struct NodeSample {
   std::vector<double> per_step, runs;
   double jitter = 0;
 };
-NodeSample NodeSamples(const Model& model, const GraphNode& node,
-                       const std::string& attribute);
+std::vector<NodeSample> NodeSamples(const Model& model,
+                                    const std::vector<const GraphNode*>& nodes,
+                                    const std::string& attribute);
 
 // The op types a flat view's row hangs under (see SampleTable::parents),
 // from the row's members.

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
-#include <limits>
 #include <map>
 #include <memory>
 #include <utility>
@@ -352,6 +351,7 @@ class Pruner {
   std::vector<int64_t> current_;  // its current value
   std::vector<size_t> order_;     // new index -> old index
 };
+
 // A side's query. A run without kernels has an empty kernel view here (its
 // rows are all "only in" the other run) rather than an error.
 absl::StatusOr<ResultTree> QuerySide(Views* views, ViewKind view,
