@@ -114,7 +114,8 @@ class NodeSampler {
       slot = static_cast<int32_t>(jitter_.size());
       values_.resize(values_.size() + n, 0);
       runs_.resize(runs_.size() + n, 0);
-      jitter_.push_back(Fill(g, &values_[slot * n], &runs_[slot * n]));
+      jitter_.push_back(
+          Fill(g, values_.data() + slot * n, runs_.data() + slot * n));
     }
     for (size_t k = 0; k < n; ++k) {
       values[k] += values_[slot * n + k];
@@ -311,13 +312,14 @@ bool OpAccountsForTotals(const ResultTree& tree, const std::string& attribute) {
 }  // namespace
 
 void MergeParents(const ParentWeights& from, ParentWeights* to) {
-  for (const auto& [name, weight] : from) {
-    auto it = std::find_if(to->begin(), to->end(),
-                           [&](const auto& p) { return p.first == name; });
+  for (const auto& entry : from) {
+    auto it = std::find_if(to->begin(), to->end(), [&](const auto& p) {
+      return p.first == entry.first;
+    });
     if (it == to->end()) {
-      to->emplace_back(name, weight);
+      to->push_back(entry);
     } else {
-      it->second += weight;
+      it->second += entry.second;
     }
   }
 }
@@ -432,8 +434,9 @@ bool StepSamples(const ResultTree& tree, const Model& model,
     if (r.graph_node != nullptr) {
       out->jitter[i] += sampler.AddTo(*r.graph_node, v, u);
     }
-    for (const MemberNode& m : r.members) {
-      out->jitter[i] += sampler.AddTo(*m.node, v, u);
+    // (The op view's root has its rows' figures, added below.)
+    for (size_t k = 0; k < r.members.size() && !(flat && i == 0); ++k) {
+      out->jitter[i] += sampler.AddTo(*r.members[k].node, v, u);
     }
     if (flat && i > 0) {
       out->parents[i] = FlatParents(tree, r, model);

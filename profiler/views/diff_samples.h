@@ -36,8 +36,10 @@ struct SampleTable {
   std::vector<ParentWeights> parents;  // per row; empty for trees
 
   void Resize(size_t rows, size_t step_count);
-  const double* Values(size_t row) const { return &per_step[row * steps]; }
-  const double* Runs(size_t row) const { return &runs[row * steps]; }
+  const double* Values(size_t row) const {
+    return per_step.data() + row * steps;
+  }
+  const double* Runs(size_t row) const { return runs.data() + row * steps; }
 };
 
 // The samples of every node of `tree` (a -step -1 query of `model`), by

@@ -163,14 +163,12 @@ class Merger {
   std::shared_ptr<const DiffStepData> Finish() {
     Grow(nodes_.size());  // (rows no side gave figures for: zeros)
     const DiffStepData& d = *data_;
+    const size_t nb = d.base_steps, nc = d.current_steps;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      nodes_[i].base.per_step = {&d.base_values[i * d.base_steps],
-                                 d.base_steps};
-      nodes_[i].base.runs = {&d.base_runs[i * d.base_steps], d.base_steps};
-      nodes_[i].current.per_step = {&d.current_values[i * d.current_steps],
-                                    d.current_steps};
-      nodes_[i].current.runs = {&d.current_runs[i * d.current_steps],
-                                d.current_steps};
+      nodes_[i].base.per_step = {d.base_values.data() + i * nb, nb};
+      nodes_[i].base.runs = {d.base_runs.data() + i * nb, nb};
+      nodes_[i].current.per_step = {d.current_values.data() + i * nc, nc};
+      nodes_[i].current.runs = {d.current_runs.data() + i * nc, nc};
     }
     return data_;
   }
