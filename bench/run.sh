@@ -21,6 +21,9 @@
 #                                    opening of a node, per view, next to
 #                                    the command line's query; default
 #                                    100000 500000 1200000 nodes)
+#        bench/run.sh --diff [NODES...]  (diff scope of each generated
+#                                    profile against itself, cold, over its
+#                                    load, three times; default 100000 nodes)
 #        bench/run.sh --builds [NODES]  (the README's Bazel tfprof against a
 #                                    CMake Release tfprof of the same sources:
 #                                    load time of one generated profile,
@@ -125,6 +128,19 @@ export TFPROF_BENCH_TARGETS="$tmp/targets.tsv"
 : >"$TFPROF_BENCH_TARGETS"
 if [[ "${1:-}" == "--traces" ]]; then
   traces
+  echo
+  python3 bench/targets.py "$TFPROF_BENCH_TARGETS"
+  exit 0
+fi
+if [[ "${1:-}" == "--diff" ]]; then
+  shift
+  sizes=("$@")
+  [[ ${#sizes[@]} -gt 0 ]] || sizes=(100000)
+  for n in "${sizes[@]}"; do
+    "$bin/tools/gen_profile" "$tmp/p_$n" --nodes="$n" --steps=10 >/dev/null
+    for turn in 1 2 3; do "$bin/bench/bench" --diff "$tmp/p_$n"; done
+    rm -f "$tmp/p_$n"
+  done
   echo
   python3 bench/targets.py "$TFPROF_BENCH_TARGETS"
   exit 0

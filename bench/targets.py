@@ -1,7 +1,9 @@
 """Prints the figures bench wrote to a targets file (one per line:
 label, figure, measured, target, verdict; tab-separated) as one table,
 and checks growth: a figure whose target is "linear" (a cost per node)
-must stay within 1.5x of its smallest value over the sizes.
+must stay within 1.5x of its smallest value over the sizes. A figure
+measured more than once for one input (bench/run.sh --diff runs it three
+times) is one row: the median, with the range.
 Usage: targets.py FILE"""
 import re
 import sys
@@ -13,11 +15,23 @@ def main(path):
     print("| input | figure | measured | target | verdict |")
     print("|---|---|---|---|---|")
     linear = {}
+    repeated = {}
     for label, figure, measured, target, verdict in rows:
         if target == "linear":
             value = float(re.match(r"[0-9.]+", measured).group(0))
             linear.setdefault(figure, []).append((label, value))
             continue
+        repeated.setdefault((label, figure, target), []).append(
+            (measured, verdict))
+    for (label, figure, target), runs in repeated.items():
+        if len(runs) == 1:
+            measured, verdict = runs[0]
+        else:
+            ordered = sorted(runs, key=lambda r: float(
+                re.match(r"[0-9.]+", r[0]).group(0)))
+            measured, verdict = ordered[len(ordered) // 2]
+            measured = (f"{measured} (median of {len(runs)}: "
+                        f"{ordered[0][0]}..{ordered[-1][0]})")
         print(f"| {label} | {figure} | {measured} | {target} | {verdict} |")
     for figure, values in linear.items():
         if len(values) < 2:

@@ -24,12 +24,14 @@ namespace {
 int ExitCodeFor(const absl::Status& s) {
   if (s.ok()) return kExitOk;
   if (s.code() == absl::StatusCode::kAborted) return kExitCheckFailed;
+  if (s.code() == absl::StatusCode::kOutOfRange) return kExitCheckInconclusive;
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage
                                                         : kExitError;
 }
 
-// Runs one command per line; '#' starts a comment. Stops at the first error
-// unless keep_going. Returns the exit code of the first failure.
+// Runs one command per line; '#' starts a comment (StripScriptComment).
+// Stops at the first error unless keep_going. Returns the exit code of the
+// first failure.
 int RunScript(Shell& shell, std::istream& in, const std::string& name,
               bool keep_going) {
   std::string line;
@@ -37,8 +39,7 @@ int RunScript(Shell& shell, std::istream& in, const std::string& name,
   int status = kExitOk;
   while (!shell.quit_requested() && std::getline(in, line)) {
     ++lineno;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
+    line = StripScriptComment(line);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     absl::Status s = shell.RunLine(line);
@@ -50,6 +51,26 @@ int RunScript(Shell& shell, std::istream& in, const std::string& name,
   }
   return status;
 }
+
+}  // namespace
+
+std::string StripScriptComment(const std::string& line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quote != 0) {
+      if (ch == quote) quote = 0;
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+    } else if (ch == '#' &&
+               (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+namespace {
 
 constexpr char kShortUsage[] =
     "tfprof: query TensorFlow profiles by name scope, graph, op type and "

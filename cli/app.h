@@ -16,6 +16,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;        // load or run-time error
 inline constexpr int kExitUsage = 2;        // bad flags, options or commands
 inline constexpr int kExitCheckFailed = 3;  // a 'check' gate failed
+// A 'check' verdict term could not decide with the steps profiled (and no
+// gate failed).
+inline constexpr int kExitCheckInconclusive = 4;
 
 struct AppIo {
   std::istream* in;
@@ -29,6 +32,11 @@ struct AppIo {
 };
 
 int RunApp(const std::vector<std::string>& args, const AppIo& io);
+
+// A script line without its comment: '#' starts one where it begins a word
+// outside quotes (so `-map 'ProfilerStep#\d+=>ProfilerStep'` keeps its
+// '#').
+std::string StripScriptComment(const std::string& line);
 
 }  // namespace cli
 }  // namespace tfprof

@@ -173,7 +173,8 @@ std::string FlagsUsage() {
   out += "\nScript flags:\n";
   absl::StrAppendFormat(&out, "  --%-26s %s\n", "script=FILE",
                         "Run the commands in FILE, one per line ('#' starts "
-                        "a comment); stop at the first error.");
+                        "a comment where it begins a word outside quotes); "
+                        "stop at the first error.");
   absl::StrAppendFormat(&out, "  --%-26s %s\n", "keep_going",
                         "With --script or standard input: go on after a "
                         "failing command (the exit status still reports "
@@ -193,7 +194,8 @@ std::string FlagsUsage() {
   }
   out +=
       "\nExit status: 0 success, 1 load or run-time error, 2 usage error, 3 a "
-      "'check' gate failed.\n";
+      "'check' gate failed, 4 a 'check' verdict term was inconclusive and "
+      "none failed.\n";
   return out;
 }
 

@@ -229,9 +229,15 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   std::vector<Condition> conditions;
   std::string type = "stdout", outfile;
   GateBase base;
+  bool inconclusive_passes = false;
   if (shell.base() != nullptr) base.model = &shell.base()->model;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-step" || args[i] == "-output" || args[i] == "-alpha") {
+    if (args[i] == "--inconclusive=pass" || args[i] == "--inconclusive=fail") {
+      inconclusive_passes = args[i] == "--inconclusive=pass";
+      continue;
+    }
+    if (args[i] == "-step" || args[i] == "-output" || args[i] == "-alpha" ||
+        args[i] == "-min_change" || args[i] == "-inconclusive") {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(
             absl::StrCat("check: ", args[i], " needs a value"));
@@ -244,6 +250,21 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
                                       !(base.alpha > 0) || base.alpha >= 1)) {
         return absl::InvalidArgumentError(
             "check: -alpha wants a false discovery rate in (0, 1)");
+      }
+      if (args[i - 1] == "-min_change") {
+        absl::StatusOr<MinChange> m = ParseMinChange(v);
+        if (!m.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("check: -", m.status().message()));
+        }
+        base.min_change = *m;
+      }
+      if (args[i - 1] == "-inconclusive") {
+        if (v != "pass" && v != "fail") {
+          return absl::InvalidArgumentError(
+              "check: -inconclusive wants pass or fail");
+        }
+        inconclusive_passes = v == "pass";
       }
       if (args[i - 1] == "-output") {
         static const std::vector<std::string> kTypes = {"stdout", "junit",
@@ -259,16 +280,21 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   if (conditions.empty()) {
     return absl::InvalidArgumentError(
-        "usage: check [-step N] [-alpha Q] [-output "
+        "usage: check [-step N] [-alpha Q] [-min_change 2%,2us] "
+        "[-inconclusive pass|fail] [-output "
         "stdout|junit|markdown[:outfile=PATH]] CONDITION ..., e.g. check "
-        "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05'");
+        "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
+        "'regressed(micros)==0'");
   }
   absl::StatusOr<std::vector<GateResult>> results =
       EvaluateGates(shell.profile().model, conditions, step, base,
                     PeakOverrideOf(shell.options()));
   if (!results.ok()) return results.status();
-  int failed = 0;
-  for (const GateResult& r : *results) failed += r.passed ? 0 : 1;
+  int failed = 0, open = 0;
+  for (const GateResult& r : *results) {
+    failed += r.passed || r.inconclusive ? 0 : 1;
+    open += r.inconclusive ? 1 : 0;
+  }
   if (type == "junit" || type == "markdown") {
     std::map<std::string, std::string> output;
     if (!outfile.empty()) output["outfile"] = outfile;
@@ -283,6 +309,13 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   if (failed > 0) {
     return absl::AbortedError(
         absl::StrCat(failed, " of ", results->size(), " checks failed"));
+  }
+  if (open > 0 && !inconclusive_passes) {
+    // The exit status of an undecided gate (4): profile more steps.
+    return absl::OutOfRangeError(absl::StrCat(
+        open, " of ", results->size(),
+        " checks inconclusive (none failed): profile more steps, or pass "
+        "--inconclusive=pass"));
   }
   return absl::OkStatus();
 }
@@ -331,6 +364,7 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
 // The diff command's own arguments; the others are view options (`rest`).
 struct DiffArgs {
   DiffOptions diff;
+  size_t top = 10;  // diff top: changes listed
   std::string type = "stdout", outfile;
   std::vector<std::string> rest;
 };
@@ -340,7 +374,7 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a != "-map" && a != "-alpha" && a != "-significant_only" &&
-        a != "-output") {
+        a != "-min_change" && a != "-output" && a != "-n") {
       out->rest.push_back(a);
       continue;
     }
@@ -349,7 +383,12 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
           absl::StrCat("diff: ", a, " needs a value"));
     }
     const std::string v = RestoreQuotedCommas(args[++i]);
-    if (a != "-output") {
+    if (a == "-n") {
+      if (!absl::SimpleAtoi(v, &out->top) || out->top == 0) {
+        return absl::InvalidArgumentError(
+            "diff: -n wants a count of changes (1 or more)");
+      }
+    } else if (a != "-output") {
       absl::Status s = SetDiffOption(a.substr(1), v, "diff: -", &out->diff);
       if (!s.ok()) return s;
     } else {
@@ -366,13 +405,15 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
   return absl::OkStatus();
 }
 
-// diff VIEW [-map 'RE=>REWRITE']... [-alpha Q] [-significant_only B]
-//      [-output stdout|file|json|csv|markdown[:outfile=F]] [view options]
+// diff VIEW [-map 'RE=>REWRITE']... [-alpha Q] [-min_change 2%,2us]
+//      [-significant_only B] [-output
+//      stdout|file|json|csv|markdown[:outfile=F]] [view options]; diff
+//      steps|summary|top
 absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   constexpr char kUsage[] =
-      "usage: diff scope|graph|op|code|kernel|steps|summary [-map "
+      "usage: diff scope|graph|op|code|kernel|steps|summary|top [-map "
       "'RE=>REWRITE']... "
-      "[-alpha Q] [-significant_only true] [-output "
+      "[-alpha Q] [-min_change 2%,2us] [-significant_only true] [-output "
       "stdout|json|csv|markdown[:outfile=PATH]|pprof:outfile=PATH] [view "
       "options]";
   if (shell.base() == nullptr) {
@@ -382,9 +423,10 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   const bool steps = !args.empty() && args[0] == "steps";
   const bool summary = !args.empty() && args[0] == "summary";
+  const bool top = !args.empty() && args[0] == "top";
   if (args.empty()) return absl::InvalidArgumentError(kUsage);
   ViewKind view = ViewKind::kScope;
-  if (!steps && !summary) {
+  if (!steps && !summary && !top) {
     const std::optional<ViewKind> named = ViewNamed(args[0]);
     if (!named.has_value()) return absl::InvalidArgumentError(kUsage);
     view = *named;
@@ -416,14 +458,26 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
           "usage: diff steps [-alpha Q] [-output "
           "stdout|json|csv[:outfile=PATH]]");
     }
-    const StepsDiff d =
-        DiffSteps(ComputeSteps(shell.base()->model),
-                  ComputeSteps(shell.profile().model), diff.alpha);
+    const StepsDiff d = DiffSteps(ComputeSteps(shell.base()->model),
+                                  ComputeSteps(shell.profile().model), diff);
     return WriteOrPrint(shell, RenderStepsDiff(d, type), output, "diff");
   }
   Options opts = shell.options();
   absl::Status s = ParseOptionTokens(rest, 0, &opts);
   if (!s.ok()) return s;
+  if (top) {
+    if (type != "stdout" && type != "file" && type != "json") {
+      return absl::InvalidArgumentError(
+          "usage: diff top [-n N] [-map ...] [-alpha Q] [-min_change "
+          "2%,2us] [-output stdout|json[:outfile=PATH]] [view options]");
+    }
+    absl::StatusOr<DiffTop> t =
+        QueryDiffTop(opts, diff, shell.base_views(), shell.base()->model,
+                     &shell.views(), shell.profile().model, parsed.top);
+    if (!t.ok()) return t.status();
+    return WriteOrPrint(shell, RenderDiffTop(*t, type == "json"), output,
+                        "diff");
+  }
   if (type == "pprof") {
     // Both sides' own results, the base's samples subtracted.
     absl::StatusOr<ResultTree> b = shell.base_views()->Query(view, opts);
@@ -604,20 +658,22 @@ const std::vector<CommandSpec>& Commands() {
        "(timeline-<step>.json); for a trace, its own events of the step.",
        TimelineCommand},
       {"check",
-       "[-step N] [-alpha Q] [-output stdout|junit|markdown[:outfile=PATH]] "
+       "[-step N] [-alpha Q] [-min_change 2%,2us] [-inconclusive "
+       "pass|fail] [-output stdout|junit|markdown[:outfile=PATH]] "
        "CONDITION ...",
        "Gate for CI: check thresholds like 'params<=1m', "
        "'micros[.*Conv.*]<20ms' or, against the base run, "
-       "'micros<=base*1.05' and 'significant(micros)==0'; exit status 3 if "
-       "any fails.",
+       "'micros<=base*1.05' and 'regressed(micros)==0'; exit status 3 if "
+       "any fails, 4 if a verdict term is inconclusive and none failed.",
        CheckCommand},
       {"diff",
-       "scope|graph|op|code|kernel|steps|summary [-map 'RE=>REWRITE']... "
-       "[-alpha Q] "
+       "scope|graph|op|code|kernel|steps|summary|top [-map 'RE=>REWRITE']... "
+       "[-alpha Q] [-min_change 2%,2us] [-n N] "
        "[-significant_only B] [-output stdout|json|csv|markdown[:outfile=F]|"
        "pprof:outfile=F] [view options]",
-       "Compare a view with the base run: each row's base, current, change "
-       "and whether it beats the step-to-step noise.",
+       "Compare a view with the base run: each row's base, current, change, "
+       "its interval per step and a verdict (regressed, improved, unchanged "
+       "or inconclusive); cost shifts; 'diff top' lists the largest.",
        DiffCommand},
       {"base", "FILE[,FILE...] | -INPUT_FLAG PATH ... | none",
        "Load (or drop) the base run that diff compares with.", BaseCommand},

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -132,6 +134,30 @@ TEST_CASE("Scripts run line by line and stop at the first error") {
   CHECK(r.out.find("op: ") != std::string::npos);
 }
 
+TEST_CASE("A script's '#' starts a comment only where it begins a word") {
+  CHECK(cli::StripScriptComment("op # types") == "op ");
+  CHECK(cli::StripScriptComment("# all") == "");
+  CHECK(cli::StripScriptComment("diff op -map 'a#b=>c' #x") ==
+        "diff op -map 'a#b=>c' ");
+  CHECK(cli::StripScriptComment("diff op -map a#b=>c") ==
+        "diff op -map a#b=>c");
+  CHECK(cli::StripScriptComment("check \"x # y\"\t# z") == "check \"x # y\"\t");
+  // A -map rule with '#' in a script line, quoted and not: the op type
+  // ProfilerStep becomes Step#X on both sides.
+  const std::string trace = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(dir + "/map.tfprof",
+                     "diff op -map 'ProfilerStep#?=>Step#X'  # quoted\n"
+                     "diff op -map ProfilerStep#?=>Step#Y\n");
+  RunResult r =
+      RunTfprof({"--trace_path=" + trace, "--base_trace_path=" + trace,
+                 "--script=" + dir + "/map.tfprof"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\n  Step#X (micros ") != std::string::npos);
+  CHECK(r.out.find("\n  Step#Y (micros ") != std::string::npos);
+}
+
 TEST_CASE("Without a command and a terminal, stdin is read as a script") {
   RunResult r = RunTfprof({Profile()}, "scope -max_depth 1\n");
   CHECK(r.code == 0);
@@ -206,6 +232,77 @@ TEST_CASE("A failing gate sets exit status 3, in one-shot and script mode") {
   CHECK(r.code == 3);
   CHECK(r.err.find("gate.tfprof:2:") != std::string::npos);
   r = RunTfprof({Profile(), "check", "microz<=1"});
+  CHECK(r.code == 2);
+}
+
+// A run of 4 ops over `steps` steps on one CPU, each op about 1000us with
+// 10% noise per step (seeded); op3 takes `slow` times as long. Written as a
+// ProfileProto file.
+std::string NoisyProfile(const std::string& path, unsigned seed, int steps,
+                         double slow) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(1000, 100);
+  Model m;
+  tfcore::GraphDef g;
+  for (int i = 0; i < 4; ++i) {
+    auto* n = g.add_node();
+    n->set_name("op" + std::to_string(i));
+    n->set_op("MatMul");
+  }
+  m.AddGraph(g);
+  for (int s = 0; s < steps; ++s) {
+    tfcore::RunMetadata rm;
+    auto* dev = rm.mutable_step_stats()->add_dev_stats();
+    dev->set_device("/job:localhost/replica:0/task:0/device:cpu:0");
+    int64_t t = 1000;
+    for (int i = 0; i < 4; ++i) {
+      const int64_t us = std::llround(noise(rng) * (i == 3 ? slow : 1.0));
+      auto* ns = dev->add_node_stats();
+      ns->set_node_name("op" + std::to_string(i));
+      ns->set_all_start_micros(t);
+      ns->set_op_end_rel_micros(us);
+      ns->set_all_end_rel_micros(us);
+      t += us;
+    }
+    REQUIRE(m.AddRunMeta(s, rm).ok());
+  }
+  std::string bytes;
+  REQUIRE(m.ToProfileProto().SerializeToString(&bytes));
+  testing::WriteFile(path, bytes);
+  return path;
+}
+
+TEST_CASE("Verdict gates: 3 on a clear regression, 4 when inconclusive") {
+  const std::string dir = testing::TempDir();
+  const std::string base =
+      "--base_profile_path=" + NoisyProfile(dir + "/base", 1, 3, 1.0);
+  const std::string slow =
+      "--profile_path=" + NoisyProfile(dir + "/slow", 2, 3, 3.0);
+  const std::string same =
+      "--profile_path=" + NoisyProfile(dir + "/same", 3, 3, 1.0);
+  // op3 three times slower: a clear regression fails the gate.
+  RunResult r = RunTfprof({slow, base, "check", "regressed(micros)[op3]==0"});
+  CHECK(r.code == 3);
+  CHECK(r.out.find("FAIL regressed(micros)[op3] = 1") != std::string::npos);
+  // The same distribution, 3 steps of 10% noise: no op is clearly
+  // regressed, nor clearly within 2%: inconclusive, exit status 4.
+  r = RunTfprof({same, base, "check", "regressed(micros)==0"});
+  CHECK(r.code == 4);
+  CHECK(r.out.find("INCONCLUSIVE regressed(micros) = 0") != std::string::npos);
+  CHECK(r.err.find("1 of 1 checks inconclusive") != std::string::npos);
+  r = RunTfprof(
+      {same, base, "check", "--inconclusive=pass", "regressed(micros)==0"});
+  CHECK(r.code == 0);
+  r = RunTfprof({same, base, "check", "-inconclusive", "pass",
+                 "regressed(micros)==0", "micros<=1ms"});
+  CHECK(r.code == 3);  // a plain gate still fails
+  // A floor of 100% decides it: unchanged.
+  r = RunTfprof(
+      {same, base, "check", "-min_change", "100%", "regressed(micros)==0"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("PASS regressed(micros) = 0") != std::string::npos);
+  r = RunTfprof(
+      {same, base, "check", "-min_change", "lots", "regressed(micros)==0"});
   CHECK(r.code == 2);
 }
 
@@ -357,9 +454,13 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
                            "-order_by", "micros", "-output", "csv"});
   CHECK(r.code == 0);
   CHECK(r.out.rfind("name,depth,in,micros_base,micros_current,micros_delta,"
-                    "p_value,q_value,significant\n_TFProfRoot,0,both,",
+                    "p_value,q_value,significant,verdict,ci_low,ci_high,"
+                    "more_steps_needed,shift\n_TFProfRoot,0,both,",
                     0) == 0);
-  CHECK(r.err.find("no significance test") != std::string::npos);
+  // profile_0 has one step: no verdicts (inconclusive, 2 more steps).
+  CHECK(r.out.find(",,,false,inconclusive,,,2,\n") != std::string::npos);
+  CHECK(r.err.find("no verdicts: they need 3 or more steps") !=
+        std::string::npos);
   // Without a base: an error that says how to load one.
   r = RunTfprof({current, "diff", "scope"});
   CHECK(r.code == 1);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "profiler/advise/gates_report.h"
 #include "profiler/load/loader.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
@@ -73,13 +74,18 @@ TEST_CASE("Conditions against a base parse") {
   CHECK(ParseCondition("bytes<=base-1KB")->limit == -1000);
   c = ParseCondition("significant(micros)[.*MatMul.*] == 0");
   REQUIRE(c.ok());
-  CHECK(c->significant);
+  CHECK(c->verdicts == VerdictTerm::kSignificant);
   CHECK(c->regex == ".*MatMul.*");
   CHECK(c->op == "==");
+  CHECK(ParseCondition("regressed(micros)==0")->verdicts ==
+        VerdictTerm::kRegressed);
+  CHECK(ParseCondition("improved(bytes)[a.*] >= 1")->verdicts ==
+        VerdictTerm::kImproved);
   CHECK(ParseCondition("params != 3")->op == "!=");
   for (const char* bad : {"micros<=base*x", "micros<=basis", "micros<=base/2",
                           "significant(micros<1", "significant(micros)<=base",
-                          "significant(microz)==0"}) {
+                          "significant(microz)==0", "regressed(micros)<base",
+                          "improved(micros==0"}) {
     INFO(bad);
     CHECK_FALSE(ParseCondition(bad).ok());
   }
@@ -140,6 +146,32 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
   REQUIRE(same.ok());
   CHECK((*same)[0].passed);
   CHECK((*same)[1].passed);
+}
+
+TEST_CASE("Reports: an inconclusive gate is neither passed nor failed") {
+  std::vector<GateResult> results(3);
+  results[0].condition = *ParseCondition("params<=1m");
+  results[0].passed = true;
+  results[0].message = "PASS params = 451";
+  results[1].condition = *ParseCondition("regressed(micros)==0");
+  results[1].inconclusive = true;
+  results[1].matched_nodes = 4;
+  results[1].open_nodes = 2;
+  results[1].message = "INCONCLUSIVE regressed(micros) = 0";
+  results[2].condition = *ParseCondition("micros<1ms");
+  results[2].message = "FAIL micros = 3ms";
+  const std::string junit = RenderGatesJUnit(results);
+  CHECK(junit.find("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\"") !=
+        std::string::npos);
+  CHECK(
+      junit.find("<skipped message=\"INCONCLUSIVE regressed(micros) = 0\"/>") !=
+      std::string::npos);
+  CHECK(junit.find("<failure message=\"FAIL micros = 3ms\"") !=
+        std::string::npos);
+  const std::string md = RenderGatesMarkdown(results);
+  CHECK(md.find("1 passed, 1 failed, 1 inconclusive") != std::string::npos);
+  CHECK(md.find("| ❔ inconclusive | `regressed(micros)==0` | 0 |") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -288,10 +288,25 @@ TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
   CHECK_THAT(diff.at("command").string,
              Catch::Contains("--base_profile_path=b"));
   CHECK(diff.at("diff").at("root").at("children").array.size() > 0);
-  CHECK(Get(api, "/api/diff", {{"view", "steps"}}).status == 200);
+  // profile_0 has one step: every row inconclusive, with the steps to add.
+  const JsonValue& root = diff.at("diff").at("root");
+  CHECK(root.at("verdict").string == "inconclusive");
+  CHECK(root.at("more_steps_needed").number == 2);
+  CHECK(root.at("ci_low").kind == JsonValue::kNull);
+  CHECK(diff.at("diff").at("min_change").string == "2%,2us");
+  const WebReply s = Get(api, "/api/diff", {{"view", "steps"}});
+  REQUIRE(s.status == 200);
+  CHECK(Parse(s.body).at("measures").array.size() == 7);
+  const WebReply top =
+      Get(api, "/api/diff", {{"view", "top"}, {"min_change", "5%,10us"}});
+  REQUIRE(top.status == 200);
+  CHECK(Parse(top.body).at("changes").kind == JsonValue::kArray);
   const WebReply bad = Get(api, "/api/diff", {{"alpha", "2"}});
   CHECK(bad.status == 400);
   CHECK_THAT(bad.body, Catch::Contains("parameter alpha wants"));
+  const WebReply floor = Get(api, "/api/diff", {{"min_change", "lots"}});
+  CHECK(floor.status == 400);
+  CHECK_THAT(floor.body, Catch::Contains("parameter min_change 'lots'"));
 }
 
 // ---------------------------------------------------------------- server

@@ -13,106 +13,15 @@
 #include "profiler/base/saturate.h"
 #include "profiler/base/stats.h"
 #include "profiler/base/units.h"
+#include "profiler/views/diff_samples.h"
 #include "profiler/views/steps.h"
 #include "re2/re2.h"
 
 namespace tfprof {
 namespace {
 
-enum class Unit { kTime, kBytes, kCount, kFraction };
-
-Unit UnitOf(const std::string& attr) {
-  if (absl::StrContains(attr, "micros")) return Unit::kTime;
-  if (absl::StrContains(attr, "bytes")) return Unit::kBytes;
-  if (attr == "mfu") return Unit::kFraction;
-  return Unit::kCount;
-}
-
 bool IsRunAttribute(const std::string& attr) {
   return attr == "mfu" || attr == "flops_per_step" || attr == "flop_rate";
-}
-
-absl::StatusOr<double> ParseValue(const std::string& text, Unit unit) {
-  auto digit = [&](size_t i) {
-    return i < text.size() &&
-           absl::ascii_isdigit(static_cast<unsigned char>(text[i]));
-  };
-  size_t split = 0;
-  while (digit(split) || (split < text.size() && text[split] == '.')) ++split;
-  // An exponent: 3e14, 1.5E-3.
-  if (split > 0 && split < text.size() &&
-      (text[split] == 'e' || text[split] == 'E')) {
-    size_t e = split + 1;
-    if (e < text.size() && (text[e] == '+' || text[e] == '-')) ++e;
-    if (digit(e)) {
-      while (digit(e)) ++e;
-      split = e;
-    }
-  }
-  double number;
-  if (split == 0 || !absl::SimpleAtod(text.substr(0, split), &number)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected a number, got '", text, "'"));
-  }
-  const std::string suffix = text.substr(split);
-  double scale = 1;
-  if (unit == Unit::kTime) {
-    if (suffix.empty() || suffix == "us") {
-      scale = 1;
-    } else if (suffix == "ms") {
-      scale = 1e3;
-    } else if (suffix == "s" || suffix == "sec") {
-      scale = 1e6;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown time unit '", suffix, "' in '", text, "' (us, ms, s)"));
-    }
-  } else if (unit == Unit::kBytes) {
-    const std::string s = absl::AsciiStrToUpper(suffix);
-    if (s.empty() || s == "B") {
-      scale = 1;
-    } else if (s == "KB") {
-      scale = 1e3;
-    } else if (s == "MB") {
-      scale = 1e6;
-    } else if (s == "GB") {
-      scale = 1e9;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown size unit '", suffix, "' in '", text, "' (B, KB, MB, GB)"));
-    }
-  } else if (unit == Unit::kFraction) {
-    if (suffix.empty()) {
-      scale = 1;
-    } else if (suffix == "%") {
-      scale = 0.01;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown unit '", suffix, "' in '", text,
-          "' (a fraction such as 0.35, or a percentage such as 35%)"));
-    }
-  } else {
-    if (suffix.empty()) {
-      scale = 1;
-    } else if (suffix == "k") {
-      scale = 1e3;
-    } else if (suffix == "m") {
-      scale = 1e6;
-    } else if (suffix == "b") {
-      scale = 1e9;
-    } else if (suffix == "t") {
-      scale = 1e12;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown count unit '", suffix, "' in '", text, "' (k, m, b, t)"));
-    }
-  }
-  const double v = number * scale;
-  if (!(v < 9.2e18)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is too large"));
-  }
-  return v;
 }
 
 int64_t Pick(const NodeStats& s, const std::string& attr) {
@@ -120,18 +29,36 @@ int64_t Pick(const NodeStats& s, const std::string& attr) {
   return member != nullptr ? s.*member : s.run_count;  // occurrence
 }
 
+const char* TermName(VerdictTerm t) {
+  switch (t) {
+    case VerdictTerm::kSignificant:
+      return "significant";
+    case VerdictTerm::kRegressed:
+      return "regressed";
+    case VerdictTerm::kImproved:
+      return "improved";
+    case VerdictTerm::kNone:
+      break;
+  }
+  return "";
+}
+
 // "PASS micros[re] = 4.89ms (limit < 4.00ms, 2 nodes)", with the margin
 // of a failure and the base a limit came from; run-level terms say "run"
-// instead of a node count.
+// instead of a node count; a verdict term's open nodes.
 std::string GateMessage(const GateResult& r) {
   const Condition& c = r.condition;
-  const std::string unit = c.significant ? "count" : c.attribute;
+  const bool counts = c.counts_verdicts();
+  const std::string unit = counts ? "count" : c.attribute;
   const std::string what =
-      (c.significant ? "significant(" + c.attribute + ")" : c.attribute) +
+      (counts ? absl::StrCat(TermName(c.verdicts), "(", c.attribute, ")")
+              : c.attribute) +
       (c.regex.empty() ? "" : "[" + c.regex + "]");
+  const char* outcome = r.inconclusive ? "INCONCLUSIVE"
+                        : r.passed     ? "PASS"
+                                       : "FAIL";
   if (r.matched_nodes == 0 && !c.regex.empty()) {
-    return absl::StrFormat("%s %s matched no node%s",
-                           r.passed ? "PASS" : "FAIL", what,
+    return absl::StrFormat("%s %s matched no node%s", outcome, what,
                            c.optional ? " (optional)" : "");
   }
   std::string limit = FormatGateValue(unit, r.limit);
@@ -145,10 +72,18 @@ std::string GateMessage(const GateResult& r) {
                            r.passed ? "PASS" : "FAIL", what, r.unknown, c.op,
                            limit, scope);
   }
-  std::string out = absl::StrFormat(
-      "%s %s = %s (limit %s %s, %s)", r.passed ? "PASS" : "FAIL", what,
-      FormatGateValue(unit, r.value), c.op, limit, scope);
-  if (!r.passed && r.value != r.limit) {
+  std::string out =
+      absl::StrFormat("%s %s = %s (limit %s %s, %s)", outcome, what,
+                      FormatGateValue(unit, r.value), c.op, limit, scope);
+  if (r.inconclusive) {
+    absl::StrAppendFormat(&out,
+                          ": %d more node%s could count, inconclusive with "
+                          "these steps (~%d%s more per side would likely "
+                          "decide)",
+                          r.open_nodes, r.open_nodes == 1 ? "" : "s",
+                          r.more_steps_needed,
+                          r.more_steps_needed >= kDiffMaxMoreSteps ? "+" : "");
+  } else if (!r.passed && r.value != r.limit) {
     const double diff = std::abs(r.value - r.limit);
     const double pct = r.limit != 0 ? 100.0 * diff / std::abs(r.limit) : 0.0;
     absl::StrAppendFormat(
@@ -181,20 +116,20 @@ std::string FormatGateValue(const std::string& unit, double v) {
   if (std::abs(v - whole) < 1e-9 && std::abs(whole) < 9.2e18) {
     return FormatStat(unit, static_cast<int64_t>(whole));
   }
-  const Unit u = UnitOf(unit);
+  const StatUnit u = UnitOfStat(unit);
   return absl::StrFormat("%.4g%s", v,
-                         u == Unit::kTime    ? "us"
-                         : u == Unit::kBytes ? "B"
-                                             : "");
+                         u == StatUnit::kTime    ? "us"
+                         : u == StatUnit::kBytes ? "B"
+                                                 : "");
 }
 
 namespace {
 
 // The limit after the operator: VALUE, base, base*FACTOR, base+VALUE,
 // base-VALUE.
-absl::Status ParseLimit(const std::string& text, Unit unit, Condition* c) {
+absl::Status ParseLimit(const std::string& text, StatUnit unit, Condition* c) {
   if (text.rfind("base", 0) != 0) {
-    absl::StatusOr<double> v = ParseValue(text, unit);
+    absl::StatusOr<double> v = ParseStatNumber(text, unit);
     if (!v.ok()) return v.status();
     c->limit = *v;
     return absl::OkStatus();
@@ -215,7 +150,7 @@ absl::Status ParseLimit(const std::string& text, Unit unit, Condition* c) {
   }
   if (rest[0] == '+' || rest[0] == '-') {
     c->kind = LimitKind::kBasePlus;
-    absl::StatusOr<double> v = ParseValue(rest.substr(1), unit);
+    absl::StatusOr<double> v = ParseStatNumber(rest.substr(1), unit);
     if (!v.ok()) return v.status();
     c->limit = rest[0] == '-' ? -*v : *v;
     return absl::OkStatus();
@@ -234,29 +169,67 @@ bool Compare(double value, const std::string& op, double limit) {
   return value != limit;  // !=
 }
 
-// Each step's value of `attr` for a node (0 where it did not run).
-std::vector<int64_t> PerStep(const Model& model, const GraphNode* node,
-                             const std::string& attr) {
-  std::vector<int64_t> out;
-  for (int64_t step : model.steps()) {
-    out.push_back(node == nullptr ? 0 : Pick(node->Stats(step), attr));
-  }
-  return out;
+// Whether the verdict counts for the term, and whether an inconclusive one
+// could still come to count.
+bool Counts(VerdictTerm term, const Judgement& j) {
+  const bool up = j.verdict == Verdict::kRegressed;
+  const bool down = j.verdict == Verdict::kImproved;
+  return term == VerdictTerm::kSignificant ? up || down
+         : term == VerdictTerm::kRegressed ? up
+                                           : down;
+}
+bool CouldCount(VerdictTerm term, const Judgement& j) {
+  if (j.verdict != Verdict::kInconclusive) return false;
+  const bool up = !j.tested || j.ci_high > j.floor;
+  const bool down = !j.tested || j.ci_low < -j.floor;
+  return term == VerdictTerm::kSignificant ? up || down
+         : term == VerdictTerm::kRegressed ? up
+                                           : down;
 }
 
-// The matched nodes whose `attr` changed significantly against the base:
-// Mann-Whitney U on their per-step values, Benjamini-Hochberg over them.
-int64_t CountSignificant(const Model& model, const Model& base,
-                         const std::vector<const GraphNode*>& nodes,
-                         const std::string& attr, double alpha) {
-  std::vector<double> p;
-  for (const GraphNode* n : nodes) {
-    p.push_back(MannWhitneyP(PerStep(base, base.Find(n->name), attr),
-                             PerStep(model, n, attr)));
+// The matched nodes' verdicts against the base (the diff's: per-step
+// values and occurrence jitter, the floor, Benjamini-Hochberg over the
+// matched nodes): those that count into r->value, those still open into
+// r->open_nodes.
+void CountVerdicts(const Model& model, const GateBase& base,
+                   const std::vector<const GraphNode*>& nodes,
+                   const Condition& c, GateResult* r) {
+  std::vector<const GraphNode*> in_base;
+  for (const GraphNode* n : nodes) in_base.push_back(base.model->Find(n->name));
+  const std::vector<NodeSample> current =
+      NodeSamples(model, nodes, c.attribute);
+  const std::vector<NodeSample> before =
+      NodeSamples(*base.model, in_base, c.attribute);
+  std::vector<ChangeInput> inputs(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ChangeInput& in = inputs[i];
+    in.current = current[i].per_step;
+    in.current_jitter = current[i].jitter;
+    in.base = before[i].per_step;  // zeros for a node the base lacks
+    in.base_jitter = before[i].jitter;
+    SetFloor(base.min_change, UnitOfStat(c.attribute), &in);
   }
-  int64_t count = 0;
-  for (double q : BenjaminiHochberg(p)) count += q <= alpha;
-  return count;
+  for (const Judgement& j : JudgeChanges(inputs, base.alpha)) {
+    r->value += Counts(c.verdicts, j);
+    if (CouldCount(c.verdicts, j)) {
+      ++r->open_nodes;
+      r->more_steps_needed =
+          std::max(r->more_steps_needed, j.more_steps_needed);
+    }
+  }
+}
+
+// Whether the comparison passes for every count from value to value +
+// open (1), fails for every one (0), or depends on it (-1).
+int CompareRange(double low, double high, const std::string& op, double limit) {
+  if (op == "==" || op == "!=") {
+    const bool all_equal = low == high && low == limit;
+    const bool none_equal = limit < low || limit > high;
+    if (all_equal || none_equal) return (all_equal == (op == "==")) ? 1 : 0;
+    return -1;
+  }
+  const bool a = Compare(low, op, limit), b = Compare(high, op, limit);
+  return a == b ? (a ? 1 : 0) : -1;
 }
 
 // The limit a condition compares with, given the base's value.
@@ -354,9 +327,13 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
         absl::StrCat("check '", text, "': ", what));
   };
   size_t i = 0;
-  if (s.rfind("significant(", 0) == 0) {
-    c.significant = true;
-    i = std::string("significant(").size();
+  for (VerdictTerm t : {VerdictTerm::kSignificant, VerdictTerm::kRegressed,
+                        VerdictTerm::kImproved}) {
+    const std::string open = absl::StrCat(TermName(t), "(");
+    if (s.rfind(open, 0) == 0) {
+      c.verdicts = t;
+      i = open.size();
+    }
   }
   const size_t name_start = i;
   while (
@@ -370,7 +347,7 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
     return bad(absl::StrCat("unknown attribute '", c.attribute, "' (one of ",
                             absl::StrJoin(attrs, ", "), ")"));
   }
-  if (c.significant) {
+  if (c.counts_verdicts()) {
     if (i >= s.size() || s[i] != ')') return bad("missing ')'");
     ++i;
   }
@@ -397,17 +374,18 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
   if (c.op.empty()) {
     return bad("expected <=, <, >=, >, == or != after the attribute");
   }
-  absl::Status limit =
-      ParseLimit(s.substr(i + c.op.size()),
-                 c.significant ? Unit::kCount : UnitOf(c.attribute), &c);
+  absl::Status limit = ParseLimit(
+      s.substr(i + c.op.size()),
+      c.counts_verdicts() ? StatUnit::kCount : UnitOfStat(c.attribute), &c);
   if (!limit.ok()) return bad(std::string(limit.message()));
-  if (c.significant && c.kind != LimitKind::kValue) {
-    return bad("significant() counts nodes: compare it with a number");
+  if (c.counts_verdicts() && c.kind != LimitKind::kValue) {
+    return bad(absl::StrCat(TermName(c.verdicts),
+                            "() counts nodes: compare it with a number"));
   }
-  if (c.RunLevel() && (c.significant || !c.regex.empty() || c.optional)) {
+  if (c.RunLevel() && (c.counts_verdicts() || !c.regex.empty() || c.optional)) {
     return bad(absl::StrCat(c.attribute,
                             " is a figure of the whole run: no [REGEX], ?, "
-                            "or significant()"));
+                            "or verdict terms"));
   }
   return c;
 }
@@ -427,12 +405,12 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
           "' compares with a base run: load one with 'base FILE' or "
           "--base_profile_path / --base_trace_path ..."));
     }
-    if (c.significant &&
-        (model.steps().size() < 3 || base.model->steps().size() < 3)) {
+    if (c.counts_verdicts() && (model.steps().size() < kDiffMinSteps ||
+                                base.model->steps().size() < kDiffMinSteps)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "check '", c.text,
-          "': significance needs 3 or more steps on each side (base ",
-          base.model->steps().size(), ", current ", model.steps().size(), ")"));
+          "check '", c.text, "': verdicts need ", kDiffMinSteps,
+          " or more steps on each side (base ", base.model->steps().size(),
+          ", current ", model.steps().size(), ")"));
     }
     GateResult r;
     r.condition = c;
@@ -452,21 +430,25 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
       SatInc(&value, Pick(node->Stats(step), c.attribute));
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
-    if (base.model != nullptr && !c.significant) {
+    if (base.model != nullptr && !c.counts_verdicts()) {
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
         SatInc(&base_value, Pick(node->Stats(step), c.attribute));
       }
     }
-    if (c.significant) {
-      value = CountSignificant(model, *base.model, matched, c.attribute,
-                               base.alpha);
-    }
     r.value = static_cast<double>(value);
     r.base_value = static_cast<double>(base_value);
+    if (c.counts_verdicts()) {
+      r.value = 0;
+      CountVerdicts(model, base, matched, c, &r);
+    }
     r.limit = Limit(c, r.base_value);
     const bool none = r.matched_nodes == 0 && !c.regex.empty();
-    r.passed = none ? c.optional : Compare(r.value, c.op, r.limit);
+    const int outcome =
+        none ? (c.optional ? 1 : 0)
+             : CompareRange(r.value, r.value + r.open_nodes, c.op, r.limit);
+    r.passed = outcome == 1;
+    r.inconclusive = outcome == -1;
     results.push_back(std::move(r));
     results.back().message = GateMessage(results.back());
   }

@@ -1,5 +1,7 @@
 // Gates for CI: threshold checks on a profile ("params <= 1m",
-// "micros[.*Conv.*] < 20ms"), each reported as passed or failed.
+// "micros[.*Conv.*] < 20ms") and, against a base run, on the diff's
+// verdicts ("regressed(micros) == 0"), each reported as passed, failed or
+// (verdict terms) inconclusive.
 #ifndef TFPROF_PROFILER_ADVISE_GATES_H_
 #define TFPROF_PROFILER_ADVISE_GATES_H_
 
@@ -8,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/model/model.h"
+#include "profiler/views/diff.h"
 #include "profiler/views/flops.h"
 
 namespace tfprof {
@@ -19,13 +22,16 @@ enum class LimitKind {
   kBasePlus,   // ATTR OP base+VALUE / base-VALUE
 };
 
+// Verdict terms count the matched nodes whose change against the base run
+// has a verdict: significant(ATTR) regressed or improved, regressed(ATTR)
+// and improved(ATTR) those alone.
+enum class VerdictTerm { kNone, kSignificant, kRegressed, kImproved };
+
 struct Condition {
   std::string text;       // as written
   std::string attribute;  // micros, bytes, params, ..., mfu
   std::string regex;      // node names to sum over; empty = all nodes
-  // significant(ATTR)[REGEX]: the value is the number of matched nodes whose
-  // ATTR changed significantly against the base run.
-  bool significant = false;
+  VerdictTerm verdicts = VerdictTerm::kNone;
   // ATTR[REGEX]?: passes when the regex matches no node (otherwise a term
   // that matches nothing fails, so that a typo cannot switch a gate off).
   bool optional = false;
@@ -33,17 +39,20 @@ struct Condition {
   LimitKind kind = LimitKind::kValue;
   double limit = 0;     // kValue, or kBasePlus's VALUE (signed)
   double factor = 1.0;  // kBaseTimes
-  bool NeedsBase() const { return significant || kind != LimitKind::kValue; }
+  bool counts_verdicts() const { return verdicts != VerdictTerm::kNone; }
+  bool NeedsBase() const {
+    return counts_verdicts() || kind != LimitKind::kValue;
+  }
   // A figure of the whole run (mfu, flops_per_step, flop_rate), not a sum
-  // over nodes: no [REGEX], no significant().
+  // over nodes: no [REGEX], no verdict terms.
   bool RunLevel() const;
 };
 
 // Parses "ATTR[REGEX]? OP LIMIT" (spaces optional, [REGEX] and ? optional)
-// or "significant(ATTR)[REGEX] OP COUNT". LIMIT is a VALUE, "base",
-// "base*FACTOR", "base+VALUE" or "base-VALUE". VALUE is a number, fractions
-// included ("params >= 0.35" compares with 0.35), exponents too ("3e14"),
-// and may carry a unit:
+// or "significant(ATTR)[REGEX] OP COUNT" (also regressed(...) and
+// improved(...)). LIMIT is a VALUE, "base", "base*FACTOR", "base+VALUE" or
+// "base-VALUE". VALUE is a number, fractions included ("params >= 0.35"
+// compares with 0.35), exponents too ("3e14"), and may carry a unit:
 // us/ms/s for times, B/KB/MB/GB for bytes (decimal), k/m/b/t for counts
 // and float ops, % for mfu ("mfu >= 35%" is "mfu >= 0.35").
 absl::StatusOr<Condition> ParseCondition(const std::string& text);
@@ -54,17 +63,26 @@ struct GateResult {
   double limit = 0;  // the limit it was compared with
   double base_value = 0;
   int64_t matched_nodes = 0;
+  // Verdict terms: matched nodes whose verdict is inconclusive and could
+  // still count (for regressed(): an interval reaching above the floor),
+  // and the most steps per side one of them likely needs.
+  int64_t open_nodes = 0;
+  int more_steps_needed = 0;
   bool passed = false;
   // A run-level figure that is not known (mfu without a peak): why; the
   // gate fails.
   std::string unknown;
-  std::string message;  // one line: PASS/FAIL, value, limit, margin
+  // A verdict term that passes with some of the open nodes counted and
+  // fails with others: neither passed nor failed.
+  bool inconclusive = false;
+  std::string message;  // one line: PASS/FAIL/INCONCLUSIVE, value, limit
 };
 
-// The run that conditions with "base" or significant() compare with.
+// The run that conditions with "base" or verdict terms compare with.
 struct GateBase {
   const Model* model = nullptr;
-  double alpha = 0.05;  // false discovery rate for significant()
+  double alpha = 0.05;  // false discovery rate for the verdicts
+  MinChange min_change;
 };
 
 // Evaluates the conditions on the nodes' own statistics for `step` (-1:

@@ -39,12 +39,20 @@ std::string XmlEscape(const std::string& s) {
 
 int Failures(const std::vector<GateResult>& results) {
   int failed = 0;
-  for (const GateResult& r : results) failed += r.passed ? 0 : 1;
+  for (const GateResult& r : results) {
+    failed += r.passed || r.inconclusive ? 0 : 1;
+  }
   return failed;
 }
 
+int Inconclusive(const std::vector<GateResult>& results) {
+  int open = 0;
+  for (const GateResult& r : results) open += r.inconclusive ? 1 : 0;
+  return open;
+}
+
 std::string Unit(const Condition& c) {
-  return c.significant ? "count" : c.attribute;
+  return c.counts_verdicts() ? "count" : c.attribute;
 }
 
 }  // namespace
@@ -56,14 +64,18 @@ std::string RenderGatesJUnit(const std::vector<GateResult>& results) {
   std::string out = absl::StrCat(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<testsuites name=\"tfprof check\"",
-      counts, ">\n  <testsuite name=\"tfprof check\"", counts,
-      " skipped=\"0\" time=\"0\">\n");
+      counts, ">\n  <testsuite name=\"tfprof check\"", counts, " skipped=\"",
+      Inconclusive(results), "\" time=\"0\">\n");
   for (const GateResult& r : results) {
     absl::StrAppend(&out, "    <testcase classname=\"tfprof.check\" name=\"",
                     XmlEscape(r.condition.text), "\" time=\"0\"");
     if (r.passed) {
       absl::StrAppend(&out, ">\n      <system-out>", XmlEscape(r.message),
                       "</system-out>\n    </testcase>\n");
+    } else if (r.inconclusive) {
+      // Neither passed nor failed: JUnit's skipped, with the reason.
+      absl::StrAppend(&out, ">\n      <skipped message=\"",
+                      XmlEscape(r.message), "\"/>\n    </testcase>\n");
     } else {
       absl::StrAppend(&out, ">\n      <failure message=\"",
                       XmlEscape(r.message), "\" type=\"gate\">",
@@ -74,10 +86,11 @@ std::string RenderGatesJUnit(const std::vector<GateResult>& results) {
 }
 
 std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
-  const int failed = Failures(results);
+  const int failed = Failures(results), open = Inconclusive(results);
   std::string out = absl::StrCat(
-      "**tfprof check**: ", results.size() - failed, " passed, ", failed,
-      " failed\n\n| result | condition | value | limit | nodes |\n"
+      "**tfprof check**: ", results.size() - failed - open, " passed, ", failed,
+      " failed", open > 0 ? absl::StrCat(", ", open, " inconclusive") : "",
+      "\n\n| result | condition | value | limit | nodes |\n"
       "| --- | --- | ---: | ---: | ---: |\n");
   for (const GateResult& r : results) {
     const Condition& c = r.condition;
@@ -93,9 +106,12 @@ std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
                                   ? "n/a"
                                   : FormatGateValue(Unit(c), r.value);
     absl::StrAppend(
-        &out, "| ", r.passed ? "✅ pass" : "❌ **fail**", " | `",
-        absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}), "` | ", value,
-        " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
+        &out, "| ",
+        r.passed         ? "✅ pass"
+        : r.inconclusive ? "❔ inconclusive"
+                         : "❌ **fail**",
+        " | `", absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}), "` | ",
+        value, " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
         c.RunLevel() ? std::string("run") : absl::StrCat(r.matched_nodes),
         " |\n");
   }

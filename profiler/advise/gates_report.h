@@ -12,7 +12,7 @@ namespace tfprof {
 
 // <testsuites><testsuite name="tfprof check"> with a <testcase> per
 // condition (its text as the name); a failed one has a <failure> with the
-// gate's message.
+// gate's message, an inconclusive one is <skipped> with it.
 std::string RenderGatesJUnit(const std::vector<GateResult>& results);
 
 // | result | condition | value | limit | nodes |

@@ -3,85 +3,216 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <numeric>
 #include <utility>
 
 namespace tfprof {
 namespace {
 
-constexpr size_t kExactLimit = 25;
+// The continued fraction of the regularized incomplete beta function
+// I_x(a, b), evaluated by the modified Lentz method; it converges quickly
+// for x < (a + 1) / (a + b + 2).
+double BetaFraction(double x, double a, double b) {
+  constexpr double kTiny = 1e-300;
+  auto guard = [](double v) { return std::fabs(v) < kTiny ? kTiny : v; };
+  double c = 1;
+  double d = 1 / guard(1 - (a + b) * x / (a + 1));
+  double h = d;
+  for (int m = 1; m <= 400; ++m) {
+    const double dm = m;
+    // The even step, then the odd one.
+    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    d = 1 / guard(1 + num * d);
+    c = guard(1 + num / c);
+    h *= d * c;
+    num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+    d = 1 / guard(1 + num * d);
+    c = guard(1 + num / c);
+    const double step = d * c;
+    h *= step;
+    if (std::fabs(step - 1) < 1e-15) break;
+  }
+  return h;
+}
 
-// P(U <= u) for samples of n and m values without ties: the number of
-// orderings with U = k, by the recurrence c(n, m, k) = c(n - 1, m, k - m) +
-// c(n, m - 1, k), divided by the number of orderings.
-double ExactCdf(size_t n, size_t m, double u) {
-  const size_t top = n * m;
-  // counts[j][k]: orderings of i values of a and j of b with U = k.
-  std::vector<std::vector<double>> counts(m + 1,
-                                          std::vector<double>(top + 1, 0));
-  for (size_t j = 0; j <= m; ++j) counts[j][0] = 1;  // i = 0
-  for (size_t i = 1; i <= n; ++i) {
-    std::vector<std::vector<double>> next(m + 1,
-                                          std::vector<double>(top + 1, 0));
-    next[0][0] = 1;
-    for (size_t j = 1; j <= m; ++j) {
-      for (size_t k = 0; k <= i * j; ++k) {
-        next[j][k] = (k >= j ? counts[j][k - j] : 0) + next[j - 1][k];
-      }
-    }
-    counts = std::move(next);
+// The regularized incomplete beta function I_x(a, b).
+double IncompleteBeta(double x, double a, double b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double log_front =
+      a * std::log(x) + b * std::log1p(-x) -
+      (std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b));
+  const double front = std::exp(log_front);
+  if (x < (a + 1) / (a + b + 2)) return front * BetaFraction(x, a, b) / a;
+  return 1 - front * BetaFraction(1 - x, b, a) / b;
+}
+
+// The z > 0 with P(|Z| >= z) = p for a standard normal Z: Newton's method
+// on erfc from the tail's asymptote (a few steps).
+double NormalCritical(double p) {
+  if (p >= 1) return 0;
+  double z = std::sqrt(-2 * std::log(p / 2));  // above the root
+  for (int i = 0; i < 50; ++i) {
+    const double f = std::erfc(z / std::sqrt(2.0)) - p;
+    const double slope = -std::sqrt(2 / M_PI) * std::exp(-z * z / 2);
+    const double next = std::max(0.0, z - f / slope);
+    if (std::fabs(next - z) < 1e-12 * std::max(1.0, z)) return next;
+    z = next;
   }
-  const std::vector<double>& c = counts[m];
-  const double all = std::accumulate(c.begin(), c.end(), 0.0);
-  double below = 0;
-  for (size_t k = 0; k <= top && static_cast<double>(k) <= u + 1e-9; ++k) {
-    below += c[k];
+  return z;
+}
+
+// Student's critical value from the normal one by the Cornish-Fisher
+// expansion in 1/df (four terms): within a few percent from df = 3 on,
+// which is plenty for estimating how many steps a decision needs.
+double ApproxStudentCritical(double z, double df) {
+  const double z2 = z * z;
+  const double z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df) +
+         (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df * df * df) +
+         (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) /
+             (92160 * df * df * df * df);
+}
+
+struct SideMoments {
+  double mean = 0, variance = 0;
+};
+
+SideMoments Moments(absl::Span<const double> v, bool log_scale) {
+  SideMoments m;
+  const double n = static_cast<double>(v.size());
+  for (double x : v) m.mean += log_scale ? std::log(x) : x;
+  m.mean /= n;
+  for (double x : v) {
+    const double e = (log_scale ? std::log(x) : x) - m.mean;
+    m.variance += e * e;
   }
-  return below / all;
+  m.variance = v.size() > 1 ? m.variance / (n - 1) : 0;
+  return m;
+}
+
+double Mean(absl::Span<const double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// The standard error of the change and its degrees of freedom with n_b
+// and n_c steps, for per-step variances var_b and var_c: pooled on the log
+// scale, Welch-Satterthwaite (rounded down) on the plain one.
+std::pair<double, double> ErrorAndDf(bool log_scale, double var_b, double var_c,
+                                     double n_b, double n_c) {
+  if (log_scale) {
+    const double pooled =
+        ((n_b - 1) * var_b + (n_c - 1) * var_c) / (n_b + n_c - 2);
+    return {std::sqrt(pooled * (1 / n_b + 1 / n_c)), n_b + n_c - 2};
+  }
+  const double eb = var_b / n_b, ec = var_c / n_c;
+  const double se2 = eb + ec;
+  const double denominator = eb * eb / (n_b - 1) + ec * ec / (n_c - 1);
+  double df = denominator > 0 ? se2 * se2 / denominator : n_b + n_c - 2;
+  df = std::max(1.0, std::floor(df + 1e-9));
+  return {std::sqrt(se2), df};
 }
 
 }  // namespace
 
-double MannWhitneyP(const std::vector<int64_t>& a,
-                    const std::vector<int64_t>& b) {
-  const size_t n = a.size(), m = b.size();
-  if (n == 0 || m == 0) return 1;
-  std::vector<std::pair<int64_t, int>> all;
-  for (int64_t v : a) all.emplace_back(v, 0);
-  for (int64_t v : b) all.emplace_back(v, 1);
-  std::sort(all.begin(), all.end());
-  // Ranks (1-based, ties averaged), the rank sum of `a` and the ties.
-  double rank_sum_a = 0, tie_term = 0;
-  bool ties = false;
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    while (j < all.size() && all[j].first == all[i].first) ++j;
-    const double t = static_cast<double>(j - i);
-    const double rank =
-        (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
-    for (size_t k = i; k < j; ++k) {
-      if (all[k].second == 0) rank_sum_a += rank;
-    }
-    if (t > 1) {
-      ties = true;
-      tie_term += t * t * t - t;
-    }
-    i = j;
+double StudentTwoSidedP(double t, double df) {
+  if (!std::isfinite(t)) return 0;
+  return IncompleteBeta(df / (df + t * t), df / 2, 0.5);
+}
+
+double StudentCritical(double p, double df) {
+  // Computed once per (p, df) and thread: a diff asks the same few.
+  thread_local std::map<std::pair<double, double>, double> cache;
+  auto [it, added] = cache.try_emplace({p, df}, 0.0);
+  if (!added) return it->second;
+  double lo = 0, hi = 1;
+  while (StudentTwoSidedP(hi, df) > p && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (StudentTwoSidedP(mid, df) > p ? lo : hi) = mid;
   }
-  const double dn = static_cast<double>(n), dm = static_cast<double>(m);
-  const double u = rank_sum_a - dn * (dn + 1) / 2;
-  if (!ties && n <= kExactLimit && m <= kExactLimit) {
-    const double low = ExactCdf(n, m, u);
-    const double high = 1 - ExactCdf(n, m, u - 1);  // P(U >= u)
-    return std::min(1.0, 2 * std::min(low, high));
+  it->second = (lo + hi) / 2;
+  return it->second;
+}
+
+ChangeTest TestChange(const ChangeInput& in, double alpha) {
+  ChangeTest t;
+  t.n_b = in.base.size();
+  t.n_c = in.current.size();
+  t.base_mean = Mean(in.base);
+  t.current_mean = Mean(in.current);
+  t.estimate = t.current_mean - t.base_mean;
+  if (t.n_b < 2 || t.n_c < 2) return t;
+  t.tested = true;
+  auto positive = [](absl::Span<const double> v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  t.log_scale = positive(in.base) && positive(in.current);
+  const SideMoments b = Moments(in.base, t.log_scale);
+  const SideMoments c = Moments(in.current, t.log_scale);
+  // The jitter's variance of a step's value, relative on the log scale
+  // (Var(log X) ~ Var(X) / E[X]^2).
+  const double jitter_b = t.log_scale
+                              ? in.base_jitter / (t.base_mean * t.base_mean)
+                              : in.base_jitter;
+  const double jitter_c =
+      t.log_scale ? in.current_jitter / (t.current_mean * t.current_mean)
+                  : in.current_jitter;
+  t.var_b = std::max(b.variance, jitter_b);
+  t.var_c = std::max(c.variance, jitter_c);
+  t.d = c.mean - b.mean;
+  t.phi = t.log_scale ? std::log1p(in.floor / t.base_mean) : in.floor;
+  const auto [se, df] =
+      ErrorAndDf(t.log_scale, t.var_b, t.var_c, static_cast<double>(t.n_b),
+                 static_cast<double>(t.n_c));
+  t.df = df;
+  const double excess = std::fabs(t.d) - t.phi;
+  if (se > 0) {
+    t.p_value =
+        excess <= 0 ? 1.0 : std::min(1.0, StudentTwoSidedP(excess / se, df));
+    const double q = StudentCritical(alpha, df);
+    t.low = t.d - q * se;
+    t.high = t.d + q * se;
+  } else {
+    t.p_value = excess > 0 ? 0.0 : 1.0;
+    t.low = t.high = t.d;
   }
-  const double total = dn + dm;
-  const double variance =
-      dn * dm / 12 * ((total + 1) - tie_term / (total * (total - 1)));
-  if (variance <= 0) return 1;  // every value equal
-  const double z =
-      std::max(0.0, std::abs(u - dn * dm / 2) - 0.5) / std::sqrt(variance);
-  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  auto units = [&](double v) {
+    return t.log_scale ? t.base_mean * std::expm1(v) : v;
+  };
+  t.estimate = units(t.d);
+  t.ci_low = units(t.low);
+  t.ci_high = units(t.high);
+  return t;
+}
+
+int MoreStepsNeeded(const ChangeTest& t, double alpha, double alpha_change,
+                    int cap) {
+  if (!t.tested) return cap;
+  const double gap = std::fabs(std::fabs(t.d) - t.phi);
+  const bool beyond = std::fabs(t.d) > t.phi;
+  if (t.InsideFloor() || (beyond && t.p_value <= alpha_change)) return 0;
+  if (gap <= 0) return cap;
+  const double z = NormalCritical(beyond ? alpha_change : alpha);
+  auto decided = [&](int k) {
+    const auto [se, df] = ErrorAndDf(t.log_scale, t.var_b, t.var_c,
+                                     static_cast<double>(t.n_b + k),
+                                     static_cast<double>(t.n_c + k));
+    return gap >= ApproxStudentCritical(z, df) * se;
+  };
+  // The condition only gets easier with k: double, then bisect.
+  int hi = 1;
+  while (hi < cap && !decided(hi)) hi = std::min(cap, hi * 2);
+  if (!decided(hi)) return cap;
+  int lo = hi / 2;  // not decided (or 0)
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    (decided(mid) ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 std::vector<double> BenjaminiHochberg(const std::vector<double>& p) {

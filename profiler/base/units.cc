@@ -1,8 +1,13 @@
 #include "profiler/base/units.h"
 
 #include <climits>
+#include <cmath>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -80,6 +85,105 @@ std::string FormatBandwidth(double bytes_per_sec) {
 
 std::string FormatShape(const std::vector<int64_t>& shape) {
   return absl::StrJoin(shape, "x");
+}
+
+StatUnit UnitOfStat(const std::string& attr) {
+  if (absl::StrContains(attr, "micros")) return StatUnit::kTime;
+  if (absl::StrContains(attr, "bytes")) return StatUnit::kBytes;
+  if (attr == "mfu") return StatUnit::kFraction;
+  return StatUnit::kCount;
+}
+
+namespace {
+
+// The scale of a value's unit suffix, or an error naming the choices.
+struct NamedScale {
+  const char* name;
+  double scale;
+};
+constexpr NamedScale kTimeUnits[] = {
+    {"", 1}, {"us", 1}, {"ms", 1e3}, {"s", 1e6}, {"sec", 1e6}};
+constexpr NamedScale kByteUnits[] = {
+    {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
+constexpr NamedScale kCountUnits[] = {
+    {"", 1}, {"k", 1e3}, {"m", 1e6}, {"b", 1e9}, {"t", 1e12}};
+
+template <size_t N>
+absl::StatusOr<double> ScaleIn(const NamedScale (&units)[N],
+                               const std::string& key, const char* kind,
+                               const std::string& suffix,
+                               const std::string& text) {
+  std::vector<std::string> names;
+  for (const NamedScale& u : units) {
+    if (key == u.name) return u.scale;
+    if (*u.name != '\0' && std::string(u.name) != "sec") {
+      names.push_back(u.name);
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown ", kind, " unit '", suffix, "' in '", text, "' (",
+                   absl::StrJoin(names, ", "), ")"));
+}
+
+absl::StatusOr<double> UnitScale(const std::string& suffix,
+                                 const std::string& text, StatUnit unit) {
+  switch (unit) {
+    case StatUnit::kTime:
+      return ScaleIn(kTimeUnits, suffix, "time", suffix, text);
+    case StatUnit::kBytes:
+      return ScaleIn(kByteUnits, absl::AsciiStrToUpper(suffix), "size", suffix,
+                     text);
+    case StatUnit::kFraction:
+      if (suffix.empty()) return 1.0;
+      if (suffix == "%") return 0.01;
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown unit '", suffix, "' in '", text,
+                       "' (a fraction such as 0.35, or a percentage such as "
+                       "35%)"));
+    case StatUnit::kCount:
+      break;
+  }
+  return ScaleIn(kCountUnits, suffix, "count", suffix, text);
+}
+
+}  // namespace
+
+absl::StatusOr<double> ParseStatNumber(const std::string& text, StatUnit unit) {
+  auto digit = [&](size_t i) {
+    return i < text.size() &&
+           absl::ascii_isdigit(static_cast<unsigned char>(text[i]));
+  };
+  size_t split = 0;
+  while (digit(split) || (split < text.size() && text[split] == '.')) ++split;
+  // An exponent: 3e14, 1.5E-3.
+  if (split > 0 && split < text.size() &&
+      (text[split] == 'e' || text[split] == 'E')) {
+    size_t e = split + 1;
+    if (e < text.size() && (text[e] == '+' || text[e] == '-')) ++e;
+    if (digit(e)) {
+      while (digit(e)) ++e;
+      split = e;
+    }
+  }
+  double number;
+  if (split == 0 || !absl::SimpleAtod(text.substr(0, split), &number)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a number, got '", text, "'"));
+  }
+  absl::StatusOr<double> scale = UnitScale(text.substr(split), text, unit);
+  if (!scale.ok()) return scale.status();
+  const double v = number * *scale;
+  if (!(v < 9.2e18)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is too large"));
+  }
+  return v;
+}
+
+absl::StatusOr<int64_t> ParseStatValue(const std::string& text, StatUnit unit) {
+  absl::StatusOr<double> v = ParseStatNumber(text, unit);
+  if (!v.ok()) return v.status();
+  return static_cast<int64_t>(std::llround(*v));
 }
 
 }  // namespace tfprof

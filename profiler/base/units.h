@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace tfprof {
 
@@ -31,6 +34,19 @@ std::string FormatFlopRate(double flops_per_sec);
 std::string FormatBandwidth(double bytes_per_sec);
 // Dims joined with "x": 3x3x3x6.
 std::string FormatShape(const std::vector<int64_t>& shape);
+
+// The kind of unit an attribute's values have: times ("*micros",
+// microseconds), bytes ("*bytes") or counts (everything else).
+enum class StatUnit { kTime, kBytes, kCount, kFraction };
+// micros/bytes attributes are times/sizes, mfu a fraction, the rest counts.
+StatUnit UnitOfStat(const std::string& attribute);
+// A value as typed: a number (fractions and exponents: 0.35, 3e14) with an
+// optional unit of its kind: us, ms, s for times (in microseconds; none:
+// us), B, KB, MB, GB for bytes (decimal), k, m, b, t for counts, % for
+// fractions ("35%" is 0.35).
+absl::StatusOr<double> ParseStatNumber(const std::string& text, StatUnit unit);
+// The same rounded to an integer.
+absl::StatusOr<int64_t> ParseStatValue(const std::string& text, StatUnit unit);
 
 }  // namespace tfprof
 

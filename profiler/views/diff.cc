@@ -1,260 +1,39 @@
+// Diff options, the verdicts on changes, the steps tables compared and the
+// top changes across views (QueryDiff itself is in diff_tree.cc).
 #include "profiler/views/diff.h"
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
-#include <map>
-#include <memory>
+#include <deque>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "profiler/base/stats.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "profiler/base/parallel.h"
+#include "profiler/views/kernels.h"
 #include "re2/re2.h"
 
 namespace tfprof {
 namespace {
 
-// Tests need this many steps on each side.
-constexpr size_t kMinSteps = 3;
-
-int64_t Delta(const DiffNode& n, const std::string& attribute) {
-  int64_t b = 0, c = 0;
-  DiffValue(n.base.total, attribute, &b);
-  DiffValue(n.current.total, attribute, &c);
-  return c - b;
+double Mean(absl::Span<const double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
-// What a row counts: its totals in the tree views; in the flat views
-// (whose totals run down the list) its own figures.
-Totals RowTotals(const ResultTree& tree, const ResultNode& r) {
-  if (!IsFlatView(tree.view)) return r.total;
-  Totals t;
-  t.AddSelf(r.self);
-  t.definition_count = r.total.definition_count;
-  return t;
-}
-
-// Merges result trees into one by the path of rewritten names.
-class Merger {
- public:
-  Merger(const std::vector<DiffRule>& rules, size_t base_steps,
-         size_t current_steps)
-      : base_steps_(base_steps), current_steps_(current_steps) {
-    for (const DiffRule& r : rules) {
-      res_.push_back(std::make_unique<RE2>(r.pattern, RE2::Quiet));
-      rewrites_.push_back(r.rewrite);
-    }
-    nodes_.emplace_back();
-    nodes_[0].name = kRootName;
-    Sized(&nodes_[0]);
-  }
-
-  // Adds a side's tree: its totals, and marks its rows present.
-  void Add(const ResultTree& tree, bool base) {
-    DiffSide& root = base ? nodes_[0].base : nodes_[0].current;
-    root.present = true;
-    root.total.Add(tree.root().total);
-    Walk(tree, 0, 0, [&](const ResultNode& r, size_t d) {
-      DiffSide& side = base ? nodes_[d].base : nodes_[d].current;
-      side.present = true;
-      side.total.Add(RowTotals(tree, r));
-    });
-  }
-
-  // Adds a side's tree of one step: each row's value of `attribute`.
-  void AddStep(const ResultTree& tree, bool base, size_t step,
-               const std::string& attribute) {
-    auto add = [&](const ResultNode& r, size_t d) {
-      int64_t v = 0;
-      DiffValue(&r == &tree.root() ? r.total : RowTotals(tree, r), attribute,
-                &v);
-      DiffSide& side = base ? nodes_[d].base : nodes_[d].current;
-      side.per_step[step] += v;
-    };
-    add(tree.root(), 0);
-    Walk(tree, 0, 0, add);
-  }
-
-  std::vector<DiffNode>& nodes() { return nodes_; }
-
- private:
-  std::string Map(const std::string& name) const {
-    std::string out = name;
-    for (size_t i = 0; i < res_.size(); ++i) {
-      RE2::GlobalReplace(&out, *res_[i], rewrites_[i]);
-    }
-    return out;
-  }
-
-  void Sized(DiffNode* n) const {
-    n->base.per_step.assign(base_steps_, 0);
-    n->current.per_step.assign(current_steps_, 0);
-  }
-
-  // Calls fn(row, diff index) for every row below tree node `t`, whose
-  // diff node is `d`, making diff nodes as needed.
-  template <typename Fn>
-  void Walk(const ResultTree& tree, size_t t, size_t d, Fn&& fn) {
-    for (size_t c : tree.nodes[t].children) {
-      const ResultNode& r = tree.nodes[c];
-      const std::string name = Map(r.name);
-      auto [it, added] = index_.try_emplace({d, name}, nodes_.size());
-      if (added) {
-        DiffNode n;
-        n.name = name;
-        Sized(&n);
-        nodes_.push_back(std::move(n));
-        nodes_[d].children.push_back(it->second);
-      }
-      const size_t child = it->second;
-      fn(r, child);
-      Walk(tree, c, child, fn);
-    }
-  }
-
-  size_t base_steps_, current_steps_;
-  std::vector<std::unique_ptr<RE2>> res_;
-  std::vector<std::string> rewrites_;
-  std::vector<DiffNode> nodes_;
-  std::map<std::pair<size_t, std::string>, size_t> index_;
-};
-
-// Whether either side of a row reaches every -min_* threshold (on totals).
-bool ReachesMinimums(const DiffNode& n, const Options& o) {
-  auto reaches = [&](const Totals& t) {
-    return t.requested_bytes >= o.min_bytes &&
-           t.peak_bytes >= o.min_peak_bytes &&
-           t.residual_bytes >= o.min_residual_bytes &&
-           t.output_bytes >= o.min_output_bytes &&
-           t.exec_micros >= o.min_micros &&
-           t.accelerator_exec_micros >= o.min_accelerator_micros &&
-           t.cpu_exec_micros >= o.min_cpu_micros &&
-           t.parameters >= o.min_params && t.float_ops >= o.min_float_ops &&
-           t.run_count >= o.min_occurrence;
-  };
-  return (n.base.present && reaches(n.base.total)) ||
-         (n.current.present && reaches(n.current.total));
-}
-
-// The kept rows, depth first from the root, children ordered; indices
-// renumbered.
-class Pruner {
- public:
-  Pruner(std::vector<DiffNode>* in, const DiffTree& tree)
-      : in_(*in), tree_(tree) {}
-
-  std::vector<DiffNode> Run() {
-    wanted_.assign(in_.size(), false);
-    Mark(0);
-    Keep(0);
-    return std::move(out_);
-  }
-
- private:
-  // Whether row i is kept: it reaches the minimums, and with
-  // significant_only, it or a row below it changed significantly.
-  bool Mark(size_t i) {
-    const DiffNode& n = in_[i];
-    bool below = false;
-    for (size_t c : n.children) below |= Mark(c);
-    const bool enough = i == 0 || ReachesMinimums(n, tree_.options);
-    wanted_[i] = enough && (!tree_.diff.significant_only || i == 0 ||
-                            n.significant || below);
-    return wanted_[i] && (n.significant || below);
-  }
-
-  size_t Keep(size_t i, int64_t depth = 0) {
-    const size_t at = out_.size();
-    out_.push_back(in_[i]);
-    out_[at].children.clear();
-    const Options& o = tree_.options;
-    // Trees show -max_depth levels below the root; flat views -max_depth+1
-    // rows (as the op view does).
-    const bool flat = IsFlatView(tree_.view);
-    if (!flat && depth >= o.max_depth) return at;
-    std::vector<size_t> kids;
-    for (size_t c : in_[i].children) {
-      if (wanted_[c]) kids.push_back(c);
-    }
-    const std::string& by = o.order_by;
-    int64_t unused;
-    const bool numeric = DiffValue(Totals(), by, &unused);
-    std::stable_sort(kids.begin(), kids.end(), [&](size_t a, size_t b) {
-      if (numeric) {
-        const int64_t da = std::llabs(Delta(in_[a], by));
-        const int64_t db = std::llabs(Delta(in_[b], by));
-        if (da != db) return da > db;
-        int64_t ca = 0, cb = 0;
-        DiffValue(in_[a].current.total, by, &ca);
-        DiffValue(in_[b].current.total, by, &cb);
-        if (ca != cb) return ca > cb;
-      }
-      return in_[a].name < in_[b].name;
-    });
-    if (flat && o.max_depth >= 0 &&
-        kids.size() > static_cast<size_t>(o.max_depth) + 1) {
-      kids.resize(static_cast<size_t>(o.max_depth) + 1);
-    }
-    for (size_t c : kids) {
-      const size_t k = Keep(c, depth + 1);
-      out_[at].children.push_back(k);
-    }
-    return at;
-  }
-
-  std::vector<DiffNode>& in_;
-  const DiffTree& tree_;
-  std::vector<bool> wanted_;
-  std::vector<DiffNode> out_;
-};
-
-// A side's query. A run without kernels has an empty kernel view here (its
-// rows are all "only in" the other run) rather than an error.
-absl::StatusOr<ResultTree> QuerySide(Views* views, ViewKind view,
-                                     const Options& opts) {
-  absl::StatusOr<ResultTree> r = views->Query(view, opts);
-  if (r.ok() || view != ViewKind::kKernel ||
-      r.status().code() != absl::StatusCode::kFailedPrecondition) {
-    return r;
-  }
-  ResultTree empty;
-  empty.view = view;
-  empty.options = opts;
-  empty.nodes.emplace_back().name = kRootName;
-  return empty;
-}
-
-// Per-step values of every row, by querying each step on each side.
-absl::Status AddSteps(ViewKind view, const Options& opts,
-                      const std::string& attribute, Views* views,
-                      const Model& model, bool base, Merger* merger) {
-  size_t i = 0;
-  for (int64_t step : model.steps()) {
-    Options o = opts;
-    o.step = step;
-    absl::StatusOr<ResultTree> r = QuerySide(views, view, o);
-    if (!r.ok()) return r.status();
-    merger->AddStep(*r, base, i++, attribute);
-  }
-  return absl::OkStatus();
-}
-
-void TestSignificance(DiffTree* tree) {
-  std::vector<double> p;
-  for (DiffNode& n : tree->nodes) {
-    if (n.base.per_step.size() >= kMinSteps &&
-        n.current.per_step.size() >= kMinSteps) {
-      n.p_value = MannWhitneyP(n.base.per_step, n.current.per_step);
-    }
-    p.push_back(n.p_value);
-  }
-  const std::vector<double> q = BenjaminiHochberg(p);
-  for (size_t i = 0; i < tree->nodes.size(); ++i) {
-    DiffNode& n = tree->nodes[i];
-    n.q_value = q[i];
-    n.significant = n.q_value >= 0 && n.q_value <= tree->diff.alpha;
-  }
+// The level a row's test must reach to pass the false-discovery
+// correction, estimated from its own p and q (Benjamini-Hochberg scales a
+// p-value up by the tests over its rank).
+double RowLevel(double alpha, double p, double q, size_t tests) {
+  if (p > 0 && q > 0) return std::min(alpha, alpha * p / q);
+  return alpha / static_cast<double>(std::max<size_t>(tests, 1));
 }
 
 }  // namespace
@@ -279,6 +58,60 @@ absl::StatusOr<DiffRule> ParseDiffRule(const std::string& text) {
   return r;
 }
 
+double MinChange::Floor(StatUnit unit, double base) const {
+  const int64_t amount = unit == StatUnit::kTime    ? micros
+                         : unit == StatUnit::kBytes ? bytes
+                                                    : count;
+  return std::max(ratio * std::fabs(base), static_cast<double>(amount));
+}
+
+absl::StatusOr<MinChange> ParseMinChange(const std::string& text) {
+  MinChange m;
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_change '", text.substr(0, 40), "': ", why,
+                     " (e.g. 2%,2us: a percentage of the base and amounts "
+                     "with units)"));
+  };
+  if (text.empty()) return bad("empty");
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    const std::string p(absl::StripAsciiWhitespace(part));
+    if (absl::EndsWith(p, "%")) {
+      double percent = 0;
+      if (!absl::SimpleAtod(p.substr(0, p.size() - 1), &percent) ||
+          !(percent >= 0) || percent >= 1000) {
+        return bad(absl::StrCat("'", p, "' is not a percentage"));
+      }
+      m.ratio = percent / 100;
+      continue;
+    }
+    // The unit's kind from its letters: us/ms/s times, B/KB/MB/GB bytes,
+    // k/m/b or none counts.
+    const size_t digits = p.find_first_not_of("0123456789.");
+    const std::string suffix =
+        digits == std::string::npos ? "" : p.substr(digits);
+    const StatUnit unit =
+        suffix == "us" || suffix == "ms" || suffix == "s" || suffix == "sec"
+            ? StatUnit::kTime
+        : absl::EndsWith(suffix, "B") ? StatUnit::kBytes
+                                      : StatUnit::kCount;
+    absl::StatusOr<int64_t> v = ParseStatValue(p, unit);
+    if (!v.ok()) return bad(std::string(v.status().message()));
+    (unit == StatUnit::kTime    ? m.micros
+     : unit == StatUnit::kBytes ? m.bytes
+                                : m.count) = *v;
+  }
+  return m;
+}
+
+std::string MinChangeText(const MinChange& m) {
+  std::string out = absl::StrFormat("%g%%", m.ratio * 100);
+  if (m.micros > 0) absl::StrAppend(&out, ",", m.micros, "us");
+  if (m.bytes > 0) absl::StrAppend(&out, ",", m.bytes, "B");
+  if (m.count > 0) absl::StrAppend(&out, ",", m.count);
+  return out;
+}
+
 absl::Status SetDiffOption(const std::string& name, const std::string& value,
                            const std::string& prefix, DiffOptions* diff) {
   if (name == "map") {
@@ -300,12 +133,103 @@ absl::Status SetDiffOption(const std::string& name, const std::string& value,
   } else if (name == "significant_only") {
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, "significant_only wants true or false"));
+  } else if (name == "min_change") {
+    absl::StatusOr<MinChange> m = ParseMinChange(value);
+    if (!m.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, m.status().message()));
+    }
+    diff->min_change = *m;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, name, " is not a diff option"));
   }
   return absl::OkStatus();
 }
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kUnchanged:
+      return "unchanged";
+    case Verdict::kRegressed:
+      return "regressed";
+    case Verdict::kImproved:
+      return "improved";
+    case Verdict::kInconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+void SetFloor(const MinChange& min_change, StatUnit unit, ChangeInput* in) {
+  in->floor = min_change.Floor(unit, Mean(in->base));
+}
+
+std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
+                                    double alpha) {
+  const size_t n = inputs.size();
+  std::vector<ChangeTest> tests(n);
+  std::vector<double> p(n, -1);
+  // Rows are judged one by one: on large diffs, half on each core.
+  const auto by_halves = [n](const auto& judge) {
+    RunBoth(
+        n >= kParallelMinItems, [&] { judge(0, n / 2); },
+        [&] { judge(n / 2, n); });
+  };
+  by_halves([&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const ChangeInput& in = inputs[i];
+      if (in.base.size() < kDiffMinSteps || in.current.size() < kDiffMinSteps) {
+        tests[i].base_mean = Mean(in.base);
+        tests[i].current_mean = Mean(in.current);
+        tests[i].estimate = tests[i].current_mean - tests[i].base_mean;
+        continue;
+      }
+      tests[i] = TestChange(in, alpha);
+      p[i] = tests[i].p_value;
+    }
+  });
+  const size_t tested = static_cast<size_t>(
+      std::count_if(p.begin(), p.end(), [](double v) { return v >= 0; }));
+  const std::vector<double> q = BenjaminiHochberg(p);
+  std::vector<Judgement> out(n);
+  by_halves([&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const ChangeTest& t = tests[i];
+      Judgement& j = out[i];
+      j.floor = inputs[i].floor;
+      j.base_mean = t.base_mean;
+      j.current_mean = t.current_mean;
+      j.estimate = t.estimate;
+      if (!t.tested) {
+        j.ci_low = j.ci_high = std::nan("");
+        const size_t have =
+            std::min(inputs[i].base.size(), inputs[i].current.size());
+        j.more_steps_needed = static_cast<int>(kDiffMinSteps - have);
+        continue;
+      }
+      j.tested = true;
+      j.log_scale = t.log_scale;
+      j.ci_low = t.ci_low;
+      j.ci_high = t.ci_high;
+      j.p_value = p[i];
+      j.q_value = q[i];
+      if (q[i] <= alpha) {
+        j.significant = true;
+        j.verdict = t.d > 0 ? Verdict::kRegressed : Verdict::kImproved;
+      } else if (t.InsideFloor()) {
+        j.verdict = Verdict::kUnchanged;
+      } else {
+        j.more_steps_needed = std::max(
+            1, MoreStepsNeeded(t, alpha, RowLevel(alpha, p[i], q[i], tested),
+                               kDiffMaxMoreSteps));
+      }
+    }
+  });
+  return out;
+}
+
+double DiffSide::MeanRuns() const { return Mean(runs); }
 
 bool DiffValue(const Totals& t, const std::string& attribute, int64_t* out) {
   if (attribute == "occurrence") {
@@ -327,64 +251,8 @@ std::vector<std::string> DiffAttributes(const Options& opts) {
   return out;
 }
 
-absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
-                                   const DiffOptions& diff, Views* base,
-                                   const Model& base_model, Views* current,
-                                   const Model& current_model) {
-  DiffTree tree;
-  tree.view = view;
-  tree.options = opts;
-  tree.diff = diff;
-  int64_t unused;
-  const std::vector<std::string> attrs = DiffAttributes(opts);
-  tree.attribute = DiffValue(Totals(), opts.order_by, &unused) ? opts.order_by
-                   : attrs.empty()                             ? "micros"
-                                                               : attrs[0];
-  // Every row of both sides: -max_depth and -min_* apply after matching
-  // (a row cut on one side only is not "only in" the other).
-  Options all = opts;
-  all.max_depth = INT64_MAX / 2;
-  all.min_bytes = all.min_peak_bytes = all.min_residual_bytes =
-      all.min_output_bytes = all.min_micros = all.min_accelerator_micros =
-          all.min_cpu_micros = all.min_params = all.min_float_ops =
-              all.min_occurrence = 0;
-  absl::StatusOr<ResultTree> b = QuerySide(base, view, all);
-  if (!b.ok()) {
-    return absl::Status(b.status().code(),
-                        absl::StrCat("base run: ", b.status().message()));
-  }
-  absl::StatusOr<ResultTree> c = QuerySide(current, view, all);
-  if (!c.ok()) return c.status();
-  const bool one_step = opts.step >= 0;
-  Merger merger(diff.rules, one_step ? 0 : base_model.steps().size(),
-                one_step ? 0 : current_model.steps().size());
-  merger.Add(*b, true);
-  merger.Add(*c, false);
-  if (!one_step) {
-    absl::Status s =
-        AddSteps(view, all, tree.attribute, base, base_model, true, &merger);
-    if (!s.ok()) return s;
-    s = AddSteps(view, all, tree.attribute, current, current_model, false,
-                 &merger);
-    if (!s.ok()) return s;
-  }
-  tree.nodes = std::move(merger.nodes());
-  TestSignificance(&tree);
-  if (one_step || base_model.steps().size() < kMinSteps ||
-      current_model.steps().size() < kMinSteps) {
-    tree.notes.push_back(
-        absl::StrCat("no significance test: it needs ", kMinSteps,
-                     " or more steps on each side and -step -1 (base ",
-                     base_model.steps().size(), ", current ",
-                     current_model.steps().size(), ")"));
-  }
-  std::vector<DiffNode> nodes = std::move(tree.nodes);
-  tree.nodes = Pruner(&nodes, tree).Run();
-  return tree;
-}
-
 StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
-                    double alpha) {
+                    const DiffOptions& diff) {
   using Member = int64_t StepRow::*;
   const std::pair<const char*, Member> measures[] = {
       {"wall_ns", &StepRow::wall_ns},
@@ -395,8 +263,13 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
       {"kernels", &StepRow::kernels},
       {"peak_bytes", &StepRow::peak_bytes}};
   StepsDiff out;
-  out.alpha = alpha;
-  std::vector<double> p;
+  out.alpha = diff.alpha;
+  out.min_change = diff.min_change;
+  // The measures are nanoseconds: the floor's amount in them.
+  MinChange in_ns = diff.min_change;
+  in_ns.micros *= 1000;
+  std::vector<ChangeInput> inputs;
+  std::deque<std::vector<double>> owned;  // what the inputs point at
   for (const auto& measure : measures) {
     const Member member = measure.second;
     StepsDiffRow row;
@@ -414,19 +287,120 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
     row.current_recorded = take(current, &row.current);
     row.base_median = Median(row.base);
     row.current_median = Median(row.current);
-    if (row.base_recorded && row.current_recorded &&
-        row.base.size() >= kMinSteps && row.current.size() >= kMinSteps) {
-      row.p_value = MannWhitneyP(row.base, row.current);
+    ChangeInput in;
+    if (row.base_recorded && row.current_recorded) {
+      in.base = owned.emplace_back(row.base.begin(), row.base.end());
+      in.current = owned.emplace_back(row.current.begin(), row.current.end());
     }
-    p.push_back(row.p_value);
+    SetFloor(in_ns,
+             absl::EndsWith(row.measure, "_ns") ? StatUnit::kTime
+             : row.measure == "kernels"         ? StatUnit::kCount
+                                                : StatUnit::kBytes,
+             &in);
+    inputs.push_back(std::move(in));
     out.rows.push_back(std::move(row));
   }
-  const std::vector<double> q = BenjaminiHochberg(p);
-  for (size_t i = 0; i < out.rows.size(); ++i) {
-    out.rows[i].q_value = q[i];
-    out.rows[i].significant = q[i] >= 0 && q[i] <= alpha;
-  }
+  const std::vector<Judgement> j = JudgeChanges(inputs, diff.alpha);
+  for (size_t i = 0; i < out.rows.size(); ++i) out.rows[i].judgement = j[i];
   return out;
+}
+
+namespace {
+
+// The rows of a flat view's diff for the top changes: clear changes that
+// are not part of a cost shift, clear shifts, and changes of runs.
+void AddTopRows(const DiffTree& d, const char* where, DiffTop* top) {
+  for (size_t c : d.root().children) {
+    const DiffNode& n = d.nodes[c];
+    const Judgement& j = n.judgement;
+    if (j.significant && n.shift < 0) {
+      top->changes.push_back({where, n.name, j.base_mean, j.current_mean, j});
+    }
+    const double runs_b = n.base.MeanRuns(), runs_c = n.current.MeanRuns();
+    if (std::fabs(runs_c - runs_b) >= 0.5) {
+      top->launches.push_back({where, n.name, runs_b, runs_c, Judgement()});
+    }
+  }
+  size_t quiet = 0;
+  for (const DiffShift& s : d.shifts) {
+    if (!s.combined.significant) {
+      ++quiet;
+      continue;
+    }
+    std::string name = absl::StrCat("under ", s.parent, ": ");
+    for (const auto* list : {&s.removed, &s.added}) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        absl::StrAppend(&name, i > 0 ? ", " : "", (*list)[i].name);
+      }
+      if (list == &s.removed) name += " replaced by ";
+    }
+    top->changes.push_back({absl::StrCat(where, " shift"), name,
+                            s.combined.base_mean, s.combined.current_mean,
+                            s.combined});
+  }
+  if (quiet > 0) {
+    top->notes.push_back(absl::StrCat(
+        quiet, " cost shift", quiet == 1 ? "" : "s", " in the ", where,
+        " view with no clear combined change (diff ", where, ")"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<DiffTop> QueryDiffTop(const Options& opts,
+                                     const DiffOptions& diff, Views* base,
+                                     const Model& base_model, Views* current,
+                                     const Model& current_model, size_t limit) {
+  DiffTop top;
+  Options o = opts;
+  o.order_by = "micros";
+  o.select = {"micros"};
+  o.max_depth = INT64_MAX / 2;
+  for (ViewKind view : {ViewKind::kOp, ViewKind::kKernel}) {
+    if (view == ViewKind::kKernel && !HasKernels(base_model) &&
+        !HasKernels(current_model)) {
+      continue;
+    }
+    absl::StatusOr<DiffTree> d =
+        QueryDiff(view, o, diff, base, base_model, current, current_model);
+    if (!d.ok()) return d.status();
+    for (const std::string& n : d->notes) top.notes.push_back(n);
+    AddTopRows(*d, ViewName(view), &top);
+  }
+  const StepsDiff steps =
+      DiffSteps(ComputeSteps(base_model), ComputeSteps(current_model), diff);
+  for (const StepsDiffRow& r : steps.rows) {
+    Judgement j = r.judgement;
+    if (r.measure == "kernels") {
+      if (j.estimate != 0) {
+        top.launches.push_back({"steps", "kernel launches", j.base_mean,
+                                j.current_mean, Judgement()});
+      }
+      continue;
+    }
+    if (!j.significant ||
+        (r.measure != "wall_ns" && r.measure != "accelerator_ns" &&
+         r.measure != "idle_ns")) {
+      continue;
+    }
+    // Nanoseconds to microseconds, as the other entries.
+    for (double* v : {&j.base_mean, &j.current_mean, &j.estimate, &j.ci_low,
+                      &j.ci_high, &j.floor}) {
+      *v /= 1000;
+    }
+    top.changes.push_back({"steps",
+                           std::string(absl::StripSuffix(r.measure, "_ns")),
+                           j.base_mean, j.current_mean, j});
+  }
+  for (auto* list : {&top.changes, &top.launches}) {
+    std::stable_sort(list->begin(), list->end(),
+                     [](const DiffTopEntry& a, const DiffTopEntry& b) {
+                       return std::fabs(a.current - a.base) >
+                              std::fabs(b.current - b.base);
+                     });
+    if (list->size() > limit) list->resize(limit);
+  }
+  return top;
 }
 
 }  // namespace tfprof

@@ -71,10 +71,14 @@ std::string ShellQuote(const std::string& w) {
 
 namespace {
 
+// The top changes the diff page lists (as `diff top`'s default).
+constexpr size_t kTopChanges = 10;
+
 // What a view request asks besides options.
 struct ViewRequest {
   ViewKind view = ViewKind::kScope;
   bool steps = false;  // diff only: the steps table
+  bool top = false;    // diff only: the top changes across views
   Options opts;
   JsonLevels cut;
   bool whole = false;  // levels=all from the root: -output json exactly
@@ -113,15 +117,15 @@ std::optional<absl::Status> ParseRequestParam(const std::string& name,
                                               const std::string& value,
                                               bool diff, ViewRequest* r) {
   if (name == "view") {
-    if (diff && value == "steps") {
-      r->steps = true;
+    if (diff && (value == "steps" || value == "top")) {
+      (value == "steps" ? r->steps : r->top) = true;
       return absl::OkStatus();
     }
     std::optional<ViewKind> v = ViewNamed(value);
     if (!v.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "parameter view: unknown view '", value.substr(0, 40),
-          "' (scope, graph, op, code, kernel", diff ? ", steps)" : ")"));
+          "' (scope, graph, op, code, kernel", diff ? ", steps, top)" : ")"));
     }
     r->view = *v;
     return absl::OkStatus();
@@ -153,8 +157,8 @@ std::optional<absl::Status> ParseRequestParam(const std::string& name,
     }
     return absl::OkStatus();
   }
-  if (diff &&
-      (name == "map" || name == "alpha" || name == "significant_only")) {
+  if (diff && (name == "map" || name == "alpha" || name == "significant_only" ||
+               name == "min_change")) {
     return ParseDiffParam(name, value, r);
   }
   return std::nullopt;
@@ -278,7 +282,8 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
            "page through it"},
           {"/api/diff",
            "the view compared with the base run: as /api/view plus map, "
-           "alpha, significant_only; view=steps compares the steps"},
+           "alpha, min_change, significant_only; view=steps compares the "
+           "steps, view=top lists the top changes across views"},
           {"/api/steps", "the step table (as steps -output json)"},
           {"/api/summary", "the summary (as summary -output json)"},
           {"/api/advise", "the advisor's reports: checker=NAME|all"},
@@ -408,8 +413,15 @@ WebReply WebApi::Diff(const WebParams& params) {
   if (req->steps) {
     const StepsDiff d =
         DiffSteps(ComputeSteps(base_.profile->model),
-                  ComputeSteps(current_.profile->model), req->diff.alpha);
+                  ComputeSteps(current_.profile->model), req->diff);
     return JsonReply(RenderStepsDiff(d, "json"));
+  }
+  if (req->top) {
+    absl::StatusOr<DiffTop> top =
+        QueryDiffTop(req->opts, req->diff, base_.views, base_.profile->model,
+                     current_.views, current_.profile->model, kTopChanges);
+    if (!top.ok()) return ErrorFor(top.status());
+    return JsonReply(RenderDiffTop(*top, true));
   }
   absl::StatusOr<DiffTree> tree =
       QueryDiff(req->view, req->opts, req->diff, base_.views,

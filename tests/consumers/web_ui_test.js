@@ -3,7 +3,7 @@
 // playwright-core, and checks what the page shows against the command
 // line's own output for the same queries (files written by web_ui_test.sh).
 //
-// Usage: node web_ui_test.js [--trace] URL EXPECT_DIR [SCREENSHOT_DIR]
+// Usage: node web_ui_test.js [--trace|--diff] URL EXPECT_DIR [SCREENSHOT_DIR]
 //   URL         the server's page (http://127.0.0.1:PORT/), started with a
 //               base run (--base_profile_path)
 //   EXPECT_DIR  scope.json, scope_bytes.json, op.json, steps.json,
@@ -16,6 +16,12 @@
 //               kernel -select micros,accelerator_flop_rate); checks the
 //               kernel view, its flame graph, the summary's MFU and FLOP/s,
 //               the tables' FLOP/s column and the trace's own timeline
+//   --diff      the server has a PyTorch trace and a base run of it with
+//               some kernels slower or renamed: EXPECT_DIR has the CLI's
+//               diff op/kernel (-output json and text), diff steps (json
+//               and text) and diff top (json); checks the diff page's
+//               rows, change, %, verdicts, intervals, shifts, top changes
+//               and steps comparison against them
 // Every check prints "ok: ..." or "FAIL: ..."; the last line counts them.
 // Fails on any console error or page error, and on any request that leaves
 // the server's origin.
@@ -26,7 +32,8 @@ const path = require('path');
 
 const args = process.argv.slice(2);
 const traceMode = args[0] === '--trace';
-const [url, expectDir, shotDir] = traceMode ? args.slice(1) : args;
+const diffMode = args[0] === '--diff';
+const [url, expectDir, shotDir] = traceMode || diffMode ? args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
 let failed = 0;
@@ -320,6 +327,113 @@ async function testDiff(page) {
   await shot(page, 'diff.png');
 }
 
+// The CLI's text diff: each row's "%" (or "new", or '' when both are 0), in
+// the order of the JSON's rows (depth first).
+function cliPercents(file, json) {
+  const lines = fs.readFileSync(path.join(expectDir, file), 'utf8').split('\n');
+  const rows = [];
+  const walk = (n, depth) => {
+    rows.push({n, depth});
+    for (const c of n.children) walk(c, depth + 1);
+  };
+  walk(json.root, 0);
+  let at = 1;  // after the legend
+  return rows.map(({n, depth}) => {
+    const prefix = `${' '.repeat(2 * depth)}${n.name} (${json.attribute} `;
+    while (at < lines.length && !lines[at].startsWith(prefix)) at++;
+    const m = /^[^,]+, [^,;)]+(?:, ([^;)]+))?[;)]/.exec(lines[at].slice(prefix.length));
+    at++;
+    return m ? (m[1] || '') : null;
+  });
+}
+
+// The diff table's rows as the page shows them.
+async function diffRows(page) {
+  return page.$$eval('#diff-table tbody tr:not([hidden])', (rs) => rs.map((r) => {
+    const change = r.querySelector('td[data-attr]:not([data-part])');
+    const ci = r.querySelector('td.verdict .ci');
+    const more = r.querySelector('td.verdict .more');
+    return {
+      name: r.dataset.name, verdict: r.dataset.verdict,
+      delta: Number(change.dataset.value), cls: change.className,
+      pct: r.querySelector('td[data-part="pct"]').textContent,
+      low: ci ? Number(ci.dataset.low) : null, high: ci ? Number(ci.dataset.high) : null,
+      more: more ? Number(more.dataset.more) : null,
+      badge: r.querySelector('td.verdict .badge').textContent,
+      shift: r.querySelector('td.shift').textContent,
+    };
+  }));
+}
+
+async function testDiffView(page, view) {
+  const cli = expect(`${view}.json`);
+  const pcts = cliPercents(`${view}.txt`, cli);
+  await open(page, `tab=diff&diffview=${view}`);
+  const rows = await diffRows(page);
+  const want = [cli.root, ...cli.root.children];
+  check(rows.length === want.length && want.every((n, i) => rows[i].name === n.name),
+    `diff ${view}: ${want.length} rows in the CLI's order (largest change first)`);
+  const a = cli.attribute;
+  const bad = [];
+  want.forEach((n, i) => {
+    const r = rows[i] || {};
+    const ok = r.delta === n[a].delta && r.pct === pcts[i] && r.verdict === n.verdict &&
+      r.badge === n.verdict && r.low === n.ci_low && r.high === n.ci_high &&
+      r.more === (n.verdict === 'inconclusive' ? n.more_steps_needed : null) &&
+      r.shift === (n.shift === undefined ? '' : `[${n.shift + 1}]`);
+    if (!ok) bad.push(`${n.name}: page ${JSON.stringify(r)} cli % ${pcts[i]}`);
+  });
+  check(bad.length === 0, `diff ${view}: every row's change, %, verdict, interval, ` +
+    `steps needed and shift equal the CLI's${bad.length ? ': ' + bad.slice(0, 3).join('; ') : ''}`);
+  check(pcts.some((p) => /^[+-]\d+\.\d%$/.test(p)), `diff ${view}: the % column was compared`);
+  const verdicts = new Set(want.map((n) => n.verdict));
+  check(verdicts.size >= 2, `diff ${view}: rows with ${[...verdicts].join(', ')}`);
+  const shifts = await page.$$eval('#diff-shifts li.shift', (ls) => ls.map((l) => ({
+    parent: l.dataset.parent, removed: l.querySelector('.removed').textContent,
+    added: l.querySelector('.added').textContent,
+    verdict: l.querySelector('td.verdict').dataset.verdict})));
+  check(shifts.length === cli.shifts.length && cli.shifts.every((s, i) =>
+    shifts[i].parent === s.parent && shifts[i].verdict === s.verdict &&
+    s.removed.every((m) => shifts[i].removed.includes(m.name)) &&
+    s.added.every((m) => shifts[i].added.includes(m.name))),
+  `diff ${view}: ${cli.shifts.length} cost shift(s) as the CLI's (parent, members, verdict)`);
+  return cli;
+}
+
+async function testDiffPage(page) {
+  const ops = await testDiffView(page, 'op');
+  check(ops.root.children.some((n) => n.verdict === 'regressed'),
+    'diff op: the op whose kernels are slower is regressed');
+  const top = expect('top.json');
+  const entries = await page.$$eval('#top-changes tbody tr', (rs) => rs.map((r) => ({
+    where: r.dataset.where, name: r.dataset.name,
+    verdict: r.querySelector('td.verdict').dataset.verdict})));
+  check(top.changes.length > 0 && entries.length === top.changes.length &&
+    top.changes.every((e, i) => entries[i].where === e.where && entries[i].name === e.name &&
+      entries[i].verdict === e.verdict),
+  `diff: the top-changes panel lists the CLI's ${top.changes.length} changes`);
+  await shot(page, 'diff.png');
+  const kernels = await testDiffView(page, 'kernel');
+  check(kernels.shifts.length > 0, 'diff kernel: the renamed kernel is a cost shift');
+  await shot(page, 'diff_kernel.png');
+  // The steps comparison.
+  const steps = expect('steps.json');
+  const text = fs.readFileSync(path.join(expectDir, 'steps.txt'), 'utf8');
+  await open(page, 'tab=diff&diffview=steps');
+  const measures = await page.$$eval('#diff-steps tbody tr', (rs) => rs.map((r) => ({
+    measure: r.dataset.measure, verdict: r.dataset.verdict,
+    base: Number(r.children[1].dataset.value), current: Number(r.children[2].dataset.value),
+    pct: r.querySelector('td.pct').textContent})));
+  check(measures.length === steps.measures.length && steps.measures.every((m, i) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${m.measure.replace(/_ns$/, '')}:`));
+    const pct = (/\), [^,]+, ([+-]\d+\.\d%|new)/.exec(line || '') || [])[1] || '';
+    return measures[i].measure === m.measure && measures[i].verdict === m.verdict &&
+      measures[i].base === m.base_median && measures[i].current === m.current_median &&
+      measures[i].pct === pct;
+  }), `diff steps: ${steps.measures.length} measures with the CLI's medians, % and verdicts`);
+  await shot(page, 'diff_steps.png');
+}
+
 async function testSummaryAndAdvise(page) {
   const steps = expect('steps.json');
   await open(page, 'tab=summary');
@@ -360,7 +474,8 @@ async function main() {
   });
   try {
     const tests = traceMode ? [testKernel, testTraceFlops, testTraceTimeline] :
-      [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
+      diffMode ? [testDiffPage] :
+        [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
     for (const t of tests) {
       try {
         await t(page);

@@ -3,7 +3,9 @@
 # profile_0 as its base, writes the command line's JSON of the same queries,
 # and runs web_ui_test.js (playwright-core driving Debian's headless
 # Chromium) to check the page against them. Then stops the server with
-# SIGTERM and expects a clean exit.
+# SIGTERM and expects a clean exit. Then the same for a PyTorch trace (the
+# kernel view and its timeline) and for a diff with verdicts (the trace
+# against a base copy of it with a slower and a renamed kernel).
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -94,4 +96,35 @@ echo "$step" >"$tmp/trace/step.txt"
 serve trace "$kineto"
 (cd "$here" && node web_ui_test.js --trace "$url" "$tmp/trace" ${shots:+"$shots"}) || status=1
 stop trace
+
+# Diff verdicts: the PyTorch trace against a base copy of it in which one
+# batch-norm kernel takes half the time (so the current run is slower) and
+# one convolution kernel has another name (a cost shift); the rest is the
+# same, step for step.
+mkdir -p "$tmp/diff"
+python3 - "$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz" \
+  "$tmp/diff/base.pt.trace.json.gz" <<'PY'
+import gzip, json, sys
+trace = json.load(gzip.open(sys.argv[1]))
+for e in trace["traceEvents"]:
+    name = e.get("name", "")
+    if e.get("cat") in ("Kernel", "kernel"):
+        if name.startswith("void cudnn::bn_bw_1C11_kernel_new"):
+            e["dur"] = e["dur"] / 2
+        elif name.startswith("void cudnn::detail::dgrad_engine<"):
+            e["name"] = name.replace("dgrad_engine<", "dgrad_engine_v7<", 1)
+with gzip.open(sys.argv[2], "wt") as f:
+    json.dump(trace, f)
+PY
+diffbase=--base_trace_path=$tmp/diff/base.pt.trace.json.gz
+for v in op kernel; do
+  "$bin" "$kineto" "$diffbase" diff $v -output json >"$tmp/diff/$v.json" 2>/dev/null
+  "$bin" "$kineto" "$diffbase" diff $v >"$tmp/diff/$v.txt" 2>/dev/null
+done
+"$bin" "$kineto" "$diffbase" diff steps -output json >"$tmp/diff/steps.json" 2>/dev/null
+"$bin" "$kineto" "$diffbase" diff steps >"$tmp/diff/steps.txt" 2>/dev/null
+"$bin" "$kineto" "$diffbase" diff top -output json >"$tmp/diff/top.json" 2>/dev/null
+serve diff "$kineto" "$diffbase"
+(cd "$here" && node web_ui_test.js --diff "$url" "$tmp/diff" ${shots:+"$shots"}) || status=1
+stop diff
 exit $status

@@ -16,7 +16,7 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
   'min_micros'];
 // Hash parameters that are not view options.
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
-  'significant_only', 'checker'];
+  'min_change', 'significant_only', 'checker'];
 const PAGE_ROWS = 200;
 // The kernel view's own facts, after the time columns.
 const KERNEL_COLUMNS = ['launches', 'min', 'avg', 'max', 'streams', 'launched by'];
@@ -61,29 +61,39 @@ function showError(message) {
   e.hidden = !message;
 }
 
+// v >= 0 with `digits` decimals as C's printf writes it: like toFixed, but
+// a value exactly halfway goes to the even digit.
+function fixed(v, digits) {
+  const scale = 10 ** digits;
+  const scaled = v * scale;
+  const low = Math.floor(scaled);
+  if (scaled - low === 0.5) return ((low % 2 === 0 ? low : low + 1) / scale).toFixed(digits);
+  return v.toFixed(digits);
+}
+
 // tfprof's units: 12us, 1.23ms, 1.23sec; 12B, 1.23KB, 1.23MB; 12, 1.23k.
 function formatTime(us) {
   if (us < 1000) return `${us}us`;
-  if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
-  return `${(us / 1e6).toFixed(2)}sec`;
+  if (us < 1e6) return `${fixed(us / 1e3, 2)}ms`;
+  return `${fixed(us / 1e6, 2)}sec`;
 }
 // Kernel durations, as the kernel view prints them: 950ns, 1.234us, 1.234ms.
 function formatNanos(ns) {
   if (ns < 1000) return `${ns}ns`;
-  if (ns < 1e6) return `${(ns / 1e3).toFixed(3)}us`;
-  if (ns < 1e9) return `${(ns / 1e6).toFixed(3)}ms`;
-  return `${(ns / 1e9).toFixed(3)}sec`;
+  if (ns < 1e6) return `${fixed(ns / 1e3, 3)}us`;
+  if (ns < 1e9) return `${fixed(ns / 1e6, 3)}ms`;
+  return `${fixed(ns / 1e9, 3)}sec`;
 }
 function formatBytes(b) {
   if (b < 1000) return `${b}B`;
-  if (b < 1e6) return `${(b / 1e3).toFixed(2)}KB`;
-  return `${(b / 1e6).toFixed(2)}MB`;
+  if (b < 1e6) return `${fixed(b / 1e3, 2)}KB`;
+  return `${fixed(b / 1e6, 2)}MB`;
 }
 function formatCount(n) {
   if (n < 1000) return `${n}`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(2)}k`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(2)}m`;
-  return `${(n / 1e9).toFixed(2)}b`;
+  if (n < 1e6) return `${fixed(n / 1e3, 2)}k`;
+  if (n < 1e9) return `${fixed(n / 1e6, 2)}m`;
+  return `${fixed(n / 1e9, 2)}b`;
 }
 // Float ops and rates with SI prefixes, as the command line prints them:
 // 1.555 TFLOP, 38.5 TFLOP/s.
@@ -810,86 +820,6 @@ async function renderTimeline(hp, content) {
     `tfprof ${info.input_flags} timeline -step ${t.step}`);
   content.append(el('p', {class: 'notes'}, `Step ${t.step}: ${t.source} events.`));
   renderTrace(content, t.trace);
-}
-
-// ------------------------------------------------------------ diff
-
-function diffTable(d) {
-  const attrs = NUMERIC.filter((a) => d.root[a] !== undefined);
-  const tbody = el('tbody');
-  const head = el('tr', {}, el('th', {class: 'name'}, 'name'), el('th', {}, 'in'));
-  for (const a of attrs) {
-    head.append(el('th', {}, `${a} base`), el('th', {}, `${a} current`),
-      el('th', {}, `${a} change`), el('th', {}, '%'));
-  }
-  head.append(el('th', {}, 'p'), el('th', {}, 'q'));
-  const add = (n, depth, visible) => {
-    const tr = el('tr', {'data-depth': depth, 'data-name': n.name,
-      class: n.significant ? 'sig' : ''});
-    if (!visible) tr.hidden = true;
-    const toggle = el('span', {class: 'toggle'}, n.children.length ?
-      (depth < 1 ? '▾' : '▸') : '');
-    tr.append(el('td', {class: 'name', style: `padding-left:${4 + depth * 14}px`},
-      toggle, n.name + (n.significant ? ' ✱' : '')), el('td', {}, n.in));
-    for (const a of attrs) {
-      const c = n[a];
-      const cls = c.delta > 0 ? 'slower' : (c.delta < 0 ? 'faster' : '');
-      tr.append(el('td', {'data-value': c.base}, format(a, c.base)),
-        el('td', {'data-value': c.current}, format(a, c.current)),
-        el('td', {class: cls, 'data-attr': a, 'data-value': c.delta},
-          format(a, c.delta, true)),
-        el('td', {class: cls}, c.ratio === null ? '' :
-          `${c.ratio >= 1 ? '+' : ''}${((c.ratio - 1) * 100).toFixed(1)}%`));
-    }
-    tr.append(el('td', {}, n.p_value === null ? '' : n.p_value.toPrecision(3)),
-      el('td', {}, n.q_value === null ? '' : n.q_value.toPrecision(3)));
-    tbody.append(tr);
-    const rows = [];
-    for (const c of n.children) rows.push(add(c, depth + 1, visible && depth < 1));
-    toggle.addEventListener('click', () => {
-      const open = toggle.textContent === '▸';
-      toggle.textContent = open ? '▾' : '▸';
-      const walk = (list, show) => list.forEach(([r, kids, t]) => {
-        r.hidden = !show;
-        walk(kids, show && t.textContent === '▾');
-      });
-      walk(rows, open);
-    });
-    return [tr, rows, toggle];
-  };
-  add(d.root, 0, true);
-  return el('table', {id: 'diff-table'}, el('thead', {}, head), tbody);
-}
-
-async function renderDiff(hp, content) {
-  if (!info.base_input_flags) {
-    content.append(el('p', {id: 'no-base'}, 'No base run: start tfprof with ' +
-      '--base_profile_path=FILE (or another --base_ input flag) to compare two runs.'));
-    return;
-  }
-  const view = hp.get('diffview') || 'scope';
-  const pick = el('select', {name: 'diffview', id: 'diff-view'},
-    [...VIEWS, 'steps'].map((v) => el('option', {value: v}, v)));
-  pick.value = view;
-  const alpha = el('input', {name: 'alpha', value: hp.get('alpha') || '0.05'});
-  renderOptions(hp, [el('label', {}, 'compare', pick), el('label', {}, 'alpha', alpha)]);
-  const q = optionParams(hp);
-  q.set('view', view);
-  if (hp.get('alpha')) q.set('alpha', hp.get('alpha'));
-  for (const m of hp.getAll('map')) q.append('map', m);
-  const res = await api('/api/diff', q);
-  content.append(el('p', {class: 'notes'}, `base: ${info.base_input_flags}`));
-  if (view === 'steps') {
-    setCommand(`tfprof ${info.input_flags} ${info.base_input_flags} diff steps -output json`);
-    content.append(objectTable(res.steps || [], 'diff-steps'));
-    return;
-  }
-  setCommand(res.command);
-  for (const n of res.notes) content.append(el('p', {class: 'notes'}, n));
-  content.append(el('p', {class: 'notes'},
-    `Changes in ${res.diff.attribute}: red slower/larger, green faster/smaller; ` +
-    `✱ significant at FDR ${res.diff.alpha} (Mann-Whitney per step, Benjamini-Hochberg).`));
-  content.append(diffTable(res.diff));
 }
 
 // ------------------------------------------------------------ routing
