@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -260,9 +261,10 @@ int WebMain(const std::string& path) {
         in.profile_path = path;
         std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
         if (loaded == nullptr) return false;
+        tfprof::Session session(std::move(loaded), in);
         int i = 3;
         for (const char* view : {"scope", "op", "code"}) {
-          tfprof::Views cli_views(&loaded->model, nullptr);
+          tfprof::Views cli_views(&session.model(), nullptr);
           auto t0 = std::chrono::steady_clock::now();
           absl::StatusOr<tfprof::ResultTree> tree =
               cli_views.Query(*tfprof::ViewNamed(view), tfprof::Options());
@@ -277,9 +279,10 @@ int WebMain(const std::string& path) {
               widest = c;
             }
           }
-          tfprof::Views views(&loaded->model, nullptr);
-          tfprof::WebApi api(tfprof::WebRun{loaded.get(), &views, ""},
-                             tfprof::WebRun{}, tfprof::Options());
+          // Cold for the web's query too.
+          session.ResetViews();
+          tfprof::WebApi api(&session, tfprof::WebInputFlags(),
+                             tfprof::Options());
           const tfprof::WebParams first = {
               {"view", view}, {"levels", "1"}, {"limit", "200"}};
           t0 = std::chrono::steady_clock::now();
@@ -334,7 +337,15 @@ bool LoadThen(const std::string& path, F after, double* out, int n) {
         tfprof::InputPaths in;
         in.profile_path = path;
         std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
-        return loaded != nullptr && after(loaded.get(), v + 3);
+        if (loaded == nullptr) return false;
+        // `after` takes the profile (to own it) or looks at it.
+        if constexpr (std::is_invocable_v<
+                          F, std::unique_ptr<tfprof::LoadedProfile>&,
+                          double*>) {
+          return after(loaded, v + 3);
+        } else {
+          return after(loaded.get(), v + 3);
+        }
       },
       out, n);
 }
@@ -390,10 +401,9 @@ bool ColdQuery(tfprof::ViewKind view, const tfprof::Options& o,
 // The web page's first request for the scope view after a load (the
 // default query, answered a level at a time), and opening the root's first
 // child.
-bool ColdWebPage(tfprof::LoadedProfile* loaded, double* v) {
-  tfprof::Views views(&loaded->model, nullptr);
-  tfprof::WebApi api(tfprof::WebRun{loaded, &views, ""}, tfprof::WebRun{},
-                     tfprof::Options());
+bool ColdWebPage(std::unique_ptr<tfprof::LoadedProfile>& loaded, double* v) {
+  tfprof::Session session(std::move(loaded), tfprof::InputPaths());
+  tfprof::WebApi api(&session, tfprof::WebInputFlags(), tfprof::Options());
   tfprof::WebReply r;
   v[0] = Timed([&] {
     r = api.Get("/api/view",

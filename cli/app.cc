@@ -189,7 +189,7 @@ int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
     return RunScript(shell, script, flags.script, flags.keep_going);
   }
   *io.out << RenderSummary(
-      Summarize(shell.profile().model, PeakOverrideOf(shell.options())),
+      shell.session().Summary(PeakOverrideOf(shell.options())),
       &shell.profile());
   if (io.interactive) {
     *io.out << "Type 'help' for commands, Ctrl-D to leave.\n";

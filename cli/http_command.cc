@@ -53,14 +53,11 @@ absl::Status HttpCommand(Shell& shell, const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("http: ", address.status().message()));
   }
-  WebRun current{&shell.profile(), &shell.views(),
-                 InputFlagsText(shell.inputs(), "")};
-  WebRun base;
-  if (shell.base() != nullptr) {
-    base = WebRun{shell.base(), shell.base_views(),
-                  InputFlagsText(shell.base_inputs(), "base_")};
+  WebInputFlags flags{InputFlagsText(shell.inputs(), ""), ""};
+  if (shell.session().base() != nullptr) {
+    flags.base = InputFlagsText(shell.session().base()->inputs(), "base_");
   }
-  WebApi api(current, base, shell.options());
+  WebApi api(&shell.session(), flags, shell.options());
   ServeOptions options;
   options.address = *address;
   options.on_listening = [&shell](const std::string& url) {

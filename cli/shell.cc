@@ -116,8 +116,7 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
                                  absl::StrJoin(more, ", "), ")"));
   }
   absl::StatusOr<tfpb::AdviceProto> advice =
-      Advise(shell.profile().model, &shell.views(), options, &notes,
-             PeakOverrideOf(shell.options()));
+      shell.session().Advise(options, &notes, PeakOverrideOf(shell.options()));
   if (!advice.ok()) return advice.status();
   for (const std::string& n : notes) shell.err() << "note: " << n << "\n";
   shell.out() << RenderAdvice(*advice);
@@ -169,17 +168,17 @@ absl::Status TimelineCommand(Shell& shell,
           absl::StrCat("timeline: invalid value '", v, "' for ", a));
     }
   }
-  absl::StatusOr<StepTimeline> timeline =
-      LoadedStepTimeline(shell.profile(), step, opts);
+  absl::StatusOr<Session::SourcedTimeline> timeline =
+      shell.session().StepTimelineOf(step, opts, shell.options());
   if (!timeline.ok()) return timeline.status();
-  if (outfile.empty()) {
-    outfile = absl::StrCat("timeline-", timeline->step, ".json");
-  }
-  absl::Status s =
-      WriteFileAtomic(outfile, timeline->json, shell.input_files());
+  const StepTimeline& t = timeline->timeline;
+  if (outfile.empty()) outfile = absl::StrCat("timeline-", t.step, ".json");
+  absl::Status s = WriteFileAtomic(outfile, t.json, shell.input_files());
   if (!s.ok()) return s;
-  shell.out() << "Timeline of step " << timeline->step
-              << (timeline->trace_events ? " (the trace's events)" : "")
+  shell.out() << "Timeline of step " << t.step
+              << (t.trace_events                     ? " (the trace's events)"
+                  : timeline->source == "graph view" ? " (its graph view)"
+                                                     : "")
               << " written to " << outfile
               << "; open it in chrome://tracing or ui.perfetto.dev\n";
   return absl::OkStatus();
@@ -230,7 +229,6 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   std::string type = "stdout", outfile;
   GateBase base;
   bool inconclusive_passes = false;
-  if (shell.base() != nullptr) base.model = &shell.base()->model;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--inconclusive=pass" || args[i] == "--inconclusive=fail") {
       inconclusive_passes = args[i] == "--inconclusive=pass";
@@ -286,9 +284,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
         "'regressed(micros)==0'");
   }
-  absl::StatusOr<std::vector<GateResult>> results =
-      EvaluateGates(shell.profile().model, conditions, step, base,
-                    PeakOverrideOf(shell.options()));
+  absl::StatusOr<std::vector<GateResult>> results = shell.session().Check(
+      conditions, step, base, PeakOverrideOf(shell.options()));
   if (!results.ok()) return results.status();
   int failed = 0, open = 0;
   for (const GateResult& r : *results) {
@@ -328,7 +325,7 @@ absl::Status SummaryCommand(Shell& shell,
     return absl::InvalidArgumentError("usage: summary [-output json]");
   }
   const ProfileSummary s =
-      Summarize(shell.profile().model, PeakOverrideOf(shell.options()));
+      shell.session().Summary(PeakOverrideOf(shell.options()));
   shell.out() << (json ? RenderSummaryJson(s)
                        : RenderSummary(s, &shell.profile()));
   return absl::OkStatus();
@@ -351,10 +348,8 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
           " is not available here; use stdout, file, csv or json"));
     }
   }
-  StepTable table = ComputeSteps(shell.profile().model);
-  AddStepFlops(ComputeRunFlops(shell.profile().model, table,
-                               PeakOverrideOf(shell.options())),
-               &table);
+  const StepTable table =
+      shell.session().Steps(PeakOverrideOf(shell.options()));
   const std::string text = type == "csv"    ? RenderStepsCsv(table)
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
@@ -416,11 +411,8 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
       "[-alpha Q] [-min_change 2%,2us] [-significant_only true] [-output "
       "stdout|json|csv|markdown[:outfile=PATH]|pprof:outfile=PATH] [view "
       "options]";
-  if (shell.base() == nullptr) {
-    return absl::FailedPreconditionError(
-        "diff needs a base run: load one with 'base FILE' or "
-        "--base_profile_path / --base_trace_path / --base_graph_path ...");
-  }
+  absl::Status has_base = shell.session().CheckBase("diff");
+  if (!has_base.ok()) return has_base;
   const bool steps = !args.empty() && args[0] == "steps";
   const bool summary = !args.empty() && args[0] == "summary";
   const bool top = !args.empty() && args[0] == "top";
@@ -446,11 +438,13 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(
           "usage: diff summary [-output stdout|json[:outfile=PATH]]");
     }
-    return WriteOrPrint(
-        shell,
-        RenderSummaryDiff(Summarize(shell.base()->model),
-                          Summarize(shell.profile().model), type == "json"),
-        output, "diff");
+    const PeakOverride peaks = PeakOverrideOf(shell.options());
+    absl::StatusOr<ProfileSummary> base = shell.session().BaseSummary(peaks);
+    if (!base.ok()) return base.status();
+    return WriteOrPrint(shell,
+                        RenderSummaryDiff(*base, shell.session().Summary(peaks),
+                                          type == "json"),
+                        output, "diff");
   }
   if (steps) {
     if (!rest.empty() || type == "markdown" || type == "pprof") {
@@ -458,9 +452,9 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
           "usage: diff steps [-alpha Q] [-output "
           "stdout|json|csv[:outfile=PATH]]");
     }
-    const StepsDiff d = DiffSteps(ComputeSteps(shell.base()->model),
-                                  ComputeSteps(shell.profile().model), diff);
-    return WriteOrPrint(shell, RenderStepsDiff(d, type), output, "diff");
+    absl::StatusOr<StepsDiff> d = shell.session().DiffStepTables(diff);
+    if (!d.ok()) return d.status();
+    return WriteOrPrint(shell, RenderStepsDiff(*d, type), output, "diff");
   }
   Options opts = shell.options();
   absl::Status s = ParseOptionTokens(rest, 0, &opts);
@@ -472,17 +466,16 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
           "2%,2us] [-output stdout|json[:outfile=PATH]] [view options]");
     }
     absl::StatusOr<DiffTop> t =
-        QueryDiffTop(opts, diff, shell.base_views(), shell.base()->model,
-                     &shell.views(), shell.profile().model, parsed.top);
+        shell.session().DiffTopChanges(opts, diff, parsed.top);
     if (!t.ok()) return t.status();
     return WriteOrPrint(shell, RenderDiffTop(*t, type == "json"), output,
                         "diff");
   }
   if (type == "pprof") {
     // Both sides' own results, the base's samples subtracted.
-    absl::StatusOr<ResultTree> b = shell.base_views()->Query(view, opts);
+    absl::StatusOr<ResultTree> b = shell.session().base()->Query(view, opts);
     if (!b.ok()) return b.status();
-    absl::StatusOr<ResultTree> c = shell.views().Query(view, opts);
+    absl::StatusOr<ResultTree> c = shell.session().Query(view, opts);
     if (!c.ok()) return c.status();
     absl::StatusOr<perftools::profiles::Profile> profile =
         BuildDiffPprof(*b, *c);
@@ -491,9 +484,7 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
         *profile, outfile,
         EmitTarget{&shell.out(), &shell.err(), shell.input_files()});
   }
-  absl::StatusOr<DiffTree> tree =
-      QueryDiff(view, opts, diff, shell.base_views(), shell.base()->model,
-                &shell.views(), shell.profile().model);
+  absl::StatusOr<DiffTree> tree = shell.session().Diff(view, opts, diff);
   if (!tree.ok()) return tree.status();
   for (const std::string& n : tree->notes) shell.err() << "note: " << n << "\n";
   return WriteOrPrint(shell, RenderDiff(*tree, type), output, "diff");
@@ -582,9 +573,9 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     return WriteOrPrint(shell, RenderMemoryTimeline(model), output,
                         "memory timeline (open it in ui.perfetto.dev)");
   }
-  return WriteOrPrint(shell,
-                      RenderMemoryText(model, ComputeMemoryPeaks(model), top),
-                      output, "memory report");
+  return WriteOrPrint(
+      shell, RenderMemoryText(model, shell.session().MemoryPeaks(), top),
+      output, "memory report");
 }
 
 absl::Status SaveCommand(Shell& shell, const std::vector<std::string>& args) {
@@ -839,44 +830,16 @@ absl::StatusOr<std::vector<std::string>> Tokenize(const std::string& line) {
 
 Shell::Shell(std::unique_ptr<LoadedProfile> profile, InputPaths inputs,
              Options defaults, std::ostream* out, std::ostream* err)
-    : profile_(std::move(profile)),
-      inputs_(std::move(inputs)),
+    : session_(
+          std::make_unique<Session>(std::move(profile), std::move(inputs))),
       options_(std::move(defaults)),
-      views_(&profile_->model, profile_->checkpoint.get()),
       out_(out),
       err_(err) {}
 
-namespace {
-void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
-  for (const std::string* path :
-       {&in.profile_path, &in.graph_path, &in.op_log_path}) {
-    if (!path->empty()) files->push_back(*path);
-  }
-  for (const std::string* list : {&in.run_meta_path, &in.trace_path}) {
-    for (const std::string& f : SplitList(*list)) files->push_back(f);
-  }
-  if (!in.checkpoint_path.empty()) {
-    files->push_back(in.checkpoint_path);
-    files->push_back(in.checkpoint_path + ".index");
-  }
-}
-}  // namespace
-
-std::vector<std::string> Shell::input_files() const {
-  std::vector<std::string> files;
-  AddInputFiles(inputs_, &files);
-  if (base_ != nullptr) AddInputFiles(base_inputs_, &files);
-  return files;
-}
-
 void Shell::SetBase(std::unique_ptr<LoadedProfile> base, InputPaths inputs) {
-  base_views_.reset();
-  base_ = std::move(base);
-  base_inputs_ = std::move(inputs);
-  if (base_ != nullptr) {
-    base_views_ =
-        std::make_unique<Views>(&base_->model, base_->checkpoint.get());
-  }
+  session_->SetBase(base == nullptr ? nullptr
+                                    : std::make_unique<Session>(
+                                          std::move(base), std::move(inputs)));
 }
 
 absl::Status Shell::RunLine(const std::string& line) {
@@ -928,8 +891,7 @@ absl::Status Shell::RunView(ViewKind view,
   absl::Status s = ParseOptionTokens(args, 0, &opts);
   if (!s.ok()) return s;
   absl::StatusOr<ResultTree> result =
-      QueryAndEmit(&views_, profile_->model, view, opts,
-                   EmitTarget{out_, err_, input_files()});
+      session_->QueryAndEmit(view, opts, EmitTarget{out_, err_, input_files()});
   return result.status();
 }
 

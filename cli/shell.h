@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "profiler/load/loader.h"
+#include "profiler/session/session.h"
 #include "profiler/views/options.h"
 #include "profiler/views/views.h"
 
@@ -60,30 +61,29 @@ class Shell {
   // The base run that diff (and check terms with 'base') compare with;
   // null drops it.
   void SetBase(std::unique_ptr<LoadedProfile> base, InputPaths inputs);
-  const LoadedProfile* base() const { return base_.get(); }
-  const InputPaths& inputs() const { return inputs_; }
-  const InputPaths& base_inputs() const { return base_inputs_; }
-  Views* base_views() { return base_views_.get(); }
+  const LoadedProfile* base() const {
+    return session_->base() != nullptr ? &session_->base()->profile() : nullptr;
+  }
+  const InputPaths& inputs() const { return session_->inputs(); }
+  // What every command asks the loaded run (and its base).
+  Session& session() { return *session_; }
 
   bool quit_requested() const { return quit_; }
   void RequestQuit() { quit_ = true; }
   void set_timing(bool on) { timing_ = on; }
   Options& options() { return options_; }
-  Views& views() { return views_; }
-  const LoadedProfile& profile() const { return *profile_; }
+  Views& views() { return session_->views(); }
+  const LoadedProfile& profile() const { return session_->profile(); }
   std::ostream& out() { return *out_; }
   std::ostream& err() { return *err_; }
   // The files the profile was loaded from (never overwritten).
-  std::vector<std::string> input_files() const;
+  std::vector<std::string> input_files() const {
+    return session_->input_files();
+  }
 
  private:
-  std::unique_ptr<LoadedProfile> profile_;
-  InputPaths inputs_;
+  std::unique_ptr<Session> session_;
   Options options_;
-  Views views_;
-  std::unique_ptr<LoadedProfile> base_;
-  InputPaths base_inputs_;
-  std::unique_ptr<Views> base_views_;
   std::ostream* out_;
   std::ostream* err_;
   bool quit_ = false;

@@ -1,13 +1,14 @@
 """The library's layers, lowest first, and who may depend on each.
 
 Dependencies run one way: base <- model <- importers <- load <- views <-
-render <- advise <- web (the web UI's API and server) <- the public API
+render <- advise <- session (one loaded run and the questions every front
+door asks of it) <- web (the web UI's API and server) <- the public API
 (//profiler) and the programs. A package is visible only to the layers
 above it (and to the programs and tests outside profiler/), so a
 dependency that runs the wrong way fails the build.
 """
 
-LAYERS = ["base", "model", "importers", "load", "views", "render", "advise", "web"]
+LAYERS = ["base", "model", "importers", "load", "views", "render", "advise", "session", "web"]
 
 # The programs, tools and tests built on the library.
 OUTSIDE = [

@@ -12,8 +12,11 @@
 #include "profiler/load/loader.h"
 #include "profiler/model/model.h"
 #include "profiler/render/emit.h"
+#include "profiler/render/render_diff.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/step_timeline.h"
+#include "profiler/session/session.h"
+#include "profiler/views/diff.h"
 #include "profiler/views/views.h"
 
 namespace tfprof {
@@ -36,6 +39,38 @@ tfpb::OptionsProto Preset(int64_t max_depth, const std::string& order_by,
   o.set_account_displayed_op_only(displayed_only);
   SetList(o.mutable_select(), select);
   return o;
+}
+
+// The public rows of a diff tree, depth first in display order.
+DiffReport ToDiffReport(const DiffTree& tree) {
+  DiffReport report;
+  report.view = ViewName(tree.view);
+  report.attribute = tree.attribute;
+  report.notes = tree.notes;
+  report.json = RenderDiffJson(tree);
+  std::vector<std::pair<size_t, int>> todo = {{0, 0}};
+  while (!todo.empty()) {
+    const auto [i, depth] = todo.back();
+    todo.pop_back();
+    const DiffNode& n = tree.nodes[i];
+    DiffRow row;
+    row.name = n.name;
+    row.depth = depth;
+    row.in_base = n.base.present;
+    row.in_current = n.current.present;
+    DiffValue(n.base.total, tree.attribute, &row.base_value);
+    DiffValue(n.current.total, tree.attribute, &row.current_value);
+    row.verdict = VerdictName(n.judgement.verdict);
+    row.ci_low = n.judgement.ci_low;
+    row.ci_high = n.judgement.ci_high;
+    row.p_value = n.judgement.p_value;
+    row.q_value = n.judgement.q_value;
+    report.rows.push_back(std::move(row));
+    for (auto c = n.children.rbegin(); c != n.children.rend(); ++c) {
+      todo.emplace_back(*c, depth + 1);
+    }
+  }
+  return report;
 }
 
 }  // namespace
@@ -218,29 +253,32 @@ absl::StatusOr<tfpb::OptionsProto> ProfileOptionBuilder::Build() const {
 // ---------------------------------------------------------------------------
 // Profiler
 
-Profiler::Profiler()
-    : model_(std::make_unique<Model>()),
-      views_(std::make_unique<Views>(model_.get(), nullptr)) {}
+Profiler::Profiler() : session_(std::make_unique<Session>()) {}
 
 Profiler::Profiler(const tfcore::GraphDef& graph,
                    const tfpb::OpLogProto* op_log)
     : Profiler() {
-  model_->AddGraph(graph);
-  if (op_log != nullptr) model_->AddOpLog(*op_log);
+  session_->mutable_model()->AddGraph(graph);
+  if (op_log != nullptr) session_->mutable_model()->AddOpLog(*op_log);
 }
 
 Profiler::~Profiler() = default;
+
+const Model& Profiler::model() const { return session_->model(); }
+
+absl::StatusOr<std::unique_ptr<Profiler>> Profiler::Load(const InputPaths& in) {
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Load(in);
+  if (!session.ok()) return session.status();
+  auto p = std::make_unique<Profiler>();
+  p->session_ = std::move(*session);
+  return p;
+}
 
 absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromFile(
     const std::string& profile_path) {
   InputPaths in;
   in.profile_path = profile_path;
-  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
-  if (!loaded.ok()) return loaded.status();
-  auto p = std::make_unique<Profiler>();
-  *p->model_ = std::move((*loaded)->model);
-  p->views_ = std::make_unique<Views>(p->model_.get(), nullptr);
-  return p;
+  return Load(in);
 }
 
 absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromTraces(
@@ -250,35 +288,33 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::FromTraces(
   }
   InputPaths in;
   in.trace_path = absl::StrJoin(trace_paths, ",");
-  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
-  if (!loaded.ok()) return loaded.status();
-  auto p = std::make_unique<Profiler>();
-  *p->model_ = std::move((*loaded)->model);
-  p->views_ = std::make_unique<Views>(p->model_.get(), nullptr);
-  return p;
+  return Load(in);
 }
 
 void Profiler::AddGraph(const tfcore::GraphDef& graph) {
-  model_->AddGraph(graph);
+  session_->mutable_model()->AddGraph(graph);
 }
 
 absl::StatusOr<double> Profiler::AddStep(int64_t step,
                                          const tfcore::RunMetadata& run_meta) {
-  absl::Status s = model_->AddRunMeta(step, run_meta);
+  absl::Status s = session_->mutable_model()->AddRunMeta(step, run_meta);
   if (!s.ok()) return s;
-  return model_->run_coverage();
+  return session_->model().run_coverage();
 }
 
 void Profiler::AddOpLog(const tfpb::OpLogProto& op_log) {
-  model_->AddOpLog(op_log);
+  session_->mutable_model()->AddOpLog(op_log);
 }
 
-absl::StatusOr<DiffTree> Profiler::Diff(const std::string& view,
-                                        const tfpb::OptionsProto& options,
-                                        const DiffOptions& diff) {
-  if (base_ == nullptr) {
-    return absl::FailedPreconditionError("Diff needs a base: SetBase()");
-  }
+void Profiler::SetBase(std::unique_ptr<Profiler> base) {
+  session_->SetBase(base != nullptr ? std::move(base->session_) : nullptr);
+}
+
+bool Profiler::has_base() const { return session_->base() != nullptr; }
+
+absl::StatusOr<DiffReport> Profiler::Diff(
+    const std::string& view, const tfpb::OptionsProto& options,
+    const std::vector<std::string>& diff_args) {
   const std::optional<ViewKind> kind = ViewNamed(view);
   if (!kind.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -286,12 +322,20 @@ absl::StatusOr<DiffTree> Profiler::Diff(const std::string& view,
   }
   absl::StatusOr<Options> opts = OptionsFromProto(options);
   if (!opts.ok()) return opts.status();
-  absl::StatusOr<DiffTree> tree = absl::InternalError("query not run");
-  RunWithLargeStack([&] {
-    tree = QueryDiff(*kind, *opts, diff, base_->views_.get(), *base_->model_,
-                     views_.get(), *model_);
-  });
-  return tree;
+  DiffOptions diff;
+  for (size_t i = 0; i < diff_args.size(); i += 2) {
+    if (diff_args[i].empty() || diff_args[i][0] != '-' ||
+        i + 1 >= diff_args.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Diff: diff_args are -NAME VALUE pairs, got '", diff_args[i], "'"));
+    }
+    absl::Status s = SetDiffOption(diff_args[i].substr(1), diff_args[i + 1],
+                                   "Diff: -", &diff);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<DiffTree> tree = session_->Diff(*kind, *opts, diff);
+  if (!tree.ok()) return tree.status();
+  return ToDiffReport(*tree);
 }
 
 absl::StatusOr<ResultTree> Profiler::Run(ViewKind view,
@@ -299,12 +343,7 @@ absl::StatusOr<ResultTree> Profiler::Run(ViewKind view,
   absl::StatusOr<Options> opts = OptionsFromProto(options);
   if (!opts.ok()) return opts.status();
   std::ostream* out = out_ != nullptr ? out_ : &std::cout;
-  absl::StatusOr<ResultTree> result = absl::InternalError("query not run");
-  RunWithLargeStack([&] {
-    result = QueryAndEmit(views_.get(), *model_, view, *opts,
-                          EmitTarget{out, &std::cerr, {}});
-  });
-  return result;
+  return session_->QueryAndEmit(view, *opts, EmitTarget{out, &std::cerr, {}});
 }
 
 absl::StatusOr<tfpb::GraphNodeProto> Profiler::ProfileNameScope(
@@ -337,11 +376,11 @@ absl::StatusOr<tfpb::MultiGraphNodeProto> Profiler::ProfilePython(
 
 absl::StatusOr<tfpb::AdviceProto> Profiler::Advise(
     const tfpb::AdvisorOptionsProto& options) {
-  return tfprof::Advise(*model_, views_.get(), options);
+  return session_->Advise(options);
 }
 
 std::string Profiler::SerializeToString() const {
-  return model_->ToProfileProto().SerializeAsString();
+  return session_->model().ToProfileProto().SerializeAsString();
 }
 
 absl::Status Profiler::WriteProfile(const std::string& path) const {

@@ -2,7 +2,9 @@
 //
 //   tfprof::Profiler          add a graph and RunMetadata steps, query the
 //                             four views, advise, save a ProfileProto,
-//                             compare with a base run (Diff);
+//                             compare with a base run (Diff); an adapter
+//                             over the library's session (one loaded run
+//                             and everything asked of it);
 //   tfprof::ProfileOptionBuilder  build query options (with TensorFlow's
 //                             presets), validated;
 //   tfprof::ProfilerHook      decide which training steps to trace and write
@@ -32,15 +34,38 @@
 
 #include "absl/status/statusor.h"
 #include "profiler/base/protos.h"
-#include "profiler/views/diff.h"
 
 namespace tfprof {
 
 // The library's internals, which this API keeps out of sight.
 class Model;
-class Views;
+class Session;
+struct InputPaths;
 struct ResultTree;
 enum class ViewKind;
+
+// One row of a comparison of two runs (Profiler::Diff): a node (an op
+// type, a kernel) of either run, with the diff's attribute in each (its
+// total per step, as the view shows it) and the verdict on the change.
+struct DiffRow {
+  std::string name;  // after the -map rules
+  int depth = 0;     // 0: the root
+  bool in_base = false, in_current = false;
+  int64_t base_value = 0, current_value = 0;
+  // "regressed", "improved", "unchanged" or "inconclusive"; with the
+  // change's confidence interval per step (NaN when not tested).
+  std::string verdict;
+  double ci_low = 0, ci_high = 0;
+  double p_value = -1, q_value = -1;  // -1: not tested
+};
+
+struct DiffReport {
+  std::string view;
+  std::string attribute;      // the attribute compared ("micros", ...)
+  std::vector<DiffRow> rows;  // in display order, the root first
+  std::vector<std::string> notes;
+  std::string json;  // as `diff -output json` writes it
+};
 
 // Query options, starting from TensorFlow's ProfileOptionBuilder defaults
 // (max_depth 100, select micros, order by name, everything accounted).
@@ -138,31 +163,33 @@ class Profiler {
   absl::StatusOr<tfpb::AdviceProto> Advise(
       const tfpb::AdvisorOptionsProto& options);
 
-  // The base run that Diff() compares with; null drops it.
-  void SetBase(std::unique_ptr<Profiler> base) { base_ = std::move(base); }
-  const Profiler* base() const { return base_.get(); }
+  // The base run that Diff() compares with (its data moves into this
+  // profiler); null drops it.
+  void SetBase(std::unique_ptr<Profiler> base);
+  bool has_base() const;
   // A view ("scope", "graph", "op", "code" or "kernel") in diff mode: the
   // rows of both runs matched by name, with each side's totals, the change
-  // and its significance (profiler/views/diff.h). Needs a base.
-  absl::StatusOr<DiffTree> Diff(const std::string& view,
-                                const tfpb::OptionsProto& options,
-                                const DiffOptions& diff = DiffOptions());
+  // and its verdict. `diff_args` are the diff command's own options as
+  // words: {"-min_change", "5%,10us", "-alpha", "0.01", "-map", "RE=>S"}.
+  // Needs a base.
+  absl::StatusOr<DiffReport> Diff(
+      const std::string& view, const tfpb::OptionsProto& options,
+      const std::vector<std::string>& diff_args = {});
 
   // A ProfileProto that `tfprof --profile_path` loads.
   std::string SerializeToString() const;
   absl::Status WriteProfile(const std::string& path) const;
 
   // The stats model behind the views (profiler/model/model.h).
-  const Model& model() const { return *model_; }
+  const Model& model() const;
   void set_output_stream(std::ostream* out) { out_ = out; }
 
  private:
+  static absl::StatusOr<std::unique_ptr<Profiler>> Load(const InputPaths& in);
   absl::StatusOr<ResultTree> Run(ViewKind view,
                                  const tfpb::OptionsProto& options);
 
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Views> views_;
-  std::unique_ptr<Profiler> base_;
+  std::unique_ptr<Session> session_;
   std::ostream* out_ = nullptr;
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs the whole test suite both
 # ways: Bazel (bazel test //...) and the CMake mirror (CTest, built with
-# AddressSanitizer and UBSan), plus a short fuzzing run. The last line is
+# AddressSanitizer and UBSan), plus a short fuzzing run; in between, a plain
+# CMake build is installed and an outside project built against it. The last line is
 # CTest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,13 @@ bash scripts/format.sh --check
 echo "== bazel test //..." >&2
 bazel test //... --test_output=errors
 bazel shutdown >/dev/null 2>&1 || true
+
+echo "== cmake Release build, installed, and an outside project built against it (examples/consumer)" >&2
+# The sanitizer build below does not run the install test (its consumer is
+# not built with the sanitizer runtime): a plain build installs the package.
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-release --target profiler tfprof
+bash tests/install_test.sh build-release .
 
 echo "== cmake + ctest under AddressSanitizer and UBSan, with the real-consumer tests (go tool pprof, JUnit reader, speedscope in Chromium)" >&2
 # One CMake build tests the same sources as Bazel: under the sanitizers, so

@@ -191,12 +191,25 @@ TEST_CASE("Profiler::Diff compares with a base run") {
   const int64_t current_total =
       (*current)->ProfileNameScope(o)->total_exec_micros();
   (*current)->SetBase(std::move(*base));
-  absl::StatusOr<DiffTree> d = (*current)->Diff("scope", o);
+  CHECK((*current)->has_base());
+  absl::StatusOr<DiffReport> d = (*current)->Diff("scope", o);
   REQUIRE(d.ok());
-  CHECK(d->root().base.total.exec_micros == base_total);
-  CHECK(d->root().current.total.exec_micros == current_total);
-  CHECK(d->root().children.size() > 10);
+  CHECK(d->view == "scope");
+  CHECK(d->attribute == "micros");
+  REQUIRE(d->rows.size() > 10);
+  // The root first, with each side's totals.
+  CHECK(d->rows[0].depth == 0);
+  CHECK(d->rows[0].base_value == base_total);
+  CHECK(d->rows[0].current_value == current_total);
+  int children = 0;
+  for (const DiffRow& r : d->rows) children += r.depth == 1;
+  CHECK(children > 10);
+  CHECK(d->json.find("\"verdict\"") != std::string::npos);
   CHECK_FALSE((*current)->Diff("nosuch", o).ok());
+  // The diff command's own options, as words.
+  CHECK((*current)->Diff("scope", o, {"-min_change", "5%,10us"}).ok());
+  CHECK_FALSE((*current)->Diff("scope", o, {"-min_change"}).ok());
+  CHECK_FALSE((*current)->Diff("scope", o, {"-nosuch", "1"}).ok());
 }
 
 TEST_CASE("ProfilerHook: exactly one trigger, first run never traced") {

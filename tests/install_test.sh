@@ -12,5 +12,6 @@ cmake -S "$src/examples/consumer" -B "$tmp/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 out=$("$tmp/consumer/consumer" "$src/testdata/sample/profile")
-[[ "$out" == "parameters: 451" ]] || { echo "FAIL: got '$out'"; exit 1; }
+want=$'parameters: 451\ndiff root: 451 -> 451'
+[[ "$out" == "$want" ]] || { echo "FAIL: got '$out'"; exit 1; }
 echo "install: 1 passed, 0 failed"

@@ -33,28 +33,20 @@ namespace {
 
 using testing::JsonValue;
 
-struct Run {
-  std::unique_ptr<LoadedProfile> profile;
-  std::unique_ptr<Views> views;
-};
-
-Run LoadRun(const std::string& rel) {
+std::unique_ptr<Session> LoadRun(const std::string& rel) {
   InputPaths in;
   in.profile_path = testing::CorpusFile(rel);
-  absl::StatusOr<std::unique_ptr<LoadedProfile>> p = LoadProfile(in);
-  REQUIRE(p.ok());
-  Run r{std::move(*p), nullptr};
-  r.views = std::make_unique<Views>(&r.profile->model, nullptr);
-  return r;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Load(in);
+  REQUIRE(s.ok());
+  return std::move(*s);
 }
 
 // A run and its web API (no base run).
 struct RunApi {
   explicit RunApi(const std::string& rel)
       : run(LoadRun(rel)),
-        api(WebRun{run.profile.get(), run.views.get(), "--profile_path=p"},
-            WebRun{}, Options()) {}
-  Run run;
+        api(run.get(), WebInputFlags{"--profile_path=p", ""}, Options()) {}
+  std::unique_ptr<Session> run;
   WebApi api;
 };
 
@@ -126,8 +118,7 @@ TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
     opts.max_depth = 4;
     opts.select = {"micros", "bytes", "params", "float_ops"};
     opts.order_by = "micros";
-    absl::StatusOr<ResultTree> tree =
-        served.run.views->Query(*ViewNamed(view), opts);
+    absl::StatusOr<ResultTree> tree = served.run->Query(*ViewNamed(view), opts);
     REQUIRE(tree.ok());
     WebParams all = query;
     all.push_back({"levels", "all"});
@@ -256,19 +247,19 @@ TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
 }
 
 TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
-  Run base = LoadRun("shiyudian-resnet-tf-dist/profile_0");
-  Run current = LoadRun("shiyudian-resnet-tf-dist/profile_100");
-  WebApi api(
-      WebRun{current.profile.get(), current.views.get(), "--profile_path=c"},
-      WebRun{base.profile.get(), base.views.get(), "--base_profile_path=b"},
-      Options());
+  std::unique_ptr<Session> current =
+      LoadRun("shiyudian-resnet-tf-dist/profile_100");
+  current->SetBase(LoadRun("shiyudian-resnet-tf-dist/profile_0"));
+  WebApi api(current.get(),
+             WebInputFlags{"--profile_path=c", "--base_profile_path=b"},
+             Options());
   const JsonValue info = Parse(Get(api, "/api/info", {}).body);
   CHECK(info.at("base_input_flags").string == "--base_profile_path=b");
   CHECK(info.at("options").array.size() + 1 == OptionTable().size());
   const JsonValue steps = Parse(Get(api, "/api/steps", {}).body);
   CHECK(steps.at("steps").array.size() == info.at("steps").array.size());
   CHECK(Parse(Get(api, "/api/summary", {}).body).at("nodes").number ==
-        current.profile->model.nodes().size());
+        current->model().nodes().size());
   CHECK(Parse(Get(api, "/api/advise", {{"checker", "all"}}).body)
             .at("checkers")
             .array.size() > 3);

@@ -1,5 +1,6 @@
-// Loads a ProfileProto with the installed tfprof library and prints the
-// parameter count.
+// Loads a ProfileProto with the installed tfprof library, prints the
+// parameter count, and compares the profile with itself (Diff's public
+// report).
 #include <iostream>
 
 #include "profiler/tfprof.h"
@@ -19,5 +20,15 @@ int main(int argc, char** argv) {
   auto root = (*profiler)->ProfileNameScope(options);
   if (!root.ok()) return 1;
   std::cout << "parameters: " << root->total_parameters() << "\n";
+  auto base = tfprof::Profiler::FromFile(argv[1]);
+  if (!base.ok()) return 1;
+  (*profiler)->SetBase(std::move(*base));
+  auto diff = (*profiler)->Diff("scope", options);
+  if (!diff.ok()) {
+    std::cerr << diff.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "diff root: " << diff->rows.front().base_value << " -> "
+            << diff->rows.front().current_value << "\n";
   return 0;
 }

@@ -10,8 +10,9 @@
 namespace tfprof {
 
 // Runs `fn` to completion on a thread with a `bytes` stack (the memory is
-// reserved, and only used pages are committed). Runs it inline if no such
-// thread can be made.
+// reserved, and only used pages are committed). Runs it inline if the
+// caller is already on such a stack (so guarded walks may nest without a
+// thread each) or if no such thread can be made.
 void RunWithLargeStack(const std::function<void()>& fn,
                        size_t bytes = size_t{512} << 20);
 

@@ -50,52 +50,6 @@ absl::StatusOr<Timeline> GraphOrTraceTimeline(const ResultTree& result,
   return t;
 }
 
-absl::StatusOr<ResultTree> EmitTimelines(Views* views, const Model& model,
-                                         ViewKind view, const Options& opts,
-                                         const EmitTarget& target) {
-  const std::string& outfile = opts.output_options.at("outfile");
-  if (IsFlatView(view)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the ", ViewName(view),
-                     " view has no timeline; use graph, scope or code"));
-  }
-  if (view != ViewKind::kGraph) {
-    absl::StatusOr<ResultTree> result = views->Query(view, opts);
-    if (!result.ok()) return result.status();
-    absl::Status s = WriteTimeline(absl::StrCat(outfile, "_", opts.step),
-                                   TreeTimeline(*result), target);
-    if (!s.ok()) return s;
-    return result;
-  }
-  // The graph timeline shows one step; -step -1 writes one file per step.
-  std::vector<int64_t> steps;
-  if (opts.step >= 0) {
-    steps.push_back(opts.step);
-  } else {
-    steps.assign(model.steps().begin(), model.steps().end());
-  }
-  if (steps.empty()) {
-    return absl::FailedPreconditionError(
-        "the graph timeline needs run statistics, and this profile has no "
-        "steps");
-  }
-  ResultTree last;
-  for (int64_t step : steps) {
-    Options one = opts;
-    one.step = step;
-    absl::StatusOr<ResultTree> result = views->Query(view, one);
-    if (!result.ok()) return result.status();
-    absl::StatusOr<Timeline> timeline =
-        GraphOrTraceTimeline(*result, model, step);
-    if (!timeline.ok()) return timeline.status();
-    absl::Status s =
-        WriteTimeline(absl::StrCat(outfile, "_", step), *timeline, target);
-    if (!s.ok()) return s;
-    last = std::move(*result);
-  }
-  return last;
-}
-
 absl::Status WriteOrPrint(const std::string& data, const Options& opts,
                           const EmitTarget& target) {
   auto outfile = opts.output_options.find("outfile");
@@ -174,14 +128,16 @@ Emitter EmitterFor(const std::string& type) {
 
 }  // namespace
 
-absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
-                                        ViewKind view, const Options& opts,
-                                        const EmitTarget& target) {
+absl::Status CheckEmittable(ViewKind view, const Options& opts) {
   if (opts.output_type == "timeline") {
-    return EmitTimelines(views, model, view, opts, target);
+    if (IsFlatView(view)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the ", ViewName(view),
+                       " view has no timeline; use graph, scope or code"));
+    }
+    return absl::OkStatus();
   }
-  const Emitter emit = EmitterFor(opts.output_type);
-  if (emit == nullptr) {
+  if (EmitterFor(opts.output_type) == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("-output: unknown type '", opts.output_type, "'"));
   }
@@ -191,12 +147,31 @@ absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
         "pprof output needs the code view (Python call stacks) or the scope "
         "view (name scopes)");
   }
-  absl::StatusOr<ResultTree> result = views->Query(view, opts);
-  if (!result.ok()) return result.status();
-  for (const std::string& note : result->notes) *target.err << note << "\n";
-  absl::Status s = emit(*result, model, opts, target);
-  if (!s.ok()) return s;
-  return result;
+  return absl::OkStatus();
+}
+
+absl::Status EmitResult(const ResultTree& result, const Model& model,
+                        const EmitTarget& target) {
+  const Options& opts = result.options;
+  absl::Status ok = CheckEmittable(result.view, opts);
+  if (!ok.ok()) return ok;
+  for (const std::string& note : result.notes) *target.err << note << "\n";
+  const std::string& outfile = opts.output_type == "timeline"
+                                   ? opts.output_options.at("outfile")
+                                   : std::string();
+  if (opts.output_type != "timeline") {
+    return EmitterFor(opts.output_type)(result, model, opts, target);
+  }
+  // A timeline: the graph view's of its step, else the tree's.
+  if (result.view != ViewKind::kGraph) {
+    return WriteTimeline(absl::StrCat(outfile, "_", opts.step),
+                         TreeTimeline(result), target);
+  }
+  absl::StatusOr<Timeline> timeline =
+      GraphOrTraceTimeline(result, model, opts.step);
+  if (!timeline.ok()) return timeline.status();
+  return WriteTimeline(absl::StrCat(outfile, "_", opts.step), *timeline,
+                       target);
 }
 
 }  // namespace tfprof

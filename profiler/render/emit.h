@@ -1,5 +1,6 @@
-// Running a view query and delivering its result as -output asks: text to a
-// stream or file, JSON, protos, timelines or pprof.
+// Delivering a view query's result as its -output asks: text to a stream
+// or file, JSON, CSV, protos, a Chrome-trace timeline or pprof. (Running the
+// query is the session's: profiler/session/session.h.)
 #ifndef TFPROF_PROFILER_RENDER_EMIT_H_
 #define TFPROF_PROFILER_RENDER_EMIT_H_
 
@@ -11,7 +12,6 @@
 #include "profiler/model/model.h"
 #include "profiler/views/options.h"
 #include "profiler/views/result.h"
-#include "profiler/views/views.h"
 #include "proto/profile.pb.h"
 
 namespace tfprof {
@@ -27,11 +27,15 @@ struct EmitTarget {
 absl::Status WritePprofFile(const perftools::profiles::Profile& profile,
                             const std::string& path, const EmitTarget& target);
 
-// Runs the query and writes its output. Returns the result tree (for a
-// graph timeline of every step, the last step's).
-absl::StatusOr<ResultTree> QueryAndEmit(Views* views, const Model& model,
-                                        ViewKind view, const Options& opts,
-                                        const EmitTarget& target);
+// Whether a view's result can be written as opts' -output (known type; no
+// timeline of a flat view; pprof of the code or scope view only).
+absl::Status CheckEmittable(ViewKind view, const Options& opts);
+
+// Writes the result as its options' -output says; its notes go to
+// target.err. A graph view's timeline is of the result's one step (-step
+// >= 0; the session queries each step for -step -1).
+absl::Status EmitResult(const ResultTree& result, const Model& model,
+                        const EmitTarget& target);
 
 }  // namespace tfprof
 

@@ -336,9 +336,9 @@ absl::StatusOr<StepTimeline> LoadedStepTimeline(
   }
   if (files.empty()) {
     return absl::FailedPreconditionError(
-        "timeline needs the RunMetadata files (--run_meta_path); a "
-        "ProfileProto does not keep them (its graph view draws a step: "
-        "graph -step N -max_depth 1000000 -output timeline:outfile=FILE)");
+        "timeline needs the RunMetadata files (--run_meta_path) or a trace; "
+        "a ProfileProto keeps neither (the session draws its graph view "
+        "instead)");
   }
   if (step < 0) step = files.begin()->first;
   auto it = files.find(step);

@@ -264,9 +264,9 @@ std::string EquivalentCommand(const std::string& input_flags,
   return out;
 }
 
-WebApi::WebApi(WebRun current, WebRun base, Options defaults)
-    : current_(std::move(current)),
-      base_(std::move(base)),
+WebApi::WebApi(Session* session, WebInputFlags flags, Options defaults)
+    : session_(session),
+      flags_(std::move(flags)),
       defaults_(std::move(defaults)),
       info_json_(InfoJson()) {}
 
@@ -309,18 +309,18 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
 }
 
 std::string WebApi::InfoJson() const {
-  const Model& model = current_.profile->model;
+  const Model& model = session_->model();
   std::vector<std::string> steps;
   for (int64_t s : model.steps()) steps.push_back(absl::StrCat(s));
-  const bool timeline = !current_.profile->run_meta_files.empty() ||
+  const bool timeline = !session_->profile().run_meta_files.empty() ||
                         HasTraceEvents(model) || !model.steps().empty();
   std::vector<std::string> paths;
   for (const auto& e : Endpoints()) paths.push_back(e.first);
   return absl::StrCat(
-      "{\"input_flags\": ", JsonQuote(current_.input_flags),
+      "{\"input_flags\": ", JsonQuote(flags_.current),
       ",\n \"base_input_flags\": ",
-      base_.profile ? JsonQuote(base_.input_flags) : "null", ",\n \"steps\": [",
-      absl::StrJoin(steps, ", "),
+      session_->base() != nullptr ? JsonQuote(flags_.base) : "null",
+      ",\n \"steps\": [", absl::StrJoin(steps, ", "),
       "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
@@ -340,7 +340,7 @@ absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
     cache_.splice(cache_.begin(), cache_, it);
     return cache_.front().second;
   }
-  absl::StatusOr<ResultTree> r = current_.views->Query(view, opts);
+  absl::StatusOr<ResultTree> r = session_->Query(view, opts);
   if (!r.ok()) return r.status();
   auto tree = std::make_shared<const ResultTree>(std::move(*r));
   cache_.emplace_front(key, tree);
@@ -396,13 +396,12 @@ WebReply WebApi::View(const WebParams& params) {
       ", \"select\": ",
       JsonStrings({r.options.select.begin(), r.options.select.end()}),
       ",\n\"command\": ",
-      JsonQuote(
-          EquivalentCommand(current_.input_flags, ViewName(r.view), r.options)),
+      JsonQuote(EquivalentCommand(flags_.current, ViewName(r.view), r.options)),
       ",\n\"notes\": ", JsonStrings(r.notes), ",\n\"node\": ", node, "}\n"));
 }
 
 WebReply WebApi::Diff(const WebParams& params) {
-  if (base_.profile == nullptr) {
+  if (session_->base() == nullptr) {
     return Error(400,
                  "no base run: start tfprof with --base_profile_path (or "
                  "another --base_ input flag) to compare");
@@ -411,21 +410,18 @@ WebReply WebApi::Diff(const WebParams& params) {
   if (!req.ok()) return ErrorFor(req.status());
   std::lock_guard<std::mutex> lock(mu_);
   if (req->steps) {
-    const StepsDiff d =
-        DiffSteps(ComputeSteps(base_.profile->model),
-                  ComputeSteps(current_.profile->model), req->diff);
-    return JsonReply(RenderStepsDiff(d, "json"));
+    absl::StatusOr<StepsDiff> d = session_->DiffStepTables(req->diff);
+    if (!d.ok()) return ErrorFor(d.status());
+    return JsonReply(RenderStepsDiff(*d, "json"));
   }
   if (req->top) {
     absl::StatusOr<DiffTop> top =
-        QueryDiffTop(req->opts, req->diff, base_.views, base_.profile->model,
-                     current_.views, current_.profile->model, kTopChanges);
+        session_->DiffTopChanges(req->opts, req->diff, kTopChanges);
     if (!top.ok()) return ErrorFor(top.status());
     return JsonReply(RenderDiffTop(*top, true));
   }
   absl::StatusOr<DiffTree> tree =
-      QueryDiff(req->view, req->opts, req->diff, base_.views,
-                base_.profile->model, current_.views, current_.profile->model);
+      session_->Diff(req->view, req->opts, req->diff);
   if (!tree.ok()) return ErrorFor(tree.status());
   std::string words = absl::StrCat("diff ", ViewName(req->view));
   for (const std::string& w : req->diff_words) {
@@ -436,8 +432,7 @@ WebReply WebApi::Diff(const WebParams& params) {
   return JsonReply(absl::StrCat(
       "{\"command\": ",
       JsonQuote(EquivalentCommand(
-          absl::StrCat(current_.input_flags, " ", base_.input_flags), words,
-          req->opts)),
+          absl::StrCat(flags_.current, " ", flags_.base), words, req->opts)),
       ",\n\"notes\": ", JsonStrings(tree->notes), ",\n\"diff\": ", body,
       "}\n"));
 }
@@ -445,11 +440,7 @@ WebReply WebApi::Diff(const WebParams& params) {
 WebReply WebApi::Steps() {
   std::lock_guard<std::mutex> lock(mu_);
   if (steps_json_.empty()) {
-    StepTable table = ComputeSteps(current_.profile->model);
-    AddStepFlops(ComputeRunFlops(current_.profile->model, table,
-                                 PeakOverrideOf(defaults_)),
-                 &table);
-    steps_json_ = RenderStepsJson(table);
+    steps_json_ = RenderStepsJson(session_->Steps(PeakOverrideOf(defaults_)));
   }
   return JsonReply(steps_json_);
 }
@@ -457,8 +448,8 @@ WebReply WebApi::Steps() {
 WebReply WebApi::Summary() {
   std::lock_guard<std::mutex> lock(mu_);
   if (summary_json_.empty()) {
-    summary_json_ = RenderSummaryJson(
-        Summarize(current_.profile->model, PeakOverrideOf(defaults_)));
+    summary_json_ =
+        RenderSummaryJson(session_->Summary(PeakOverrideOf(defaults_)));
   }
   return JsonReply(summary_json_);
 }
@@ -482,8 +473,7 @@ WebReply WebApi::Advise(const WebParams& params) {
   std::vector<std::string> notes;
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<tfpb::AdviceProto> advice =
-      tfprof::Advise(current_.profile->model, current_.views, options, &notes,
-                     PeakOverrideOf(defaults_));
+      session_->Advise(options, &notes, PeakOverrideOf(defaults_));
   if (!advice.ok()) return ErrorFor(advice.status());
   std::vector<std::string> rows;
   for (const Checker* c : Checkers()) {
@@ -507,29 +497,12 @@ WebReply WebApi::Timeline(const WebParams& params) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  const LoadedProfile& p = *current_.profile;
-  std::string source = "run_metadata";
-  absl::StatusOr<StepTimeline> t = LoadedStepTimeline(p, step, {});
-  if (t.ok() && t->trace_events) source = "trace";
-  if (!t.ok() && p.run_meta_files.empty() && !HasTraceEvents(p.model)) {
-    // A ProfileProto: the graph view's timeline of the step.
-    const std::set<int64_t>& steps = p.model.steps();
-    if (steps.empty()) return Error(400, "the profile has no steps");
-    if (step < 0) step = *steps.begin();
-    absl::Status known = CheckStep(p.model, step);
-    if (!known.ok()) return ErrorFor(known);
-    Options opts = defaults_;
-    opts.step = step;
-    opts.max_depth = 1000000;  // every node of the step
-    absl::StatusOr<std::shared_ptr<const ResultTree>> r =
-        Query(ViewKind::kGraph, opts);
-    if (!r.ok()) return ErrorFor(r.status());
-    t = StepTimeline{step, GraphTimeline(**r, p.model, step).json, false};
-    source = "graph view";
-  }
+  absl::StatusOr<Session::SourcedTimeline> t =
+      session_->StepTimelineOf(step, {}, defaults_);
   if (!t.ok()) return ErrorFor(t.status());
-  return JsonReply(absl::StrCat("{\"step\": ", t->step, ", \"source\": \"",
-                                source, "\",\n\"trace\": ", t->json, "}\n"));
+  return JsonReply(absl::StrCat("{\"step\": ", t->timeline.step,
+                                ", \"source\": \"", t->source,
+                                "\",\n\"trace\": ", t->timeline.json, "}\n"));
 }
 
 }  // namespace tfprof

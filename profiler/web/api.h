@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profiler/load/loader.h"
+#include "profiler/session/session.h"
 #include "profiler/views/options.h"
 #include "profiler/views/result.h"
 #include "profiler/views/views.h"
@@ -31,12 +32,12 @@ struct WebReply {
 // Query parameters in the order the request gave them (a name may repeat).
 using WebParams = std::vector<std::pair<std::string, std::string>>;
 
-struct WebRun {
-  const LoadedProfile* profile = nullptr;
-  Views* views = nullptr;
-  // How the command line names its inputs ("--profile_path=p", and for a
-  // base "--base_profile_path=p"), shown in the commands the page prints.
-  std::string input_flags;
+// How the command line names the session's inputs ("--profile_path=p") and
+// its base's ("--base_profile_path=p"), shown in the commands the page
+// prints.
+struct WebInputFlags {
+  std::string current;
+  std::string base;
 };
 
 // Limits on what one request may ask for.
@@ -47,10 +48,10 @@ inline constexpr int kMaxLevels = 64;
 
 class WebApi {
  public:
-  // `current` must be set; `base` may have a null profile (no diff). Both
+  // Answers from `session` (and its base, if it has one: the diff), which
   // must outlive this object. `defaults` are the options a request starts
   // from (the shell's current options).
-  WebApi(WebRun current, WebRun base, Options defaults);
+  WebApi(Session* session, WebInputFlags flags, Options defaults);
 
   // Answers GET `path` (which starts with /api/). Never fails: errors are
   // 4xx replies with {"error": "..."}. Safe to call from several threads
@@ -72,7 +73,8 @@ class WebApi {
   absl::StatusOr<std::shared_ptr<const ResultTree>> Query(ViewKind view,
                                                           const Options& opts);
 
-  WebRun current_, base_;
+  Session* session_;
+  WebInputFlags flags_;
   Options defaults_;
   std::mutex mu_;  // one query at a time; guards the cache
   // The last queries, most recent first (expanding a node repeats one).

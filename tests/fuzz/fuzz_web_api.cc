@@ -51,13 +51,15 @@ tfprof::WebParams ParseQuery(const std::string& query) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::unique_ptr<tfprof::LoadedProfile> profile =
-      tfprof::SmallProfile();
-  static tfprof::Views views(&profile->model, nullptr);
-  static tfprof::Views base_views(&profile->model, nullptr);
+  static tfprof::Session* session = [] {
+    auto s = new tfprof::Session(tfprof::SmallProfile(), tfprof::InputPaths());
+    s->SetBase(std::make_unique<tfprof::Session>(tfprof::SmallProfile(),
+                                                 tfprof::InputPaths()));
+    return s;
+  }();
   static tfprof::WebApi api(
-      tfprof::WebRun{profile.get(), &views, "--profile_path=p"},
-      tfprof::WebRun{profile.get(), &base_views, "--base_profile_path=p"},
+      session,
+      tfprof::WebInputFlags{"--profile_path=p", "--base_profile_path=p"},
       tfprof::Options());
   const std::string target(reinterpret_cast<const char*>(data), size);
   const size_t q = target.find('?');

@@ -1,0 +1,209 @@
+#include "profiler/session/session.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "profiler/advise/advisor.h"
+#include "profiler/base/large_stack.h"
+#include "profiler/render/trace_timeline.h"
+#include "profiler/render/view_timeline.h"
+#include "profiler/views/options.h"
+
+namespace tfprof {
+namespace {
+
+void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
+  for (const std::string* path :
+       {&in.profile_path, &in.graph_path, &in.op_log_path}) {
+    if (!path->empty()) files->push_back(*path);
+  }
+  for (const std::string* list : {&in.run_meta_path, &in.trace_path}) {
+    for (const std::string& f : SplitList(*list)) files->push_back(f);
+  }
+  if (!in.checkpoint_path.empty()) {
+    files->push_back(in.checkpoint_path);
+    files->push_back(in.checkpoint_path + ".index");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Load(
+    const InputPaths& inputs,
+    const std::function<void(const std::string&)>& progress) {
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded =
+      LoadProfile(inputs, progress);
+  if (!loaded.ok()) return loaded.status();
+  return std::make_unique<Session>(std::move(*loaded), inputs);
+}
+
+Session::Session(std::unique_ptr<LoadedProfile> profile, InputPaths inputs)
+    : profile_(std::move(profile)),
+      inputs_(std::move(inputs)),
+      views_(std::make_unique<Views>(&profile_->model,
+                                     profile_->checkpoint.get())) {}
+
+Session::Session() : Session(std::make_unique<LoadedProfile>(), {}) {}
+
+Session::~Session() = default;
+
+void Session::ResetViews() {
+  views_ =
+      std::make_unique<Views>(&profile_->model, profile_->checkpoint.get());
+}
+
+std::vector<std::string> Session::input_files() const {
+  std::vector<std::string> files;
+  AddInputFiles(inputs_, &files);
+  if (base_ != nullptr) AddInputFiles(base_->inputs_, &files);
+  return files;
+}
+
+void Session::SetBase(std::unique_ptr<Session> base) {
+  base_ = std::move(base);
+}
+
+absl::Status Session::CheckBase(const char* what) const {
+  if (base_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      what,
+      " needs a base run: load one with 'base FILE' or --base_profile_path / "
+      "--base_trace_path / --base_graph_path ..."));
+}
+
+absl::StatusOr<ResultTree> Session::Query(ViewKind view, const Options& opts) {
+  absl::StatusOr<ResultTree> result = absl::InternalError("query not run");
+  // Deep result trees recurse.
+  RunWithLargeStack([&] { result = views_->Query(view, opts); });
+  return result;
+}
+
+absl::StatusOr<ResultTree> Session::QueryAndEmit(ViewKind view,
+                                                 const Options& opts,
+                                                 const EmitTarget& target) {
+  absl::Status ok = CheckEmittable(view, opts);
+  if (!ok.ok()) return ok;
+  // The graph view's timeline shows one step: -step -1 writes one file per
+  // step.
+  std::vector<int64_t> steps = {opts.step};
+  if (opts.output_type == "timeline" && view == ViewKind::kGraph &&
+      opts.step < 0) {
+    steps.assign(model().steps().begin(), model().steps().end());
+    if (steps.empty()) {
+      return absl::FailedPreconditionError(
+          "the graph timeline needs run statistics, and this profile has no "
+          "steps");
+    }
+  }
+  absl::StatusOr<ResultTree> last = absl::InternalError("query not run");
+  for (int64_t step : steps) {
+    Options one = opts;
+    one.step = step;
+    last = Query(view, one);
+    if (!last.ok()) return last.status();
+    absl::Status s;
+    RunWithLargeStack([&] { s = EmitResult(*last, model(), target); });
+    if (!s.ok()) return s;
+  }
+  return last;
+}
+
+absl::StatusOr<DiffTree> Session::Diff(ViewKind view, const Options& opts,
+                                       const DiffOptions& diff) {
+  absl::Status ok = CheckBase("diff");
+  if (!ok.ok()) return ok;
+  absl::StatusOr<DiffTree> tree = absl::InternalError("diff not run");
+  RunWithLargeStack([&] {
+    tree = QueryDiff(view, opts, diff, &base_->views(), base_->model(),
+                     views_.get(), model());
+  });
+  return tree;
+}
+
+absl::StatusOr<DiffTop> Session::DiffTopChanges(const Options& opts,
+                                                const DiffOptions& diff,
+                                                size_t limit) {
+  absl::Status ok = CheckBase("diff");
+  if (!ok.ok()) return ok;
+  absl::StatusOr<DiffTop> top = absl::InternalError("diff not run");
+  RunWithLargeStack([&] {
+    top = QueryDiffTop(opts, diff, &base_->views(), base_->model(),
+                       views_.get(), model(), limit);
+  });
+  return top;
+}
+
+absl::StatusOr<StepsDiff> Session::DiffStepTables(const DiffOptions& diff) {
+  absl::Status ok = CheckBase("diff");
+  if (!ok.ok()) return ok;
+  return DiffSteps(ComputeSteps(base_->model()), ComputeSteps(model()), diff);
+}
+
+absl::StatusOr<ProfileSummary> Session::BaseSummary(const PeakOverride& peaks) {
+  absl::Status ok = CheckBase("diff");
+  if (!ok.ok()) return ok;
+  return base_->Summary(peaks);
+}
+
+StepTable Session::Steps(const PeakOverride& peaks) {
+  StepTable table = ComputeSteps(model());
+  AddStepFlops(ComputeRunFlops(model(), table, peaks), &table);
+  return table;
+}
+
+ProfileSummary Session::Summary(const PeakOverride& peaks) {
+  return Summarize(model(), peaks);
+}
+
+absl::StatusOr<tfpb::AdviceProto> Session::Advise(
+    const tfpb::AdvisorOptionsProto& options, std::vector<std::string>* notes,
+    const PeakOverride& peaks) {
+  absl::StatusOr<tfpb::AdviceProto> advice = absl::InternalError("not run");
+  RunWithLargeStack([&] {
+    advice = tfprof::Advise(model(), views_.get(), options, notes, peaks);
+  });
+  return advice;
+}
+
+absl::StatusOr<std::vector<GateResult>> Session::Check(
+    const std::vector<Condition>& conditions, int64_t step, GateBase base,
+    const PeakOverride& peaks) {
+  base.model = base_ != nullptr ? &base_->model() : nullptr;
+  return EvaluateGates(model(), conditions, step, base, peaks);
+}
+
+absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
+    int64_t step, const StepTimelineOptions& options,
+    const Options& view_options) {
+  const LoadedProfile& p = *profile_;
+  if (!p.run_meta_files.empty() || HasTraceEvents(p.model)) {
+    absl::StatusOr<StepTimeline> t = LoadedStepTimeline(p, step, options);
+    if (!t.ok()) return t.status();
+    const bool trace = t->trace_events;
+    return SourcedTimeline{std::move(*t), trace ? "trace" : "run_metadata"};
+  }
+  // A ProfileProto keeps neither: the graph view's timeline of the step.
+  const std::set<int64_t>& steps = p.model.steps();
+  if (steps.empty()) {
+    return absl::FailedPreconditionError(
+        "the profile has no steps, so no timeline");
+  }
+  if (step < 0) step = *steps.begin();
+  absl::Status known = CheckStep(p.model, step);
+  if (!known.ok()) return known;
+  Options opts = view_options;
+  opts.step = step;
+  opts.max_depth = 1000000;  // every node of the step
+  absl::StatusOr<ResultTree> r = Query(ViewKind::kGraph, opts);
+  if (!r.ok()) return r.status();
+  return SourcedTimeline{
+      StepTimeline{step, GraphTimeline(*r, p.model, step).json, false},
+      "graph view"};
+}
+
+std::vector<AllocatorPeak> Session::MemoryPeaks() {
+  return ComputeMemoryPeaks(model());
+}
+
+}  // namespace tfprof
