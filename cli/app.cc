@@ -238,8 +238,13 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     *io.err << "tfprof: " << valid.message() << "\n";
     return kExitUsage;
   }
+  // `ranks` loads each rank on its own: the whole input is not loaded as
+  // one (hundreds of ranks would not fit in memory).
+  const bool ranks_only = !flags->command.empty() &&
+                          flags->command[0] == "ranks" &&
+                          !in.trace_path.empty();
   absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded =
-      LoadWithProgress(in, io);
+      ranks_only ? std::make_unique<LoadedProfile>() : LoadWithProgress(in, io);
   if (!loaded.ok()) {
     *io.err << "tfprof: " << loaded.status().message() << "\n";
     return no_input ? kExitUsage : kExitError;

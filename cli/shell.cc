@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/http_command.h"
+#include "cli/ranks_command.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/advise/gates.h"
 #include "profiler/advise/gates_report.h"
@@ -348,8 +349,9 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
           " is not available here; use stdout, file, csv or json"));
     }
   }
-  const StepTable table =
-      shell.session().Steps(PeakOverrideOf(shell.options()));
+  absl::StatusOr<Session*> session = shell.SessionFor(shell.options());
+  if (!session.ok()) return session.status();
+  const StepTable table = (*session)->Steps(PeakOverrideOf(shell.options()));
   const std::string text = type == "csv"    ? RenderStepsCsv(table)
                            : type == "json" ? RenderStepsJson(table)
                                             : RenderStepsText(table);
@@ -680,6 +682,12 @@ const std::vector<CommandSpec>& Commands() {
        "One row per step: wall time from the step's own markers, accelerator "
        "busy time (compute, memcpy), idle time, kernels and peak memory.",
        StepsCommand},
+      {"ranks", "[-output stdout|csv|json|timeline[:outfile=PATH]] [-step N]",
+       "Several ranks' traces as one job: each rank's clock offset, per rank "
+       "and step the wall, compute, communication, wait and idle time, and "
+       "the stragglers with what made them late; -output timeline: one step "
+       "of every rank in one Chrome trace on the aligned clock.",
+       RanksCommand},
       {"memory",
        "[-top N] [-output stdout|file:outfile=PATH|csv|timeline:outfile=PATH]",
        "Memory in use per allocator (traces): the peak, its step, and the "
@@ -890,9 +898,16 @@ absl::Status Shell::RunView(ViewKind view,
   Options opts = options_;
   absl::Status s = ParseOptionTokens(args, 0, &opts);
   if (!s.ok()) return s;
-  absl::StatusOr<ResultTree> result =
-      session_->QueryAndEmit(view, opts, EmitTarget{out_, err_, input_files()});
+  absl::StatusOr<Session*> session = SessionFor(opts);
+  if (!session.ok()) return session.status();
+  absl::StatusOr<ResultTree> result = (*session)->QueryAndEmit(
+      view, opts, EmitTarget{out_, err_, input_files()});
   return result.status();
+}
+
+absl::StatusOr<Session*> Shell::SessionFor(const Options& opts) {
+  if (opts.rank < 0) return session_.get();
+  return session_->ForRank(opts.rank);
 }
 
 }  // namespace cli

@@ -67,6 +67,9 @@ class Shell {
   const InputPaths& inputs() const { return session_->inputs(); }
   // What every command asks the loaded run (and its base).
   Session& session() { return *session_; }
+  // The session a command with these options reads: rank N's alone with
+  // -rank N on a multi-rank input, else the whole input's.
+  absl::StatusOr<Session*> SessionFor(const Options& opts);
 
   bool quit_requested() const { return quit_; }
   void RequestQuit() { quit_ = true; }

@@ -7,7 +7,8 @@ namespace {
 
 TEST_CASE("Option table lists tfprof's 21 options in order, and ours") {
   const auto& t = OptionTable();
-  REQUIRE(t.size() == 27);
+  REQUIRE(t.size() == 28);
+  CHECK(t[26].name == "rank");
   CHECK(t[18].name == "device_regexes");
   CHECK(t.front().name == "max_depth");
   CHECK(t[11].name == "step");

@@ -17,6 +17,7 @@
 #include "profiler/base/file.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/profile_reader.h"
+#include "profiler/load/trace_files.h"
 
 namespace tfprof {
 namespace {
@@ -212,8 +213,10 @@ absl::Status ReadInput(const std::string& path, bool text_first, Message* msg,
 absl::Status LoadTraces(const std::string& trace_path,
                         const std::optional<tfpb::OpLogProto>& op_log,
                         LoadedProfile* out) {
-  const std::vector<std::string> files =
-      absl::StrSplit(trace_path, ',', absl::SkipEmpty());
+  absl::StatusOr<std::vector<std::string>> expanded =
+      ExpandTracePath(trace_path);
+  if (!expanded.ok()) return expanded.status();
+  const std::vector<std::string>& files = *expanded;
   absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
   if (!trace.ok()) return trace.status();
   for (const std::string& f : files) {

@@ -43,6 +43,11 @@ void Activity::Finish() {
                      }
                      return a.time_ns < b.time_ns;
                    });
+  std::sort(tags_.begin(), tags_.end(),
+            [](const CollectiveTag& a, const CollectiveTag& b) {
+              if (a.name != b.name) return a.name < b.name;
+              return a.start_ns < b.start_ns;
+            });
   int64_t in_use = 0;
   for (size_t i = 0; i < memory_.size(); ++i) {
     MemorySample& m = memory_[i];
@@ -74,6 +79,8 @@ void Activity::Shift(int64_t ns) {
   for (DeviceWork& w : work_) w.start_ns = SatAdd(w.start_ns, ns);
   for (HostSpan& h : host_) h.start_ns = SatAdd(h.start_ns, ns);
   for (MemorySample& m : memory_) m.time_ns = SatAdd(m.time_ns, ns);
+  for (CollectiveTag& t : tags_) t.start_ns = SatAdd(t.start_ns, ns);
+  rank_.base_ns = SatAdd(rank_.base_ns, -ns);
 }
 
 }  // namespace tfprof

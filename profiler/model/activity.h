@@ -88,6 +88,31 @@ struct NodeCost {
   Dtype dtype = Dtype::kUnknown;
 };
 
+// Which rank of a distributed job recorded the trace, as the trace says
+// (Kineto's distributedInfo, an XSpace's host name); rank -1 when it does
+// not say.
+struct RankInfo {
+  int64_t rank = -1;
+  int64_t world_size = 0;
+  std::string backend;  // "nccl", "gloo", ...
+  std::string host;     // an XSpace's host name
+  // What the times count from on the trace's wall clock: the time since the
+  // epoch is base_ns + a time here (Kineto's baseTimeNanoseconds; Shift()
+  // keeps it so). 0 when the times are wall-clock times already, as far as
+  // the trace says.
+  int64_t base_ns = 0;
+};
+
+// What a trace records of one collective beyond its name and time: the
+// process group and the collective's sequence number in it, where the
+// trace has them. Keyed by the event (name id, start) it belongs to.
+struct CollectiveTag {
+  uint32_t name = 0;  // Activity::String() id of the event's name
+  int64_t start_ns = 0;
+  uint32_t group = 0;  // process group name; "" when not recorded
+  int64_t seq = -1;    // -1 when not recorded
+};
+
 // What the trace says of how it was recorded (PyTorch profiler options).
 struct Recording {
   bool known = false;  // the trace says (Kineto traces do)
@@ -121,6 +146,8 @@ class Activity {
   }
   void AddNodeCost(const NodeCost& cost) { costs_.push_back(cost); }
   void set_recording(const Recording& r) { recording_ = r; }
+  void set_rank(const RankInfo& r) { rank_ = r; }
+  void AddCollectiveTag(const CollectiveTag& t) { tags_.push_back(t); }
   // A line on how float ops were counted (which rule, what was not
   // counted), for the summary's and advise's notes.
   void AddFlopsNote(std::string note) {
@@ -148,6 +175,9 @@ class Activity {
   }
   const std::vector<NodeCost>& node_costs() const { return costs_; }
   const Recording& recording() const { return recording_; }
+  const RankInfo& rank() const { return rank_; }
+  // Sorted by (name, start) after Finish().
+  const std::vector<CollectiveTag>& collective_tags() const { return tags_; }
   const std::vector<std::string>& flops_notes() const { return flops_notes_; }
 
  private:
@@ -161,6 +191,8 @@ class Activity {
   std::map<std::string, DeviceInfo> device_info_;
   std::vector<NodeCost> costs_;
   Recording recording_;
+  RankInfo rank_;
+  std::vector<CollectiveTag> tags_;
   std::vector<std::string> flops_notes_;
 };
 

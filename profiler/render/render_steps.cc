@@ -25,6 +25,9 @@ std::vector<Field> Fields(const StepRow& r) {
       {"accelerator_micros", NanosAsMicros(r.accelerator_ns)},
       {"compute_micros", NanosAsMicros(r.compute_ns)},
       {"memcpy_micros", NanosAsMicros(r.memcpy_ns)},
+      {"communication_micros", NanosAsMicros(r.communication_ns)},
+      {"exposed_communication_micros",
+       NanosAsMicros(r.exposed_communication_ns)},
       {"idle_micros", NanosAsMicros(r.idle_ns)},
       {"kernels", absl::StrCat(r.kernels)},
       {"device_span_micros", NanosAsMicros(r.device_span_ns)},
@@ -48,9 +51,14 @@ std::string RenderStepsText(const StepTable& table) {
   std::string out =
       absl::StrFormat("%d steps (%s)\n", table.rows.size(), table.wall_source);
   const bool flops = !table.mfu_text.empty();
-  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s %12s %8s %12s", "step",
-                        "wall", "accelerator", "compute", "memcpy", "idle",
-                        "kernels", "device span");
+  bool comm = false;
+  for (const StepRow& r : table.rows) comm = comm || r.communication_ns > 0;
+  absl::StrAppendFormat(&out, "%8s %12s %12s %12s %12s", "step", "wall",
+                        "accelerator", "compute", "memcpy");
+  if (comm)
+    absl::StrAppendFormat(&out, " %13s %12s", "communication", "exposed");
+  absl::StrAppendFormat(&out, " %12s %8s %12s", "idle", "kernels",
+                        "device span");
   if (flops) absl::StrAppendFormat(&out, " %13s %6s", "flops", "MFU");
   absl::StrAppend(&out, "  peak memory\n");
   for (const StepRow& r : table.rows) {
@@ -58,11 +66,15 @@ std::string RenderStepsText(const StepTable& table) {
                                  ? "-"
                                  : absl::StrCat(FormatMemory(r.peak_bytes),
                                                 " (", r.peak_allocator, ")");
-    absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s %12s %8d %12s", r.step,
+    absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s", r.step,
                           FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
-                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns),
-                          FormatNanos(r.idle_ns), r.kernels,
-                          FormatNanos(r.device_span_ns));
+                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns));
+    if (comm) {
+      absl::StrAppendFormat(&out, " %13s %12s", FormatNanos(r.communication_ns),
+                            FormatNanos(r.exposed_communication_ns));
+    }
+    absl::StrAppendFormat(&out, " %12s %8d %12s", FormatNanos(r.idle_ns),
+                          r.kernels, FormatNanos(r.device_span_ns));
     if (flops) {
       absl::StrAppendFormat(
           &out, " %13s %6s", FormatFlopCount(static_cast<double>(r.flops)),

@@ -17,6 +17,28 @@ namespace tfprof {
 // Whether the model keeps a trace's events (Model::activity()).
 bool HasTraceEvents(const Model& model);
 
+// The step's start on the model's clock: its own span where known, else its
+// first event.
+int64_t StepOrigin(const Model& model, int64_t step);
+
+// Several traces' events of one step in one Chrome trace (the ranks of a
+// job, aligned): a host process and a process per GPU for each trace.
+class StepEventsWriter {
+ public:
+  // Adds `model`'s events of `step` (with `nodes`, only theirs, as below),
+  // times shifted by `shift_ns`; process ids from `pid_base`, process names
+  // after `label` ("rank 3: Host") when it is not empty. Returns how many
+  // events it added.
+  int64_t Add(const Model& model, int64_t step,
+              const std::set<std::string>* nodes, int64_t shift_ns,
+              const std::string& label, int pid_base);
+  // The Chrome trace (times in microseconds, nanoseconds as decimals).
+  std::string Finish() const;
+
+ private:
+  std::string meta_, events_;
+};
+
 // The events of `step` (times in microseconds from the step's start, with
 // nanoseconds as decimals). With `nodes`, only events of those nodes (host
 // events by their node, GPU work by its launching op). Fails when the model

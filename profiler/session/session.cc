@@ -1,13 +1,17 @@
 #include "profiler/session/session.h"
 
+#include <climits>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/base/large_stack.h"
+#include "profiler/base/saturate.h"
 #include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
+#include "profiler/session/rank_loader.h"
 #include "profiler/views/options.h"
 
 namespace tfprof {
@@ -147,6 +151,9 @@ absl::StatusOr<ProfileSummary> Session::BaseSummary(const PeakOverride& peaks) {
 }
 
 StepTable Session::Steps(const PeakOverride& peaks) {
+  if (multi_rank() && ProfileRanks(nullptr).ok()) {
+    return CombineRankSteps(*rank_profiles_);
+  }
   StepTable table = ComputeSteps(model());
   AddStepFlops(ComputeRunFlops(model(), table, peaks), &table);
   return table;
@@ -204,6 +211,125 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
 
 std::vector<AllocatorPeak> Session::MemoryPeaks() {
   return ComputeMemoryPeaks(model());
+}
+
+const std::vector<RankFiles>& Session::RankGroups() {
+  if (!rank_groups_.has_value()) {
+    rank_groups_.emplace();
+    if (!inputs_.trace_path.empty()) {
+      absl::StatusOr<std::vector<std::string>> files =
+          ExpandTracePath(inputs_.trace_path);
+      if (files.ok() && !files->empty()) *rank_groups_ = GroupByRank(*files);
+    }
+  }
+  return *rank_groups_;
+}
+
+absl::Status Session::ProfileRanks(
+    const std::function<void(const std::string&)>& progress) {
+  if (rank_profiles_.has_value()) return absl::OkStatus();
+  const std::vector<RankFiles>& groups = RankGroups();
+  // A session made for `ranks` alone has not loaded its input as one.
+  const bool loaded = model().size() > 0 || groups.empty();
+  if (groups.size() < 2 && loaded) {
+    // One rank: this session's own model.
+    RankProfile p;
+    RunWithLargeStack([&] {
+      p = ProfileRank(model(),
+                      groups.empty() ? input_files() : groups.front().files);
+    });
+    rank_profiles_.emplace();
+    rank_profiles_->push_back(std::move(p));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<RankProfile>> profiles =
+      ProfileRankFiles(groups, 2, progress);
+  if (!profiles.ok()) return profiles.status();
+  rank_profiles_ = std::move(*profiles);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RanksReport> Session::Ranks(
+    const std::function<void(const std::string&)>& progress) {
+  if (!ranks_report_.has_value()) {
+    absl::Status s = ProfileRanks(progress);
+    if (!s.ok()) return s;
+    ranks_report_ = AnalyzeRanks(*rank_profiles_);
+  }
+  return *ranks_report_;
+}
+
+absl::StatusOr<Session*> Session::ForRank(int64_t rank) {
+  auto cached = rank_sessions_.find(rank);
+  if (cached != rank_sessions_.end()) return cached->second.get();
+  absl::StatusOr<RanksReport> report = Ranks();
+  if (!report.ok()) return report.status();
+  std::vector<int64_t> known;
+  for (const RankReport& r : report->ranks) {
+    known.push_back(r.rank);
+    if (r.rank != rank) continue;
+    if (!multi_rank()) return this;
+    InputPaths in;
+    in.trace_path = absl::StrJoin(r.files, ",");
+    absl::StatusOr<std::unique_ptr<Session>> s = Load(in);
+    if (!s.ok()) return s.status();
+    Session* out = s->get();
+    rank_sessions_[rank] = std::move(*s);
+    return out;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("-rank ", rank, ": no such rank; the input has rank",
+                   known.size() == 1 ? " " : "s ", absl::StrJoin(known, ", ")));
+}
+
+absl::StatusOr<std::string> Session::RanksTimeline(int64_t step) {
+  absl::StatusOr<RanksReport> report = Ranks();
+  if (!report.ok()) return report.status();
+  if (report->steps.empty()) {
+    return absl::FailedPreconditionError("the ranks have no steps");
+  }
+  if (step < 0) step = report->steps.front().step;
+  // Each rank's clock base (its profile, found by its files) and the step's
+  // earliest aligned start.
+  std::vector<int64_t> shift(report->ranks.size(), 0);
+  int64_t origin = INT64_MAX;
+  for (size_t i = 0; i < report->ranks.size(); ++i) {
+    const RankReport& rr = report->ranks[i];
+    for (const RankProfile& p : *rank_profiles_) {
+      if (p.files != rr.files) continue;
+      shift[i] = SatAdd(p.base_ns, -rr.offset_ns);
+      for (const StepRow& row : p.steps.rows) {
+        if (row.step == step) {
+          origin = std::min(origin, SatAdd(row.start_ns, shift[i]));
+        }
+      }
+    }
+  }
+  if (origin == INT64_MAX) {
+    return absl::NotFoundError(absl::StrCat("no rank has step ", step));
+  }
+  StepEventsWriter writer;
+  int64_t events = 0;
+  for (size_t i = 0; i < report->ranks.size(); ++i) {
+    const RankReport& rr = report->ranks[i];
+    std::unique_ptr<Session> owned;
+    const Model* model = &this->model();
+    if (multi_rank() || model->size() == 0) {
+      InputPaths in;
+      in.trace_path = absl::StrJoin(rr.files, ",");
+      absl::StatusOr<std::unique_ptr<Session>> s = Load(in);
+      if (!s.ok()) return s.status();
+      owned = std::move(*s);
+      model = &owned->model();
+    }
+    events += writer.Add(*model, step, nullptr, SatAdd(shift[i], -origin),
+                         absl::StrCat("rank ", rr.rank),
+                         static_cast<int>(i + 1) * 1000);
+  }
+  if (events == 0) {
+    return absl::NotFoundError(absl::StrCat("no trace events in step ", step));
+  }
+  return writer.Finish();
 }
 
 }  // namespace tfprof

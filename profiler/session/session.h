@@ -11,6 +11,8 @@
 #define TFPROF_PROFILER_SESSION_SESSION_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,10 +21,12 @@
 #include "absl/status/statusor.h"
 #include "profiler/advise/gates.h"
 #include "profiler/load/loader.h"
+#include "profiler/load/trace_files.h"
 #include "profiler/render/emit.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/views/diff.h"
 #include "profiler/views/memory.h"
+#include "profiler/views/ranks.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/summary.h"
 #include "profiler/views/views.h"
@@ -105,11 +109,40 @@ class Session {
       const Options& view_options);
   std::vector<AllocatorPeak> MemoryPeaks();
 
+  // --- Several ranks. --trace_path naming the traces of two or more ranks
+  // (PeekTraceRank) makes a multi-rank session: its model holds every
+  // rank's events (the views sum over ranks), Steps() combines the ranks'
+  // tables (CombineRankSteps) and Ranks() is the job's account; ForRank(n)
+  // is a session of rank n's files alone.
+
+  // The input's ranks (one group for a one-rank input; none without
+  // traces). Peeks at the files once.
+  const std::vector<RankFiles>& RankGroups();
+  bool multi_rank() { return RankGroups().size() >= 2; }
+  // The job's ranks report: each rank loaded on its own, two at a time (a
+  // one-rank input is profiled from this session's model). Cached.
+  absl::StatusOr<RanksReport> Ranks(
+      const std::function<void(const std::string&)>& progress = nullptr);
+  // Rank n (as Ranks() numbers them): a session of its files, loaded once.
+  absl::StatusOr<Session*> ForRank(int64_t rank);
+  // One step (step < 0: the job's first) of every rank in one Chrome trace
+  // on the aligned clock: a host process and GPU processes per rank, named
+  // "rank N: ...", times from the step's earliest aligned start. Ranks are
+  // loaded one after another.
+  absl::StatusOr<std::string> RanksTimeline(int64_t step);
+
  private:
+  absl::Status ProfileRanks(
+      const std::function<void(const std::string&)>& progress);
+
   std::unique_ptr<LoadedProfile> profile_;
   InputPaths inputs_;
   std::unique_ptr<Views> views_;
   std::unique_ptr<Session> base_;
+  std::optional<std::vector<RankFiles>> rank_groups_;
+  std::optional<std::vector<RankProfile>> rank_profiles_;
+  std::optional<RanksReport> ranks_report_;
+  std::map<int64_t, std::unique_ptr<Session>> rank_sessions_;
 };
 
 }  // namespace tfprof

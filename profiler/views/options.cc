@@ -42,6 +42,7 @@ int64_t* IntField(const std::string& name, Options* o) {
   if (name == "min_float_ops") return &o->min_float_ops;
   if (name == "min_occurrence") return &o->min_occurrence;
   if (name == "step") return &o->step;
+  if (name == "rank") return &o->rank;
   return nullptr;
 }
 
@@ -246,6 +247,9 @@ const std::vector<OptionSpec>& OptionTable() {
       {"select", K::kSelect, "micros",
        "Comma-separated attributes to show: " +
            absl::StrJoin(SelectValues(), ", ") + "."},
+      {"rank", K::kInt, "-1",
+       "With the traces of several ranks: read rank N's files only (-1: "
+       "every rank, views summed over the ranks, steps combined)."},
       {"output", K::kOutput, "stdout", OutputHelp()},
   };
   return table;
@@ -358,6 +362,9 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
       }
       if (name == "step" && v < -1) {
         return BadValue(name, value, "must be -1 (average) or a step number");
+      }
+      if (name == "rank" && v < -1) {
+        return BadValue(name, value, "must be -1 (every rank) or a rank");
       }
       *IntField(name, opts) = v;
       return absl::OkStatus();

@@ -50,6 +50,8 @@ struct Options {
   int64_t min_float_ops = 0;
   int64_t min_occurrence = 0;
   int64_t step = -1;
+  // Multi-rank inputs: the rank whose files the command reads (-1: all).
+  int64_t rank = -1;
   std::string order_by = "name";
   std::vector<std::string> account_type_regexes = {".*"};
   std::vector<std::string> start_name_regexes = {".*"};

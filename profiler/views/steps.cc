@@ -7,6 +7,7 @@
 
 #include "profiler/base/device.h"
 #include "profiler/base/saturate.h"
+#include "profiler/views/communication.h"
 
 namespace tfprof {
 namespace {
@@ -36,7 +37,10 @@ namespace {
 // What one step's executions and accelerator work cover.
 struct StepWork {
   int64_t first_start = INT64_MAX, last_end = INT64_MIN;  // executions, ns
-  std::vector<Interval> compute, copies;
+  // Kernels other than communication; copies and sets; communication
+  // (collective kernels, host transfers such as gloo's).
+  std::vector<Interval> compute, copies, comm;
+  std::vector<Interval> comm_kernels;  // accelerator work among comm
   int64_t kernels = 0;
   int64_t first_kernel = INT64_MAX, last_kernel_end = INT64_MIN;
 };
@@ -74,17 +78,28 @@ void FromExecutions(const Model& model, bool with_devices,
 
 void FromActivity(const Activity& activity,
                   std::map<int64_t, StepWork>* steps) {
+  CollectiveNames names(activity);
   for (const DeviceWork& w : activity.work()) {
     StepWork& s = (*steps)[w.step];
     const Interval i{w.start_ns, SatAdd(w.start_ns, w.duration_ns)};
     if (w.kind == WorkKind::kKernel) {
-      s.compute.push_back(i);
+      if (names.KindOf(w.name) == CollectiveKind::kDeviceKernel) {
+        s.comm.push_back(i);
+        s.comm_kernels.push_back(i);
+      } else {
+        s.compute.push_back(i);
+      }
       ++s.kernels;
       s.first_kernel = std::min(s.first_kernel, i.first);
       s.last_kernel_end = std::max(s.last_kernel_end, i.second);
     } else {
       s.copies.push_back(i);
     }
+  }
+  for (const HostSpan& h : activity.host()) {
+    if (names.KindOf(h.name) != CollectiveKind::kHostTransfer) continue;
+    (*steps)[h.step].comm.push_back(
+        {h.start_ns, SatAdd(h.start_ns, h.duration_ns)});
   }
 }
 
@@ -145,12 +160,19 @@ StepTable ComputeSteps(const Model& model) {
     }
     std::vector<Interval> all = w.compute;
     all.insert(all.end(), w.copies.begin(), w.copies.end());
+    all.insert(all.end(), w.comm_kernels.begin(), w.comm_kernels.end());
     row.accelerator_ns = UnionLength(&all);
+    all.insert(all.end(), w.comm.begin(), w.comm.end());
+    const int64_t busy = UnionLength(&all);
+    std::vector<Interval> comm_or_compute = w.comm;
+    comm_or_compute.insert(comm_or_compute.end(), w.compute.begin(),
+                           w.compute.end());
     row.compute_ns = UnionLength(&w.compute);
     row.memcpy_ns = UnionLength(&w.copies);
-    if (row.accelerator_ns > 0) {
-      row.idle_ns = std::max<int64_t>(row.wall_ns - row.accelerator_ns, 0);
-    }
+    row.communication_ns = UnionLength(&w.comm);
+    row.exposed_communication_ns =
+        UnionLength(&comm_or_compute) - row.compute_ns;
+    if (busy > 0) row.idle_ns = std::max<int64_t>(row.wall_ns - busy, 0);
     row.kernels = w.kernels;
     if (w.first_kernel <= w.last_kernel_end) {
       row.device_span_ns = w.last_kernel_end - w.first_kernel;

@@ -22,11 +22,17 @@ struct StepRow {
   int64_t wall_ns = 0;
   bool from_markers = false;  // wall time from the step's own markers
   // Time in which any accelerator work ran (overlaps counted once), and its
-  // parts: kernels, and copies or sets.
+  // parts: kernels other than collectives', and copies or sets.
   int64_t accelerator_ns = 0;
   int64_t compute_ns = 0;
   int64_t memcpy_ns = 0;
-  // Wall time with no accelerator work (0 without accelerator work).
+  // Time in communication: collective kernels (NCCL/RCCL) and host
+  // transfers (gloo), overlaps counted once; the part of it during which no
+  // compute kernel ran.
+  int64_t communication_ns = 0;
+  int64_t exposed_communication_ns = 0;
+  // Wall time with neither accelerator work nor communication (0 without
+  // either).
   int64_t idle_ns = 0;
   int64_t kernels = 0;  // kernel launches
   // From the first kernel's start to the last kernel's end (0 without

@@ -24,190 +24,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "profiler/base/collectives.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
 #include "profiler/importers/kineto/kineto_args.h"
+#include "profiler/importers/kineto/kineto_events.h"
 #include "profiler/importers/kineto/torch_flops.h"
 
 namespace tfprof {
 namespace trace_internal {
 namespace {
-
-enum class Kind : uint8_t {
-  kPython = 0,  // python_function: a call-stack frame
-  kCpu = 1,     // a node execution on a CPU thread
-  kMemory = 2,  // a "[memory]" instant event
-  kGpu = 3,     // kernel / memcpy / memset on a GPU stream
-};
-
-// Strings kept once (event names, categories, call stacks, streams, ids),
-// by their id as an int32.
-int32_t Intern(StringTable* strings, absl::string_view s) {
-  return static_cast<int32_t>(
-      strings->Id(std::string_view(s.data(), s.size())));
-}
-
-// An id ("correlation", "External id") compared as the text it reads as
-// (a string, or a number rendered as text): kept as its number when the
-// text is one written the canonical way, else as the interned text.
-struct IdKey {
-  int64_t value = 0;
-  int32_t text = kAbsent;  // kNumber, or the string table id of the text
-
-  static constexpr int32_t kAbsent = -2;
-  static constexpr int32_t kNumber = -1;
-
-  bool present() const { return text != kAbsent; }
-  bool operator==(const IdKey& o) const {
-    return value == o.value && text == o.text;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const IdKey& k) {
-    return H::combine(std::move(h), k.value, k.text);
-  }
-};
-
-IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
-  IdKey key;
-  if (v.type == JsonScalar::Type::kInt64) {
-    key.value = v.i;
-    key.text = IdKey::kNumber;
-    return key;
-  }
-  std::optional<std::string> text = v.IdText();
-  if (!text.has_value()) return key;
-  int64_t number;
-  if (absl::SimpleAtoi(*text, &number) && absl::StrCat(number) == *text) {
-    key.value = number;
-    key.text = IdKey::kNumber;
-  } else {
-    key.text = Intern(strings, *text);
-  }
-  return key;
-}
-
-// One event that matters, as compact as the passes need it: the JSON is
-// gone once the events are collected.
-struct Event {
-  int64_t start = 0;     // microseconds
-  int64_t duration = 0;  // microseconds
-  // kCpu: as read, for the activity record.
-  int64_t start_ns = 0;
-  int64_t duration_ns = 0;
-  // Filled by the nesting pass (kCpu).
-  int64_t exclusive_ns = 0;  // duration minus that of nested kCpu events
-  int64_t step = 0;
-  int32_t name = 0;      // string table
-  int32_t category = 0;  // string table
-  int32_t thread = -1;   // index into the thread table (CPU side)
-  int32_t parent = -1;   // enclosing kCpu event on the same thread
-  int32_t node = -1;
-  int32_t depth = 0;    // path components of the node name
-  int32_t anchor = -1;  // the event whose name the path extends
-  int32_t args = -1;    // kCpu: cpu_args, kMemory: memory_args, kGpu: gpu_args
-  // kCpu: the kMemory events that happened inside, a list in order through
-  // their next_memory.
-  int32_t first_memory = -1;
-  int32_t last_memory = -1;
-  int32_t next_memory = -1;  // kMemory
-  Kind kind = Kind::kCpu;
-  bool runtime = false;  // cuda_runtime / cuda_driver style launch call
-};
-
-struct CpuArgs {
-  std::optional<int64_t> flops;  // args.flops when an integer >= 0
-  int32_t call_stack = -1;       // args["Call stack"] (string table)
-  // The float ops of an op with a formula (TorchFlops), and whether a
-  // nested record counts its computation instead (the extended rule).
-  std::optional<TorchOpFlops> torch;
-  bool nested_counted = false;
-};
-
-struct MemoryArgs {
-  int64_t time_ns = 0;
-  uint64_t address = 0;
-  std::optional<int64_t> bytes;
-  int64_t device_type = 0;
-  int64_t device_id = 0;
-  std::optional<int64_t> total_allocated;
-};
-
-struct GpuArgs {
-  int32_t launch = -1;  // "regs:R shm:S grid:x,y,z block:x,y,z" (strings)
-  int64_t start_ns = 0;
-  int64_t duration_ns = 0;
-  IdKey correlation;
-  IdKey external_id;  // "External id", else "external id"
-  int64_t device = 0;
-  int32_t stream = 0;  // string table
-};
-
-// What the importer reads of one event (first occurrences of each key, as
-// the DOM parser's at_key() finds them).
-struct EventFields : TraceEventFields {
-  JsonScalar correlation, external_id, external_id_lower, flops, call_stack,
-      bytes, device_type, device_id, total_allocated, device, stream, addr,
-      registers, shared_memory;
-  JsonInts grid, block;
-  JsonScalar* ArgSlot(absl::string_view key) {
-    switch (key.size()) {
-      case 4:
-        if (key == "Addr") return &addr;
-        break;
-      case 5:
-        if (key == "flops") return &flops;
-        if (key == "Bytes") return &bytes;
-        break;
-      case 6:
-        if (key == "device") return &device;
-        if (key == "stream") return &stream;
-        break;
-      case 9:
-        if (key == "Device Id") return &device_id;
-        break;
-      case 10:
-        if (key == "Call stack") return &call_stack;
-        break;
-      case 11:
-        if (key == "correlation") return &correlation;
-        if (key == "External id") return &external_id;
-        if (key == "external id") return &external_id_lower;
-        if (key == "Device Type") return &device_type;
-        break;
-      case 13:
-        if (key == "shared memory") return &shared_memory;
-        break;
-      case 15:
-        if (key == "Total Allocated") return &total_allocated;
-        break;
-      case 20:
-        if (key == "registers per thread") return &registers;
-        break;
-    }
-    return nullptr;
-  }
-};
-
-bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
-               ShapeArgs* shapes) {
-  *f = EventFields();
-  shapes->Clear();
-  return ReadTraceEvent(
-      reader, event, f, [&](absl::string_view key, JsonReader::Value& value) {
-        if (key == "grid" && f->grid.size == 0) {
-          return reader->ReadInts(value, &f->grid);
-        }
-        if (key == "block" && f->block.size == 0) {
-          return reader->ReadInts(value, &f->block);
-        }
-        bool shape = false;
-        if (!shapes->Read(reader, key, value, f->name.String(), &shape)) {
-          return false;
-        }
-        if (shape) return true;
-        return reader->ReadFirst(value, f->ArgSlot(key));
-      });
-}
 
 // Node names nest at most this deep; deeper events are named as if they
 // were children of their ancestor at this depth (keeps names bounded).
@@ -347,6 +173,9 @@ class KinetoImport {
                 absl::string_view name, Event* e);
   // Keeps what the later passes need of the event's args.
   void KeepArgs(int32_t index, Event* e);
+  // Keeps a collective's process group and sequence number, when its args
+  // have them.
+  void KeepCollectiveTag(const Event& e, absl::string_view name);
   // A ProfilerStep#N range's span, in nanoseconds.
   void KeepStepSpan(const Event& e, absl::string_view name);
   // The event's start and duration in nanoseconds (as read, not rounded to
@@ -432,8 +261,25 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
     e.thread = it->second;
   }
   KeepArgs(index, &e);
+  KeepCollectiveTag(e, name);
   events_.push_back(e);
   return true;
+}
+
+void KinetoImport::KeepCollectiveTag(const Event& e, absl::string_view name) {
+  if (e.kind != Kind::kCpu && e.kind != Kind::kGpu) return;
+  std::optional<int64_t> seq = f_.seq.Int();
+  if (!seq.has_value()) seq = f_.seq_num.Int();
+  const std::optional<std::string> group = f_.process_group.IdText();
+  if (!seq.has_value() && !group.has_value()) return;
+  if (ClassifyCollective(name).kind == CollectiveKind::kNone) return;
+  Activity* activity = builder_->activity();
+  CollectiveTag t;
+  t.name = activity->Intern(std::string_view(name.data(), name.size()));
+  t.start_ns = NanoTimes(e).first;
+  t.group = activity->Intern(group.value_or(""));
+  t.seq = seq.value_or(-1);
+  activity->AddCollectiveTag(t);
 }
 
 bool KinetoImport::Classify(absl::string_view ph, absl::string_view category,
@@ -872,6 +718,10 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
 // What the header says: the GPUs, and how the trace was recorded.
 void KinetoImport::AddHeader() {
   Activity* activity = builder_->activity();
+  // Several files of one run: the first one's rank.
+  if (activity->rank().rank < 0 && activity->rank().base_ns == 0) {
+    activity->set_rank(header_.rank);
+  }
   for (const auto& [id, info] : header_.devices) {
     activity->SetDeviceInfo(GpuDevice(id), info);
   }

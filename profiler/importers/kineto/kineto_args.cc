@@ -73,6 +73,26 @@ bool ReadDevice(JsonReader* reader, JsonReader::Value& device,
   return ok;
 }
 
+// distributedInfo: {"backend", "rank", "world_size", "pg_config", ...}.
+bool ReadDistributedInfo(JsonReader* reader, JsonReader::Value& info,
+                         RankInfo* rank) {
+  if (!JsonReader::IsObject(info)) return reader->Skip(info);
+  return reader->ForEachField(
+      info, [&](absl::string_view k, JsonReader::Value& v) {
+        if (k != "rank" && k != "world_size" && k != "backend") {
+          return reader->Skip(v);
+        }
+        JsonScalar x;
+        if (!reader->Read(v, &x)) return false;
+        if (k == "rank") rank->rank = x.Int().value_or(-1);
+        if (k == "world_size") rank->world_size = x.Int().value_or(0);
+        if (k == "backend") {
+          rank->backend = std::string(x.String().value_or(""));
+        }
+        return true;
+      });
+}
+
 }  // namespace
 
 bool ReadHeaderField(JsonReader* reader, absl::string_view key,
@@ -84,6 +104,15 @@ bool ReadHeaderField(JsonReader* reader, absl::string_view key,
     r.known = true;
     (key == "with_flops" ? r.with_flops : r.record_shapes) =
         v.Int().value_or(0) != 0;
+    return true;
+  }
+  if (key == "distributedInfo") {
+    return ReadDistributedInfo(reader, value, &header->rank);
+  }
+  if (key == "baseTimeNanoseconds") {
+    JsonScalar v;
+    if (!reader->Read(value, &v)) return false;
+    header->rank.base_ns = v.Int().value_or(0);
     return true;
   }
   if (key != "deviceProperties" || !JsonReader::IsArray(value)) {

@@ -40,6 +40,8 @@ struct ShapeArgs {
 struct KinetoHeader {
   Recording recording;  // with_flops, record_shapes
   std::vector<std::pair<int64_t, DeviceInfo>> devices;  // deviceProperties
+  // distributedInfo's rank, world size and backend; baseTimeNanoseconds.
+  RankInfo rank;
 };
 
 // Reads a field of the root object before "traceEvents" into *header

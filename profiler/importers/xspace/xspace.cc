@@ -351,6 +351,12 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
     return absl::InvalidArgumentError(
         absl::StrCat(file_, ": not a known trace format", kExpectedFormats));
   }
+  if (others.hostnames_size() > 0 &&
+      builder_->activity()->rank().host.empty()) {
+    RankInfo rank = builder_->activity()->rank();
+    rank.host = others.hostnames(0);
+    builder_->activity()->set_rank(rank);
+  }
   for (const std::string& e : others.errors()) {
     builder_->Note(file_,
                    absl::StrCat("profiler error recorded in the trace: ", e));

@@ -1,0 +1,99 @@
+#include "profiler/importers/kineto/kineto_events.h"
+
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tfprof {
+namespace trace_internal {
+
+IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
+  IdKey key;
+  if (v.type == JsonScalar::Type::kInt64) {
+    key.value = v.i;
+    key.text = IdKey::kNumber;
+    return key;
+  }
+  std::optional<std::string> text = v.IdText();
+  if (!text.has_value()) return key;
+  int64_t number;
+  if (absl::SimpleAtoi(*text, &number) && absl::StrCat(number) == *text) {
+    key.value = number;
+    key.text = IdKey::kNumber;
+  } else {
+    key.text = Intern(strings, *text);
+  }
+  return key;
+}
+
+JsonScalar* EventFields::ArgSlot(absl::string_view key) {
+  switch (key.size()) {
+    case 3:
+      if (key == "Seq") return &seq;
+      break;
+    case 4:
+      if (key == "Addr") return &addr;
+      break;
+    case 5:
+      if (key == "flops") return &flops;
+      if (key == "Bytes") return &bytes;
+      break;
+    case 6:
+      if (key == "device") return &device;
+      if (key == "stream") return &stream;
+      break;
+    case 7:
+      if (key == "seq_num") return &seq_num;
+      break;
+    case 9:
+      if (key == "Device Id") return &device_id;
+      break;
+    case 10:
+      if (key == "Call stack") return &call_stack;
+      break;
+    case 11:
+      if (key == "correlation") return &correlation;
+      if (key == "External id") return &external_id;
+      if (key == "external id") return &external_id_lower;
+      if (key == "Device Type") return &device_type;
+      break;
+    case 13:
+      if (key == "shared memory") return &shared_memory;
+      break;
+    case 15:
+      if (key == "Total Allocated") return &total_allocated;
+      break;
+    case 18:
+      if (key == "Process Group Name") return &process_group;
+      break;
+    case 20:
+      if (key == "registers per thread") return &registers;
+      break;
+  }
+  return nullptr;
+}
+
+bool ReadEvent(JsonReader* reader, JsonReader::Value& event, EventFields* f,
+               ShapeArgs* shapes) {
+  *f = EventFields();
+  shapes->Clear();
+  return ReadTraceEvent(
+      reader, event, f, [&](absl::string_view key, JsonReader::Value& value) {
+        if (key == "grid" && f->grid.size == 0) {
+          return reader->ReadInts(value, &f->grid);
+        }
+        if (key == "block" && f->block.size == 0) {
+          return reader->ReadInts(value, &f->block);
+        }
+        bool shape = false;
+        if (!shapes->Read(reader, key, value, f->name.String(), &shape)) {
+          return false;
+        }
+        if (shape) return true;
+        return reader->ReadFirst(value, f->ArgSlot(key));
+      });
+}
+
+}  // namespace trace_internal
+}  // namespace tfprof

@@ -1,0 +1,281 @@
+#include "profiler/load/trace_files.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "profiler/base/file.h"
+#include "profiler/base/gzip.h"
+
+namespace tfprof {
+namespace {
+
+bool LooksLikeTraceName(const std::string& name) {
+  for (const char* suffix : {".json", ".json.gz", ".pb", ".pb.gz"}) {
+    if (absl::EndsWith(name, suffix)) return true;
+  }
+  return false;
+}
+
+std::string Head(const std::string& path, size_t limit);
+
+// A directory's JSON files that are not traces (a run's notes, a reference)
+// are left out: a trace's first MiB names its traceEvents (or it is a bare
+// event array).
+bool DirectoryEntryIsTrace(const std::string& path) {
+  if (absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".pb.gz")) {
+    return true;
+  }
+  const std::string head = Head(path, 1 << 20);
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return false;
+  return head[first] == '[' ||
+         head.find("\"traceEvents\"") != std::string::npos;
+}
+
+absl::Status AddDirectory(const std::string& dir,
+                          std::vector<std::string>* out) {
+  std::error_code ec;
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code file_ec;
+    if (!entry.is_regular_file(file_ec)) continue;
+    const std::string name = entry.path().filename().string();
+    const std::string path = entry.path().string();
+    if (LooksLikeTraceName(name) && DirectoryEntryIsTrace(path)) {
+      found.push_back(path);
+    }
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": cannot list the directory (", ec.message(), ")"));
+  }
+  if (found.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir,
+        ": no trace files in the directory (*.json, *.json.gz, *.pb, "
+        "*.pb.gz)"));
+  }
+  std::sort(found.begin(), found.end());
+  out->insert(out->end(), found.begin(), found.end());
+  return absl::OkStatus();
+}
+
+absl::Status AddGlob(const std::string& pattern,
+                     std::vector<std::string>* out) {
+  glob_t g{};
+  const int rc = glob(pattern.c_str(), 0, nullptr, &g);
+  if (rc != 0) {
+    globfree(&g);
+    return absl::NotFoundError(
+        absl::StrCat(pattern, ": no file matches the pattern"));
+  }
+  std::vector<std::string> found(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+  globfree(&g);
+  std::sort(found.begin(), found.end());
+  out->insert(out->end(), found.begin(), found.end());
+  return absl::OkStatus();
+}
+
+// The first `limit` bytes of a file, decompressed when it is gzip.
+std::string Head(const std::string& path, size_t limit) {
+  absl::StatusOr<std::string> raw = ReadFileToString(path);
+  if (!raw.ok()) return "";
+  if (!IsGzip(*raw)) {
+    if (raw->size() > limit) raw->resize(limit);
+    return std::move(*raw);
+  }
+  std::string out;
+  size_t used = 0;
+  GunzipSink sink;
+  sink.reserve = [&out, &used, limit](size_t n) -> char* {
+    if (used >= limit) return nullptr;  // enough: stop
+    out.resize(used + n);
+    return out.data() + used;
+  };
+  sink.commit = [&used](size_t n) { used += n; };
+  // Stopping early is an error to the decoder; the bytes so far are kept.
+  GunzipInto(*raw, path, limit, sink).IgnoreError();
+  out.resize(std::min(used, limit));
+  return out;
+}
+
+// The integer after "key": within `text` from `from` (-1 when absent).
+int64_t IntAfterKey(const std::string& text, size_t from, size_t to,
+                    const std::string& key) {
+  const size_t k = text.find(absl::StrCat("\"", key, "\""), from);
+  if (k == std::string::npos || k >= to) return -1;
+  size_t p = k + key.size() + 2;
+  while (p < to && (text[p] == ' ' || text[p] == ':' || text[p] == '\n' ||
+                    text[p] == '\t' || text[p] == '\r')) {
+    ++p;
+  }
+  size_t e = p;
+  while (e < to && absl::ascii_isdigit(static_cast<unsigned char>(text[e]))) {
+    ++e;
+  }
+  int64_t v = -1;
+  if (e == p || !absl::SimpleAtoi(text.substr(p, e - p), &v)) return -1;
+  return v;
+}
+
+// Kineto's distributedInfo object: its rank and world size.
+TraceRankTag KinetoRank(const std::string& head) {
+  TraceRankTag tag;
+  const size_t at = head.find("\"distributedInfo\"");
+  if (at == std::string::npos) return tag;
+  const size_t open = head.find('{', at);
+  if (open == std::string::npos) return tag;
+  // The object's end: braces counted outside strings.
+  int depth = 0;
+  bool in_string = false;
+  size_t close = head.size();
+  for (size_t i = open; i < head.size(); ++i) {
+    const char c = head[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      close = i;
+      break;
+    }
+  }
+  tag.rank = IntAfterKey(head, open, close, "rank");
+  tag.world_size =
+      std::max<int64_t>(0, IntAfterKey(head, open, close, "world_size"));
+  return tag;
+}
+
+bool ReadVarint(const std::string& d, size_t* p, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *p < d.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(d[(*p)++]);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// An XSpace's first host name (field 4), read from its top-level fields
+// without parsing the planes.
+std::string XSpaceHost(const std::string& d) {
+  size_t p = 0;
+  while (p < d.size()) {
+    uint64_t tag = 0, v = 0;
+    if (!ReadVarint(d, &p, &tag)) return "";
+    switch (tag & 7) {
+      case 0:
+        if (!ReadVarint(d, &p, &v)) return "";
+        break;
+      case 1:
+        p += 8;
+        break;
+      case 5:
+        p += 4;
+        break;
+      case 2:
+        if (!ReadVarint(d, &p, &v) || v > d.size() - p) return "";
+        if ((tag >> 3) == 4) return d.substr(p, v);
+        p += v;
+        break;
+      default:
+        return "";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandTracePath(
+    const std::string& trace_path) {
+  std::vector<std::string> files;
+  for (absl::string_view item :
+       absl::StrSplit(trace_path, ',', absl::SkipEmpty())) {
+    const std::string path(item);
+    std::error_code ec;
+    absl::Status s = absl::OkStatus();
+    if (std::filesystem::is_directory(path, ec)) {
+      s = AddDirectory(path, &files);
+    } else if (path.find_first_of("*?[") != std::string::npos &&
+               !std::filesystem::exists(path, ec)) {
+      s = AddGlob(path, &files);
+    } else {
+      files.push_back(path);  // opening it reports a missing file
+    }
+    if (!s.ok()) return s;
+  }
+  std::set<std::string> seen;
+  std::vector<std::string> unique;
+  for (std::string& f : files) {
+    if (seen.insert(f).second) unique.push_back(std::move(f));
+  }
+  return unique;
+}
+
+TraceRankTag PeekTraceRank(const std::string& path) {
+  std::string head = Head(path, 1 << 20);
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  if (head[first] == '{' || head[first] == '[') return KinetoRank(head);
+  if (!absl::EndsWith(path, ".pb") && !absl::EndsWith(path, ".pb.gz")) {
+    return {};
+  }
+  TraceRankTag tag;
+  tag.host = XSpaceHost(Head(path, size_t{1} << 31));
+  return tag;
+}
+
+std::vector<RankFiles> GroupByRank(const std::vector<std::string>& files) {
+  std::vector<std::tuple<int64_t, std::string, std::string>> tagged;
+  std::set<std::pair<int64_t, std::string>> keys;
+  for (const std::string& f : files) {
+    TraceRankTag t = PeekTraceRank(f);
+    if (t.rank >= 0) t.host.clear();  // a PyTorch rank is the rank
+    tagged.emplace_back(t.rank, t.host, f);
+    if (t.rank >= 0 || !t.host.empty()) keys.insert({t.rank, t.host});
+  }
+  if (keys.size() < 2) {
+    RankFiles one;
+    if (keys.size() == 1) {
+      one.rank = keys.begin()->first;
+      one.host = keys.begin()->second;
+    }
+    one.files = files;
+    return {one};
+  }
+  std::map<std::pair<int64_t, std::string>, RankFiles> groups;
+  std::vector<RankFiles> untagged;
+  for (auto& [rank, host, file] : tagged) {
+    if (rank < 0 && host.empty()) {
+      untagged.push_back(RankFiles{-1, "", {file}});
+      continue;
+    }
+    RankFiles& g = groups[{rank, host}];
+    g.rank = rank;
+    g.host = host;
+    g.files.push_back(file);
+  }
+  std::vector<RankFiles> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  for (RankFiles& g : untagged) out.push_back(std::move(g));
+  return out;
+}
+
+}  // namespace tfprof

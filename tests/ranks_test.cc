@@ -1,0 +1,437 @@
+// Many ranks as one job: generated rank sets with known clock offsets and an
+// injected straggler (gloo host ranges matched by order, NCCL kernels by
+// sequence number), the ranks report's contract, and the real captures:
+// ddp-gloo-2026 (recomputed from the raw events and ddp2_ref.json), HTA's
+// NCCL ranks and the 8-GPU XSpace.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "profiler/load/trace_files.h"
+#include "profiler/render/render_ranks.h"
+#include "profiler/session/session.h"
+#include "tests/json_parse.h"
+#include "tests/test_util.h"
+
+namespace tfprof {
+namespace {
+
+using testing::JsonValue;
+
+// A generated job: every rank computes (aten::mm) and meets the others at
+// one collective per step, which ends for all ranks together (true time);
+// each rank's clock is off by its offset.
+struct JobSpec {
+  int ranks = 3;
+  int steps = 5;
+  std::vector<int64_t> offset_us = {0, 2500, -1700};
+  int straggler = 2, straggler_step = 3;
+  int64_t delay_us = 8000;
+  bool nccl = false;  // NCCL kernels with Seq tags, else gloo host ranges
+  // A rank whose trace lost one collective (a full trace buffer).
+  int lossy_rank = -1;
+};
+
+std::string Ev(const std::string& cat, const std::string& name, int tid,
+               int64_t ts, int64_t dur, const std::string& args = "",
+               int pid = 1) {
+  return absl::StrFormat(
+      R"({"ph": "X", "cat": "%s", "name": "%s", "pid": %d, "tid": %d, )"
+      R"("ts": %d, "dur": %d%s})",
+      cat, name, pid, tid, ts, dur,
+      args.empty() ? "" : absl::StrCat(", \"args\": {", args, "}"));
+}
+
+// True times (us) of rank r's arrival at step s's collective.
+int64_t Compute(int r, int s) { return 5000 + (r * 37 + s * 11) % 90; }
+
+std::string RankTrace(const JobSpec& j, int r) {
+  std::vector<std::string> ev;
+  const int64_t off = j.offset_us[r];
+  int64_t corr = 100;
+  for (int s = 0; s < j.steps; ++s) {
+    const int64_t t0 = 1000 + s * 40000;
+    int64_t end = 0;  // true end of the collective: the last arrival + 2ms
+    for (int q = 0; q < j.ranks; ++q) {
+      const int64_t d =
+          q == j.straggler && s == j.straggler_step ? j.delay_us : 0;
+      end = std::max(end, t0 + 100 + d + Compute(q, s) + 2000);
+    }
+    const int64_t delay =
+        r == j.straggler && s == j.straggler_step ? j.delay_us : 0;
+    const int64_t arrive = t0 + 100 + delay + Compute(r, s);
+    ev.push_back(Ev("user_annotation", absl::StrCat("ProfilerStep#", s), 1,
+                    t0 + off, end + 500 - t0));
+    if (delay > 0) {
+      ev.push_back(
+          Ev("user_annotation", "injected_delay", 1, t0 + 100 + off, delay));
+    }
+    ev.push_back(
+        Ev("cpu_op", "aten::mm", 1, t0 + 100 + delay + off, Compute(r, s)));
+    if (r == j.lossy_rank && s == 1) continue;
+    const int64_t jitter = (r * 3 + s) % 4;  // ends agree within 3us
+    if (!j.nccl) {
+      ev.push_back(Ev("cpu_op", "gloo:all_reduce", 1, arrive + off,
+                      end + jitter - arrive));
+      continue;
+    }
+    ++corr;
+    ev.push_back(Ev("cuda_runtime", "cudaLaunchKernel", 1, arrive + off, 5,
+                    absl::StrCat("\"correlation\": ", corr)));
+    ev.push_back(Ev(
+        "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 7,
+        arrive + 10 + off, end + jitter - arrive - 10,
+        absl::StrCat("\"device\": 0, \"stream\": 7, "
+                     "\"correlation\": ",
+                     corr, ", \"Seq\": ", s, ", \"Process Group Name\": \"0\""),
+        0));
+  }
+  return absl::StrCat(
+      "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"",
+      j.nccl ? "nccl" : "gloo", "\", \"rank\": ", r,
+      ", \"world_size\": ", j.ranks,
+      "}, \"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [",
+      absl::StrJoin(ev, ",\n"), "]}");
+}
+
+// The job's traces in a fresh directory (and a file that is not a trace).
+std::string WriteJob(const JobSpec& j) {
+  const std::string dir = testing::TempDir();
+  for (int r = 0; r < j.ranks; ++r) {
+    testing::WriteFile(absl::StrCat(dir, "/rank", r, ".pt.trace.json"),
+                       RankTrace(j, r));
+  }
+  testing::WriteFile(dir + "/notes.json", "{\"not\": \"a trace\"}");
+  return dir;
+}
+
+RanksReport Analyze(const std::string& trace_path) {
+  InputPaths in;
+  in.trace_path = trace_path;
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  auto report = (*session)->Ranks();
+  REQUIRE(report.ok());
+  return *report;
+}
+
+void CheckRecovered(const JobSpec& j, const RanksReport& rep) {
+  REQUIRE(rep.ranks.size() == static_cast<size_t>(j.ranks));
+  for (int r = 0; r < j.ranks; ++r) {
+    const RankReport& rr = rep.ranks[r];
+    CHECK(rr.rank == r);
+    const int64_t truth_ns = (j.offset_us[r] - j.offset_us[0]) * 1000;
+    INFO("rank " << r << " offset " << rr.offset_ns << " +- "
+                 << rr.offset_uncertainty_ns << ", truth " << truth_ns);
+    CHECK(std::llabs(rr.offset_ns - truth_ns) <=
+          std::max<int64_t>(rr.offset_uncertainty_ns, 3000));
+    CHECK(rr.offset_uncertainty_ns <= 5000);
+  }
+  REQUIRE(rep.stragglers.size() == 1);
+  const Straggler& st = rep.stragglers[0];
+  CHECK(st.rank == j.straggler);
+  CHECK(st.step == j.straggler_step);
+  CHECK(std::llabs(st.delay_ns - j.delay_us * 1000) < 200000);
+  CHECK(st.cause == "injected_delay");
+  CHECK(std::llabs(st.cause_ns - j.delay_us * 1000) < 1000);
+  // Everyone else waited for it in that step: about the delay.
+  for (const RankReport& rr : rep.ranks) {
+    if (rr.rank == j.straggler) continue;
+    for (const RankStepReport& s : rr.steps) {
+      if (s.step != j.straggler_step) continue;
+      CHECK(s.wait_ns > (j.delay_us - 300) * 1000);
+    }
+  }
+}
+
+TEST_CASE("generated gloo ranks: offsets by order, straggler and cause",
+          "[ranks]") {
+  JobSpec j;
+  const std::string dir = WriteJob(j);
+  const RanksReport rep = Analyze(dir);
+  CHECK(rep.backend == "gloo");
+  CHECK(rep.collectives_matched == j.steps);
+  CheckRecovered(j, rep);
+  // A glob and a comma list name the same ranks.
+  CHECK(Analyze(dir + "/rank*.pt.trace.json").ranks.size() == 3);
+  CHECK(Analyze(absl::StrCat(dir, "/rank1.pt.trace.json,", dir,
+                             "/rank0.pt.trace.json"))
+            .ranks.size() == 2);
+}
+
+TEST_CASE("generated NCCL ranks: sequence numbers survive a lost event",
+          "[ranks]") {
+  JobSpec j;
+  j.nccl = true;
+  j.lossy_rank = 1;  // rank 1 lost step 1's collective
+  const RanksReport rep = Analyze(WriteJob(j));
+  CHECK(rep.backend == "nccl");
+  CheckRecovered(j, rep);
+  // Matched by (group, seq): rank 1's later collectives still pair up.
+  CHECK(rep.ranks[1].matched == j.steps - 1);
+}
+
+TEST_CASE("ranks report contract: json and csv", "[ranks]") {
+  JobSpec j;
+  const RanksReport rep = Analyze(WriteJob(j));
+  JsonValue v;
+  std::string err;
+  REQUIRE(testing::ParseJson(RenderRanksJson(rep), &v, &err));
+  REQUIRE(v.at("ranks").array.size() == 3);
+  for (const char* k : {"stragglers", "collectives_matched", "notes"}) {
+    CHECK(v.Has(k));
+  }
+  const JsonValue& r1 = v.at("ranks").array[1];
+  for (const char* k : {"rank", "file", "offset_micros",
+                        "offset_uncertainty_micros", "steps"}) {
+    CHECK(r1.Has(k));
+  }
+  const JsonValue& s0 = r1.at("steps").array.at(0);
+  for (const char* k :
+       {"step", "wall_micros", "compute_micros", "communication_micros",
+        "exposed_communication_micros", "wait_micros", "idle_micros"}) {
+    CHECK(s0.Has(k));
+  }
+  const JsonValue& st = v.at("stragglers").array.at(0);
+  CHECK(st.at("rank").number == j.straggler);
+  CHECK(st.at("cause").string == "injected_delay");
+  const std::string csv = RenderRanksCsv(rep);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * j.steps);
+  CHECK(csv.rfind("rank,file,offset_micros,offset_uncertainty_micros,step,"
+                  "wall_micros",
+                  0) == 0);
+}
+
+TEST_CASE("trace files: directories, globs, rank peeking", "[ranks]") {
+  JobSpec j;
+  const std::string dir = WriteJob(j);
+  auto files = ExpandTracePath(dir);
+  REQUIRE(files.ok());
+  CHECK(files->size() == 3);  // notes.json is no trace
+  const std::vector<RankFiles> groups = GroupByRank(*files);
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[2].rank == 2);
+  CHECK(PeekTraceRank(groups[1].files[0]).world_size == 3);
+  // One rank's two files stay one run.
+  CHECK(GroupByRank({groups[0].files[0], groups[0].files[0]}).size() == 1);
+  CHECK(!ExpandTracePath(dir + "/nothing*.json").ok());
+  CHECK(!ExpandTracePath(testing::TempDir()).ok());  // an empty directory
+}
+
+TEST_CASE("a multi-rank session: -rank and combined steps", "[ranks]") {
+  JobSpec j;
+  InputPaths in;
+  in.trace_path = WriteJob(j);
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  Session& s = **session;
+  CHECK(s.multi_rank());
+  auto r2 = s.ForRank(2);
+  REQUIRE(r2.ok());
+  CHECK((*r2)->model().steps().size() == static_cast<size_t>(j.steps));
+  CHECK(!s.ForRank(7).ok());
+  // The job's step is as long as its slowest rank's.
+  const StepTable job = s.Steps();
+  const StepTable one = (*r2)->Steps();
+  REQUIRE(job.rows.size() == one.rows.size());
+  for (size_t i = 0; i < job.rows.size(); ++i) {
+    CHECK(job.rows[i].wall_ns >= one.rows[i].wall_ns);
+  }
+}
+
+TEST_CASE("aligned timeline: a process per rank, collectives end together",
+          "[ranks]") {
+  JobSpec j;
+  InputPaths in;
+  in.trace_path = WriteJob(j);
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  auto json = (*session)->RanksTimeline(3);
+  REQUIRE(json.ok());
+  JsonValue v;
+  std::string err;
+  REQUIRE(testing::ParseJson(*json, &v, &err));
+  std::map<int, std::string> process;
+  std::map<int, double> end_us;  // pid -> the all_reduce's end
+  for (const JsonValue& e : v.at("traceEvents").array) {
+    const int pid = static_cast<int>(e.at("pid").number);
+    if (e.at("name").string == "process_name") {
+      process[pid] = e.at("args").at("name").string;
+    } else if (e.at("name").string == "gloo:all_reduce") {
+      end_us[pid] = e.at("ts").number + e.at("dur").number;
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [pid, name] : process) names.insert(name);
+  CHECK(names ==
+        std::set<std::string>{"rank 0: Host", "rank 1: Host", "rank 2: Host"});
+  REQUIRE(end_us.size() == 3);
+  // The clocks were off by milliseconds; aligned, the ends agree (the
+  // generator's jitter is under 4us).
+  for (const auto& [pid, end] : end_us) {
+    CHECK(std::fabs(end - end_us.begin()->second) < 5);
+  }
+  CHECK(!(*session)->RanksTimeline(99).ok());
+}
+
+// --- Real captures.
+
+struct RawRank {
+  int64_t base_ns = 0;
+  std::map<int64_t, std::pair<double, double>> steps;  // step -> ts, dur
+  std::vector<std::pair<double, double>> gloo;         // ts, dur (us)
+  std::vector<std::pair<double, double>> delays;
+};
+
+RawRank ReadRaw(const std::string& path) {
+  JsonValue v;
+  std::string err;
+  REQUIRE(testing::ParseJsonFile(path, &v, &err));
+  RawRank raw;
+  raw.base_ns = static_cast<int64_t>(v.at("baseTimeNanoseconds").number);
+  for (const JsonValue& e : v.at("traceEvents").array) {
+    if (!e.Has("name") || !e.Has("dur")) continue;
+    const std::string& n = e.at("name").string;
+    const std::pair<double, double> span{e.at("ts").number, e.at("dur").number};
+    const bool host =
+        e.Has("cat") && e.at("cat").string != "gpu_user_annotation";
+    if (n.rfind("ProfilerStep#", 0) == 0 && host) {
+      raw.steps[std::stoll(n.substr(13))] = span;
+    } else if (n == "gloo:all_reduce") {
+      raw.gloo.push_back(span);
+    } else if (n == "injected_delay") {
+      raw.delays.push_back(span);
+    }
+  }
+  return raw;
+}
+
+// ddp-gloo-2026's two ranks in `dir`: checked against the raw events and
+// the run's own ddp2_ref.json.
+void CheckDdpGloo(const std::string& dir) {
+  const RanksReport rep = Analyze(dir);
+  REQUIRE(rep.ranks.size() == 2);
+  // One machine's clock: the offset is 0 within its uncertainty.
+  CHECK(std::llabs(rep.ranks[1].offset_ns) <=
+        rep.ranks[1].offset_uncertainty_ns);
+  std::set<int64_t> straggled;
+  const RawRank raw1 = ReadRaw(dir + "/ddp2_rank1.pt.trace.json.gz");
+  for (const Straggler& s : rep.stragglers) {
+    CHECK(s.rank == 1);
+    CHECK(s.cause == "injected_delay");
+    straggled.insert(s.step);
+    // The cause's time is the raw range's.
+    const auto& [ts, dur] = raw1.steps.at(s.step);
+    double delay_us = 0;
+    for (const auto& [dts, ddur] : raw1.delays) {
+      if (dts >= ts && dts < ts + dur) delay_us += ddur;
+    }
+    CHECK(std::fabs(s.cause_ns / 1e3 - delay_us) < 1);
+    CHECK(s.delay_ns > 25e6);
+    CHECK(s.delay_ns < 35e6);
+  }
+  CHECK(straggled == std::set<int64_t>{3, 5});
+  // Rank 0's extra time in those steps is waiting in gloo:all_reduce: the
+  // wait is most of the gap between its first all_reduce's start on each
+  // rank (raw, on the shared wall clock).
+  const RawRank raw0 = ReadRaw(dir + "/ddp2_rank0.pt.trace.json.gz");
+  for (int64_t step : {3, 5}) {
+    auto first_in = [step](const RawRank& r) {
+      const auto& [ts, dur] = r.steps.at(step);
+      for (const auto& [g, gd] : r.gloo) {
+        if (g >= ts && g < ts + dur) return r.base_ns / 1e3 + g;
+      }
+      return 0.0;
+    };
+    const double gap_us = first_in(raw1) - first_in(raw0);
+    for (const RankStepReport& s : rep.ranks[0].steps) {
+      if (s.step != step) continue;
+      CHECK(s.wait_ns / 1e3 > 0.9 * gap_us);
+      CHECK(s.wait_ns / 1e3 < gap_us + 2000);
+    }
+  }
+  // Step walls as the run measured them (ddp2_ref.json), within 0.1 ms.
+  JsonValue ref;
+  std::string err;
+  REQUIRE(testing::ParseJsonFile(dir + "/ddp2_ref.json", &ref, &err));
+  for (const JsonValue& rk : ref.at("ranks").array) {
+    const RankReport& rr =
+        rep.ranks.at(static_cast<size_t>(rk.at("rank").number));
+    int64_t compared = 0;
+    for (const JsonValue& w : rk.at("walls").array) {
+      for (const RankStepReport& s : rr.steps) {
+        if (s.step != static_cast<int64_t>(w.at("step").number)) continue;
+        CHECK(std::fabs(s.wall_ns / 1e9 - w.at("wall_s").number) < 1e-4);
+        ++compared;
+      }
+    }
+    CHECK(compared == 5);
+  }
+}
+
+TEST_CASE("ddp-gloo (bundled): rank 1 straggles in steps 3 and 5", "[ranks]") {
+  CheckDdpGloo(testing::SourceDir() + "/testdata/ranks/ddp-gloo");
+}
+
+TEST_CASE("ddp-gloo-2026 (corpus): rank 1 straggles in steps 3 and 5",
+          "[ranks]") {
+  if (!testing::HaveCorpusFile("ddp-gloo-2026/ddp2_rank0.pt.trace.json.gz")) {
+    return;
+  }
+  CheckDdpGloo(testing::CorpusDir() + "/ddp-gloo-2026");
+}
+
+TEST_CASE("HTA NCCL ranks: kernels are communication, offsets stated",
+          "[ranks]") {
+  const std::string rel = "hta/sampled_rank-0.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string dir = testing::CorpusDir() + "/hta";
+  const RanksReport rep = Analyze(dir + "/sampled_rank-0.json.gz," + dir +
+                                  "/sampled_rank-1.json.gz");
+  REQUIRE(rep.ranks.size() == 2);
+  CHECK(rep.backend == "nccl");
+  CHECK(rep.world_size == 128);
+  CHECK(rep.collectives_matched > 0);
+  CHECK(rep.ranks[1].alignment == "collectives");
+  CHECK(rep.ranks[1].offset_uncertainty_ns > 0);
+  for (const RankReport& rr : rep.ranks) {
+    for (const RankStepReport& s : rr.steps) {
+      CHECK(s.communication_ns > 0);
+      CHECK(s.exposed_communication_ns <= s.communication_ns);
+    }
+  }
+  // One rank of a two-rank job: its NCCL kernels are communication, not
+  // compute, in its steps table too.
+  InputPaths in;
+  in.trace_path = dir + "/nccl_data.json.gz";
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  CHECK(!(*session)->multi_rank());
+  const StepTable t = (*session)->Steps();
+  REQUIRE(!t.rows.empty());
+  for (const StepRow& r : t.rows) {
+    CHECK(r.communication_ns > 0);
+    CHECK(r.compute_ns + r.memcpy_ns <= r.accelerator_ns);
+  }
+}
+
+TEST_CASE("the 8-GPU XSpace is one host, not eight ranks", "[ranks]") {
+  const std::string rel =
+      "tensorflow-profiler-demo/GPU-multi-worker/34.83.195.179_6003.xplane.pb";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = testing::CorpusFile(rel);
+  CHECK(PeekTraceRank(path).host == "34.83.195.179:6003");
+  CHECK(GroupByRank({path}).size() == 1);
+  const RanksReport rep = Analyze(path);
+  CHECK(rep.ranks.size() == 1);
+}
+
+}  // namespace
+}  // namespace tfprof
