@@ -16,7 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "profiler/load/trace_files.h"
 #include "profiler/render/render_ranks.h"
+#include "profiler/session/rank_loader.h"
 #include "profiler/session/session.h"
+#include "profiler/views/rank_codec.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"
 
@@ -279,6 +281,30 @@ TEST_CASE("aligned timeline: a process per rank, collectives end together",
     CHECK(std::fabs(end - end_us.begin()->second) < 5);
   }
   CHECK(!(*session)->RanksTimeline(99).ok());
+}
+
+TEST_CASE("rank summaries as bytes: the analysis is the same", "[ranks]") {
+  JobSpec j;
+  auto files = ExpandTracePath(WriteJob(j));
+  REQUIRE(files.ok());
+  auto profiles = ProfileRankFiles(GroupByRank(*files), 2);
+  REQUIRE(profiles.ok());
+  std::vector<RankProfile> decoded;
+  for (const RankProfile& p : *profiles) {
+    const std::string bytes = EncodeRankProfile(p);
+    auto back = DecodeRankProfile(bytes, "rank summary");
+    REQUIRE(back.ok());
+    CHECK(EncodeRankProfile(*back) == bytes);
+    decoded.push_back(std::move(*back));
+    // Damaged bytes are an error naming what they were.
+    auto cut = DecodeRankProfile(bytes.substr(0, bytes.size() / 2), "r7");
+    REQUIRE(!cut.ok());
+    CHECK(cut.status().message().rfind("r7: not a tfprof rank summary", 0) ==
+          0);
+  }
+  CHECK(RenderRanksJson(AnalyzeRanks(decoded)) ==
+        RenderRanksJson(AnalyzeRanks(*profiles)));
+  CHECK(!DecodeRankProfile("{\"format\": \"x\"}", "f").ok());
 }
 
 // --- Real captures.
