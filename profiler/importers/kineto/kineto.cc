@@ -4,7 +4,9 @@
 // (kernel, gpu_memcpy, gpu_memset) on stream lanes linked to the runtime
 // call that launched it by a correlation id, ProfilerStep#N ranges as steps,
 // python_function events or "Call stack" args for call stacks, and
-// "[memory]" instant events.
+// "[memory]" instant events. Also the legacy autograd profiler's export (a
+// bare array of uncategorized X events on "CPU functions", PyTorch built
+// without Kineto): CPU ops nested by that profiler's own rule.
 #include "profiler/importers/kineto/kineto.h"
 
 #include <algorithm>
@@ -399,6 +401,9 @@ class KinetoImport {
   std::vector<int32_t> cpu_stack_, py_stack_;
   int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
   int64_t unlinked_ = 0, by_external_ = 0;
+  // A trace of PyTorch's legacy autograd profiler (no Kineto): CPU ops on
+  // its "CPU functions" process, nested by its own rule.
+  bool legacy_ = false;
 };
 
 bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
@@ -417,6 +422,10 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
        (!f_.dur.Micros(&e.duration) || e.duration < 0))) {
     builder_->Count(file_, "events without a valid ts/dur, skipped");
     return true;
+  }
+  if (e.kind == Kind::kCpu && category.empty() &&
+      f_.pid.String() == "CPU functions") {
+    legacy_ = true;
   }
   e.name = Intern(&strings_, name);
   e.category = Intern(&strings_, category);
@@ -597,6 +606,12 @@ void KinetoImport::Nest() {
         NestMemory(i);
         break;
       case Kind::kCpu:
+        // The legacy profiler's rule (what its key_averages() counts): an
+        // op that ends after the open one is not nested in it.
+        while (legacy_ && !cpu_stack_.empty() &&
+               EndOf(e) > EndOf(events_[cpu_stack_.back()])) {
+          cpu_stack_.pop_back();
+        }
         NestCpu(i);
         break;
       case Kind::kGpu:
@@ -896,6 +911,13 @@ void KinetoImport::AddNotes() {
                             "next"));
   }
   steps_.NoteBeforeFirst(file_, "ProfilerStep", builder_);
+  if (legacy_) {
+    builder_->Note(file_,
+                   "a trace of PyTorch's legacy autograd profiler (no "
+                   "Kineto): CPU ops only, in whole microseconds; an op that "
+                   "ends after the open one is nested beside it, as the "
+                   "profiler's key_averages() counts it");
+  }
   builder_->Count(
       file_,
       "events overlap the end of the event enclosing them; nested there anyway",
