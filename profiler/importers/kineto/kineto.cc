@@ -330,12 +330,14 @@ class KinetoImport {
     }
     // The rest needs no JSON: free the file and the parser's index.
     reader->Close();
+    legacy_ = IsLegacyAutogradTrace();
     FindSteps();
     Nest();
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
     AddHeader();
+    NoteLegacyTrace();
     AddNotes();
     return absl::OkStatus();
   }
@@ -380,6 +382,16 @@ class KinetoImport {
   void AddHeader();
   void AddNotes();
 
+  // --- PyTorch's legacy autograd profiler (torch.autograd.profiler without
+  // Kineto, e.g. Debian's torch 1.13), at the end of the file.
+  // Whether the trace is its export: CPU ops without a category on its
+  // "CPU functions" process (a bare array, no ProfilerStep ranges).
+  bool IsLegacyAutogradTrace() const;
+  // Its nesting rule (what its key_averages() counts): an op that ends
+  // after the open one is not nested in it; pops such open ops before `e`.
+  void PopLegacyOverhangs(const Event& e);
+  void NoteLegacyTrace();
+
   const std::string& file_;
   TraceBuilder* builder_;
   StringTable strings_;
@@ -422,10 +434,6 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
        (!f_.dur.Micros(&e.duration) || e.duration < 0))) {
     builder_->Count(file_, "events without a valid ts/dur, skipped");
     return true;
-  }
-  if (e.kind == Kind::kCpu && category.empty() &&
-      f_.pid.String() == "CPU functions") {
-    legacy_ = true;
   }
   e.name = Intern(&strings_, name);
   e.category = Intern(&strings_, category);
@@ -606,12 +614,7 @@ void KinetoImport::Nest() {
         NestMemory(i);
         break;
       case Kind::kCpu:
-        // The legacy profiler's rule (what its key_averages() counts): an
-        // op that ends after the open one is not nested in it.
-        while (legacy_ && !cpu_stack_.empty() &&
-               EndOf(e) > EndOf(events_[cpu_stack_.back()])) {
-          cpu_stack_.pop_back();
-        }
+        if (legacy_) PopLegacyOverhangs(e);
         NestCpu(i);
         break;
       case Kind::kGpu:
@@ -911,13 +914,6 @@ void KinetoImport::AddNotes() {
                             "next"));
   }
   steps_.NoteBeforeFirst(file_, "ProfilerStep", builder_);
-  if (legacy_) {
-    builder_->Note(file_,
-                   "a trace of PyTorch's legacy autograd profiler (no "
-                   "Kineto): CPU ops only, in whole microseconds; an op that "
-                   "ends after the open one is nested beside it, as the "
-                   "profiler's key_averages() counts it");
-  }
   builder_->Count(
       file_,
       "events overlap the end of the event enclosing them; nested there anyway",
@@ -940,6 +936,39 @@ void KinetoImport::AddNotes() {
   if (call_stacks_ > 0) {
     builder_->Note(file_, "call stacks taken from \"Call stack\" args");
   }
+}
+
+// --- PyTorch's legacy autograd profiler (torch.autograd.profiler without
+// Kineto). Its export_chrome_trace writes a bare array of "X" events without
+// a category on a process named "CPU functions", times in whole
+// microseconds, no ProfilerStep ranges, no shapes; its key_averages() nests
+// an op in the open one only when it also ends inside it.
+
+bool KinetoImport::IsLegacyAutogradTrace() const {
+  constexpr absl::string_view kProcess = "CPU functions/";
+  for (const Event& e : events_) {
+    if (e.kind == Kind::kCpu && e.thread >= 0 &&
+        strings_.Get(e.category).empty() &&
+        absl::StartsWith(thread_names_[e.thread], kProcess)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void KinetoImport::PopLegacyOverhangs(const Event& e) {
+  while (!cpu_stack_.empty() && EndOf(e) > EndOf(events_[cpu_stack_.back()])) {
+    cpu_stack_.pop_back();
+  }
+}
+
+void KinetoImport::NoteLegacyTrace() {
+  if (!legacy_) return;
+  builder_->Note(file_,
+                 "a trace of PyTorch's legacy autograd profiler (no "
+                 "Kineto): CPU ops only, in whole microseconds; an op that "
+                 "ends after the open one is nested beside it, as the "
+                 "profiler's key_averages() counts it");
 }
 
 }  // namespace
