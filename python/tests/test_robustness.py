@@ -1,7 +1,9 @@
 """Damaged inputs through the Python loader: truncated and mutated corpus
 files (seeded, so every run tries the same ones) either load or raise
-TfprofError with a message; none crashes the interpreter. A load that
-succeeds is queried too (the views, steps, summary)."""
+TfprofError with the message the command line prints for the same files
+(and the command line fails on them too); none crashes the interpreter. A
+load that succeeds is queried too (the views, steps, summary), and the
+command line loads that file as well."""
 
 import gzip
 import os
@@ -45,17 +47,24 @@ def damaged(data, rng):
     return out
 
 
-def load_damaged(keyword, path):
+def damaged_inputs(keyword, path):
+    """load()'s keywords for a damaged file (with the undamaged files it
+    needs beside it)."""
     kwargs = {keyword: path}
     if keyword in ("run_meta_path", "op_log_path"):
         kwargs["graph_path"] = os.path.join(TF_CURRENT, "graph.pbtxt")
     if keyword == "graph_path":
         kwargs["run_meta_path"] = os.path.join(TF_CURRENT, "run_meta")
-    return tfprof.load(**kwargs)
+    return kwargs
+
+
+def cli_flags(kwargs):
+    return ["--%s=%s" % (k, v) for k, v in sorted(kwargs.items())]
 
 
 @pytest.mark.parametrize("keyword,name,gunzip", INPUTS)
-def test_damaged_inputs_load_or_fail_cleanly(tmp_path, keyword, name, gunzip):
+def test_damaged_inputs_load_or_fail_cleanly(cli, tmp_path, keyword, name,
+                                             gunzip):
     with open(os.path.join(CORPUS, name), "rb") as f:
         data = f.read()
     if gunzip:
@@ -67,14 +76,19 @@ def test_damaged_inputs_load_or_fail_cleanly(tmp_path, keyword, name, gunzip):
         if name.endswith(".gz") and i % 2 == 0:
             bad = gzip.compress(bad)  # and damaged inside gzip
         path.write_bytes(bad)
+        kwargs = damaged_inputs(keyword, str(path))
         try:
-            run = load_damaged(keyword, str(path))
+            run = tfprof.load(**kwargs)
         except tfprof.TfprofError as e:
             assert str(e), "an error without a message"
             assert "\n" not in str(e).strip(), str(e)
+            message, status = cli.error(cli_flags(kwargs) + ["summary"])
+            assert str(e) == message
+            assert status == 1  # a load error on the command line
             failed += 1
             continue
         loaded += 1
+        cli.run(cli_flags(kwargs) + ["summary"])  # loads there too
         for view in ("scope", "op", "code"):
             try:
                 run.view(view, max_depth=3)
