@@ -1,8 +1,10 @@
 """Generated rank traces for the fleet tests and bench: one PyTorch
 profiler (Kineto) trace per rank of a data-parallel job, with ProfilerStep
 ranges, CPU ops launching GPU kernels (linked by correlation ids), one NCCL
-all-reduce per step, a per-rank clock offset and one slow rank (a
-straggler). Seeded: the same arguments give the same files.
+all-reduce per step, a GPU allocation and its free in the first op of each
+step ("[memory]" samples of the allocator's bytes in use: peak_bytes(rank)
+at most), a per-rank clock offset and one slow rank (a straggler). Seeded:
+the same arguments give the same files.
 
 Usage: rank_traces.py OUT_DIR RANKS [STEPS [OPS_PER_STEP]]
 """
@@ -18,6 +20,30 @@ KERNELS = {"aten::mm": "volta_sgemm_128x64_nn", "aten::add":
            "vectorized_elementwise_kernel<relu>", "aten::addmm":
            "volta_sgemm_64x64_nn", "aten::mul":
            "vectorized_elementwise_kernel<mul>"}
+
+
+MIB = 1 << 20
+
+
+def peak_bytes(rank, steps):
+    """The largest GPU bytes in use the rank's [memory] samples show."""
+    return max(BASE_BYTES + step_bytes(rank, s) for s in range(steps))
+
+
+BASE_BYTES = 256 * MIB
+
+
+def step_bytes(rank, step):
+    """What the first op of `step` allocates on rank `rank`'s GPU."""
+    return (rank % 7 + 1) * MIB + (step % 5) * 4 * MIB
+
+
+def memory_event(ts, addr, nbytes, total):
+    return ('{"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": '
+            '"[memory]", "pid": 100, "tid": 100, "ts": %.3f, "args": {"Addr":'
+            ' %d, "Bytes": %d, "Total Allocated": %d, "Total Reserved": %d, '
+            '"Device Type": 1, "Device Id": 0}}' % (ts, addr, nbytes, total,
+                                                   total))
 
 
 def rank_trace(rank, world, steps, ops_per_step, straggler=3):
@@ -52,6 +78,13 @@ def rank_trace(rank, world, steps, ops_per_step, straggler=3):
                 '7, "ts": %.3f, "dur": %.3f, "args": {"device": 0, "stream": '
                 '7, "correlation": %d, "External id": %d}}'
                 % (KERNELS[op], gpu, kdur, corr, ext))
+            if i == 0:  # the step's allocation, freed before the op ends
+                nbytes = step_bytes(rank, step)
+                addr = 0x7f0000000000 + step * 0x1000000
+                events.append(memory_event(cpu + 1, addr, nbytes,
+                                           BASE_BYTES + nbytes))
+                events.append(memory_event(cpu + 2, addr, -nbytes,
+                                           BASE_BYTES))
             corr += 1
             cpu += dur + 8
             gpu += kdur + 1

@@ -7,14 +7,15 @@ import pytest
 from distributed import Client, LocalCluster
 
 import tfprof
-from rank_traces import write_ranks
+from rank_traces import peak_bytes, write_ranks
 
 RANKS = 64
+STEPS = 6
 
 
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
-    return write_ranks(str(tmp_path_factory.mktemp("ranks")), RANKS, steps=6,
+    return write_ranks(str(tmp_path_factory.mktemp("ranks")), RANKS, steps=STEPS,
                        ops_per_step=12)
 
 
@@ -30,7 +31,7 @@ def test_local_cluster_equals_in_process(paths, in_process):
         assert len(client.scheduler_info()["workers"]) == 2
         on_dask = tfprof.fleet.summarize(paths, client=client)
     assert on_dask.ranks == in_process.ranks == list(range(RANKS))
-    for table in ("steps", "devices", "kernels", "runs"):
+    for table in ("steps", "devices", "kernels", "memory", "runs"):
         pd.testing.assert_frame_equal(getattr(on_dask, table),
                                       getattr(in_process, table))
     assert on_dask.analysis == in_process.analysis
@@ -49,7 +50,52 @@ def test_rank_figures_are_the_cli_figures(cli, paths, in_process):
     # The generated straggler (rank 3) has the longest steps.
     walls = in_process.steps.groupby("rank")["wall_micros"].mean()
     assert walls.idxmax() == 3
-    assert len(in_process.steps) == RANKS * 6
+    assert len(in_process.steps) == RANKS * STEPS
+
+
+def test_memory_peaks_are_the_generated_ones(cli, paths, in_process):
+    memory = in_process.memory
+    assert memory["rank"].tolist() == list(range(RANKS))
+    assert memory["name"].unique().tolist() == ["GPU_0"]
+    for rank in range(RANKS):
+        # The generator's own peak (bytes in use at its largest sample).
+        assert memory["peak_bytes"][rank] == peak_bytes(rank, STEPS), rank
+    doc = cli.json(["--trace_path=" + paths[5], "summary", "-output",
+                    "json"])
+    mine = memory[memory["rank"] == 5].drop(columns="rank")
+    assert mine.to_dict("records") == doc["allocators"]
+
+
+def test_kernels_are_the_cli_kernel_view(cli, paths, in_process):
+    rank = 7
+    doc = cli.json(["--trace_path=" + paths[rank], "kernel", "-max_depth",
+                    "1000000", "-order_by", "micros", "-output", "json"])
+    mine = in_process.kernels[in_process.kernels["rank"] == rank]
+    names = [c["name"] for c in doc["root"]["children"]]
+    assert mine["name"].tolist()[1:] == names
+    assert (mine["micros_total"].tolist()[1:] ==
+            [c["micros"]["total"] for c in doc["root"]["children"]])
+
+
+def test_analysis_frames_follow_the_ranks_contract():
+    # The shape of `ranks -output json` (issue #31's contract), reshaped
+    # into a row per rank and step and a row per straggler.
+    doc = {"ranks": [
+        {"rank": 0, "file": "a", "offset_micros": 0.0,
+         "offset_uncertainty_micros": 1.0,
+         "steps": [{"step": 1, "wall_micros": 10.0, "wait_micros": 4.0},
+                   {"step": 2, "wall_micros": 11.0, "wait_micros": 0.0}]},
+        {"rank": 1, "file": "b", "offset_micros": 7.5,
+         "offset_uncertainty_micros": 2.0,
+         "steps": [{"step": 1, "wall_micros": 10.5, "wait_micros": 0.0}]}],
+        "stragglers": [{"step": 1, "rank": 1, "delay_micros": 4.0,
+                        "cause": "injected_delay", "cause_micros": 3.9}],
+        "collectives_matched": 2, "notes": []}
+    steps, stragglers = tfprof.fleet.analysis_frames(doc)
+    assert steps[["rank", "file", "step", "offset_micros"]].values.tolist() == [
+        [0, "a", 1, 0.0], [0, "a", 2, 0.0], [1, "b", 1, 7.5]]
+    assert steps["wait_micros"].tolist() == [4.0, 0.0, 0.0]
+    assert stragglers.to_dict("records") == doc["stragglers"]
 
 
 def test_analysis_waits_for_the_library():
@@ -57,4 +103,5 @@ def test_analysis_waits_for_the_library():
         pytest.skip("the library's cross-rank analysis is built in")
     result = tfprof.fleet.summarize([])
     assert result.analysis is None
+    assert result.rank_steps.empty and result.stragglers.empty
     assert "issue #31" in result.notes[0]

@@ -3,21 +3,33 @@
     from distributed import Client
     result = tfprof.fleet.summarize(paths, client=Client("tcp://sched:8786"))
     result.steps        # one row per (rank, step)
-    result.analysis     # the cross-rank analysis (clock offsets, stragglers)
+    result.kernels      # one row per (rank, kernel)
+    result.devices, result.memory, result.runs
+    result.analysis     # the cross-rank analysis (issue #31; None for now)
 
 Each trace is loaded on a Dask worker, which keeps only its per-rank
 summary (kilobytes: steps, devices, kernels, memory peaks); only summaries
 travel between workers and to the client, never events. The reduction
-concatenates the summaries into DataFrames (a rank column added) and hands
-the list to the library's cross-rank analysis. Without a client everything
-runs in this process, one trace at a time.
+concatenates the summaries into DataFrames (a rank column added); the
+cross-rank analysis is the library's (see the TODO below). Without a client
+everything runs in this process, one trace at a time.
 
-The seam: the per-rank summary and the cross-rank analysis are the C++
-library's (issue #31: profiler/views/ranks.h), reached through
-_tfprof.rank_summary(path) -> bytes and _tfprof.analyze_ranks([bytes]) ->
-JSON. Until the extension has them, a rank's summary is the views the
-library has today (steps, summary, kernel view) and `analysis` is None with
-a note saying so.
+What a rank's summary holds today: its steps table, its devices (busy
+time per device and lane), its allocators' memory peaks and its kernel view
+(every kernel with its time), the library's figures as `-output json`
+writes them.
+
+TODO(#31, cross-rank analysis): the seam is ready for the library's
+multi-rank summaries (the `ranks` command of issue #31). A worker would add
+_tfprof.rank_summary(path) -> bytes (the rank's collectives with their
+times, and the per-op/scope time between consecutive collectives that a
+straggler's cause needs), kept in RankSummary.rank_bytes; the reduction
+hands every rank's bytes to _tfprof.analyze_ranks([bytes]) -> the `ranks
+-output json` document ({"ranks": [...], "stragglers": [...],
+"collectives_matched": N, "notes": [...]}), which becomes `analysis`, and
+`rank_steps` / `stragglers` (analysis_frames below) its tables. Until the
+extension has both, `analysis` is None, the two tables are empty and
+`notes` says why. Alignment and stragglers are #31's, not computed here.
 """
 
 import json
@@ -29,8 +41,8 @@ from tfprof import _frames, _tfprof
 # What fleet results say while the library has no cross-rank analysis.
 NO_RANK_ANALYSIS = (
     "cross-rank analysis (clock offsets, stragglers, collectives) needs the "
-    "library's multi-rank summaries (issue #31, profiler/views/ranks.h): not "
-    "in this build")
+    "library's multi-rank summaries (issue #31, the ranks command): not in "
+    "this build")
 
 
 def has_rank_analysis():
@@ -82,19 +94,22 @@ class FleetSummary(object):
             summaries, lambda s: _frames.list_frame(s.summary_json, "devices"))
         self.kernels = self._concat(
             summaries, lambda s: _frames.tree_frame(s.kernels_json))
+        self.memory = self._concat(summaries, _memory_frame)
         self.runs = pd.DataFrame([
             dict(rank=s.rank, path=s.path,
                  **_run_figures(json.loads(s.summary_json)))
             for s in summaries
         ])
         self.summary_bytes = sum(s.nbytes() for s in summaries)
+        # TODO(#31): the cross-rank analysis, once the extension has it.
         if summaries and all(s.rank_bytes is not None for s in summaries):
             self.analysis = json.loads(
                 _tfprof.analyze_ranks([s.rank_bytes for s in summaries]))
-            self.notes = []
+            self.notes = list(self.analysis.get("notes", []))
         else:
             self.analysis = None
             self.notes = [NO_RANK_ANALYSIS]
+        self.rank_steps, self.stragglers = analysis_frames(self.analysis)
 
     @staticmethod
     def _concat(summaries, frame_of):
@@ -106,6 +121,27 @@ class FleetSummary(object):
         if not frames:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True)
+
+
+def _memory_frame(s):
+    """A rank's allocators and their peaks (the summary's "allocators")."""
+    return pd.DataFrame(json.loads(s.summary_json).get("allocators", []),
+                        columns=["name", "peak_bytes"])
+
+
+def analysis_frames(analysis):
+    """The `ranks -output json` document (issue #31's contract) as two
+    tables: one row per rank and step (rank, file, offset_micros,
+    offset_uncertainty_micros and the step's figures), and one row per
+    straggler. None (no analysis): two empty tables."""
+    if analysis is None:
+        return pd.DataFrame(), pd.DataFrame()
+    rows = []
+    for rank in analysis.get("ranks", []):
+        head = {k: v for k, v in rank.items() if k != "steps"}
+        for step in rank.get("steps", []):
+            rows.append(dict(head, **step))
+    return pd.DataFrame(rows), pd.DataFrame(analysis.get("stragglers", []))
 
 
 def _run_figures(summary):
