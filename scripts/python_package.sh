@@ -3,7 +3,8 @@
 # installs it for Debian's /usr/bin/python3 (--install: into the prefix's
 # site directory, /usr/local/lib/python3.11/dist-packages by default) or runs
 # its tests (--test: pytest on BUILD_DIR/python, against BUILD_DIR/tfprof;
-# extra arguments go to pytest).
+# extra arguments go to pytest instead of python/tests, e.g.
+# python/tests/test_hook.py -k self_times).
 # Usage: scripts/python_package.sh BUILD_DIR --install|--test [PYTEST ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ case "$what" in
   --test)
     cmake --build "$build" --target tfprof_python tfprof
     PYTHONPATH="$PWD/$build/python" TFPROF_CLI="$PWD/$build/tfprof" \
-      /usr/bin/python3 -m pytest -q -p no:cacheprovider python/tests "$@"
+      /usr/bin/python3 -m pytest -q -p no:cacheprovider "${@:-python/tests}"
     ;;
   *)
     echo "usage: python_package.sh BUILD_DIR --install|--test" >&2

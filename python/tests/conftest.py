@@ -3,8 +3,8 @@ and the tfprof command line, whose output the tests compare with.
 
 Run with Debian's interpreter and the built package on the path:
     PYTHONPATH=build/python /usr/bin/python3 -m pytest python/tests
-(scripts/test.sh and scripts/pytest.sh do). TFPROF_CLI names the tfprof
-binary (default build/tfprof).
+(scripts/python_package.sh BUILD_DIR --test does, and scripts/test.sh
+through it). TFPROF_CLI names the tfprof binary (default build/tfprof).
 """
 
 import json
