@@ -158,6 +158,67 @@ def test_profile_python_from_file(cli, capsys, preset):
     compare_tree(result, cli.json(args + ["-output", "json"])["root"])
 
 
+# Call stacks for TensorFlow's test graph (its op log has none): each node
+# -> its frames, outermost first (file, line, function).
+STACKS = {
+    "Conv2D": [("model.py", 30, "build"), ("layers.py", 12, "conv")],
+    "Conv2D_1": [("model.py", 31, "build"), ("layers.py", 12, "conv")],
+    "DW": [("model.py", 20, "variables")],
+    "DW2": [("model.py", 21, "variables")],
+}
+
+
+def op_log_with_stacks():
+    """TensorFlow's test op log plus call stacks in its string table (the
+    current encoding: ids into id_to_string)."""
+    log = tfprof.OpLogProto.FromString(
+        read(os.path.join(TF_CURRENT, "tfprof_log")))
+    ids = {}
+
+    def string_id(text):
+        if text not in ids:
+            ids[text] = 1000 + len(ids)
+            log.id_to_string[ids[text]] = text
+        return ids[text]
+
+    entries = {e.name: e for e in log.log_entries}
+    for name, frames in STACKS.items():
+        entry = entries.get(name)
+        if entry is None:
+            entry = log.log_entries.add(name=name)
+        for file, lineno, function in frames:
+            entry.code_def.traces.add(
+                file_id=string_id(file), lineno=lineno,
+                function_id=string_id(function),
+                line_id=string_id("%s()" % function))
+    return log
+
+
+@pytest.mark.parametrize("preset", sorted(OPTION_SETS))
+def test_profile_python_after_add_step(cli, capsys, tmp_path, preset):
+    """profile_python on a Profiler built from a graph, an op log with call
+    stacks and add_step: the command line's code view on the same files."""
+    options = OPTION_SETS[preset]
+    log = op_log_with_stacks()
+    log_path = tmp_path / "tfprof_log"
+    log_path.write_bytes(log.SerializeToString())
+    profiler = tfprof.Profiler(
+        graph=read(os.path.join(TF_CURRENT, "graph.pbtxt")), op_log=log)
+    profiler.add_step(0, read(os.path.join(TF_CURRENT, "run_meta")))
+    capsys.readouterr()
+    result = profiler.profile_python(options)
+    assert isinstance(result, tfprof.MultiGraphNodeProto)
+    args = ["--graph_path=" + os.path.join(TF_CURRENT, "graph.pbtxt"),
+            "--run_meta_path=" + os.path.join(TF_CURRENT, "run_meta"),
+            "--op_log_path=%s" % log_path, "code"] + cli_options(options)
+    assert capsys.readouterr().out == cli.run(args).stdout
+    doc = cli.json(args + ["-output", "json"])
+    compare_tree(result, doc["root"])
+    if preset == "builder":  # time and memory, depth 4: the frames show
+        names = [c.name for c in result.children]
+        assert names and all(n.startswith("model.py:") for n in names), names
+
+
 @pytest.mark.parametrize("cmd", ["scope", "graph", "op"])
 @pytest.mark.parametrize("preset", ["trainable_variables_parameter",
                                     "float_operation", "time_and_memory"])
