@@ -15,7 +15,9 @@ from the C++ library's ProfilerHook. The recorder is torch.profiler where
 PyTorch has Kineto, else the legacy torch.autograd.profiler (Debian's torch
 1.13), whose traces `tfprof --trace_path` reads as well. show_memory
 records memory (profile_memory); show_dataflow=False drops the trace's flow
-events.
+events. The legacy profiler's export has neither memory nor flow events:
+with it, show_memory only reaches torch's own key_averages()
+(last_profile), and show_dataflow changes nothing in the file.
 """
 
 import json

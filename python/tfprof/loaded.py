@@ -145,6 +145,9 @@ class LoadedProfile(object):
         return out
 
     # --- whole-run tables
+    # TODO(#31): ranks(), the `ranks` command's per-rank steps and
+    # stragglers as DataFrames (fleet.analysis_frames reshapes that JSON),
+    # once the library and the extension have it.
     def steps(self, **options):
         """One row per step (the steps command's -output json); the wall
         time statistics in .attrs."""
