@@ -3,6 +3,7 @@ Debian's torch: the timelines appear at the right steps, each loads in
 tfprof (the command line and the Python loader), and its ops' self times
 equal torch's own key_averages() for that step."""
 
+import json
 import os
 
 import pytest
@@ -101,3 +102,19 @@ def test_save_secs(tmp_path):
 def test_exactly_one_of_save_steps_and_save_secs(kwargs):
     with pytest.raises(tfprof.TfprofError, match="ProfilerHook"):
         tfprof.ProfilerHook(**kwargs)
+
+
+@pytest.mark.parametrize("show_memory", [True, False])
+def test_show_memory_and_dataflow(tmp_path, show_memory):
+    hook = tfprof.ProfilerHook(save_steps=2, output_dir=str(tmp_path),
+                               show_memory=show_memory, show_dataflow=False)
+    averages = run(hook, 3, context=True)
+    assert list(averages) == [str(tmp_path / "timeline-2.json")]
+    # torch recorded memory exactly when asked to.
+    usage = [abs(e.cpu_memory_usage) for e in hook.last_profile.key_averages()]
+    assert (sum(usage) > 0) == show_memory
+    with open(hook.written[0]) as f:
+        doc = json.load(f)
+    events = doc if isinstance(doc, list) else doc["traceEvents"]
+    assert events and not [e for e in events if e.get("ph") in ("s", "t", "f")]
+    assert tfprof.load(trace_path=hook.written[0]).step_ids
