@@ -34,11 +34,26 @@
 #                                    both, taking turns three times on one
 #                                    generated profile, default 100000
 #                                    nodes; shows a change's effect)
+#        bench/run.sh --fleet [ARGS]  (the Python package's fleet row:
+#                                    tfprof.fleet.summarize of generated
+#                                    rank traces on a 2-worker Dask
+#                                    LocalCluster; ARGS go to
+#                                    bench/fleet_bench.py, default 256
+#                                    ranks of about 20 MB; the package is
+#                                    CMake's, built in build/)
 #
 # What is measured is the README's build: Bazel with .bazelrc's defaults
-# (-c opt), i.e. the binaries `bazel build` makes.
+# (-c opt), i.e. the binaries `bazel build` makes (the fleet row: the CMake
+# Release build of the Python package, which Bazel does not build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == "--fleet" ]]; then
+  shift
+  [[ -f build/CMakeCache.txt ]] ||
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build --target tfprof_python >/dev/null
+  PYTHONPATH="$PWD/build/python" exec /usr/bin/python3 bench/fleet_bench.py "$@"
+fi
 bazel build //bench:bench //tools:gen_profile //cli:tfprof >/dev/null 2>&1 ||
   bazel build //bench:bench //tools:gen_profile //cli:tfprof
 bin=bazel-bin

@@ -2,8 +2,8 @@
 # Installs what is missing, then builds and runs the whole test suite both
 # ways: Bazel (bazel test //...) and the CMake mirror (CTest, built with
 # AddressSanitizer and UBSan), plus a short fuzzing run; in between, a plain
-# CMake build is installed and an outside project built against it. The last line is
-# CTest's summary.
+# CMake build is installed and an outside project built against it, and the
+# Python package's tests run on it (pytest). The last line is CTest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -24,8 +24,11 @@ echo "== cmake Release build, installed, and an outside project built against it
 # The sanitizer build below does not run the install test (its consumer is
 # not built with the sanitizer runtime): a plain build installs the package.
 cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-release --target profiler tfprof
+cmake --build build-release --target profiler tfprof tfprof_python
 bash tests/install_test.sh build-release .
+
+echo "== pytest: the Python package (python/tests) on the same build, against its tfprof" >&2
+bash scripts/python_package.sh build-release --test
 
 echo "== cmake + ctest under AddressSanitizer and UBSan, with the real-consumer tests (go tool pprof, JUnit reader, speedscope in Chromium)" >&2
 # One CMake build tests the same sources as Bazel: under the sanitizers, so

@@ -377,6 +377,74 @@ TEST_CASE("Kineto: exclusive times, launches, memory, stacks, steps") {
   CHECK(OpView(m, 4)["aten::linear"].runs == 1);
 }
 
+// The CPU time of each node over every step of a trace.
+std::map<std::string, int64_t> CpuMicrosByNode(const ImportedTrace& t) {
+  std::map<std::string, int64_t> micros;
+  for (const auto& [step, rm] : t.steps) {
+    for (const auto& dev : rm.step_stats().dev_stats()) {
+      if (dev.device() != kCpu) continue;
+      for (const auto& ns : dev.node_stats()) {
+        micros[ns.node_name()] += ns.op_end_rel_micros();
+      }
+    }
+  }
+  return micros;
+}
+
+TEST_CASE("Kineto: the legacy autograd profiler's export and its nesting") {
+  // torch.autograd.profiler without Kineto: a bare array, no categories,
+  // process "CPU functions". aten::addmm starts inside aten::linear but
+  // ends after it: that profiler's key_averages() does not nest it there.
+  const std::string events = R"(
+    {"name": "aten::linear", "ph": "X", "ts": 1000, "dur": 50,
+     "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::t", "ph": "X", "ts": 1001, "dur": 5,
+     "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::addmm", "ph": "X", "ts": 1010, "dur": 45,
+     "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::relu", "ph": "X", "ts": 1060, "dur": 10,
+     "tid": 1, "pid": "CPU functions", "args": {}})";
+  absl::StatusOr<ImportedTrace> t =
+      ImportTraceContents({"legacy.json"}, {"[" + events + "]"});
+  REQUIRE(t.ok());
+  CHECK(t->format == TraceFormat::kKineto);
+  std::map<std::string, std::string> ops;
+  for (const auto& n : t->graph.node()) ops[n.name()] = n.op();
+  CHECK(ops ==
+        std::map<std::string, std::string>{{"aten.linear", "aten::linear"},
+                                           {"aten.linear/aten.t", "aten::t"},
+                                           {"aten.addmm", "aten::addmm"},
+                                           {"aten.relu", "aten::relu"}});
+  // Self times as key_averages() counts them: linear loses only aten::t.
+  CHECK(CpuMicrosByNode(*t) ==
+        std::map<std::string, int64_t>{{"aten.linear", 50 - 5},
+                                       {"aten.linear/aten.t", 5},
+                                       {"aten.addmm", 45},
+                                       {"aten.relu", 10}});
+  bool noted = false;
+  for (const std::string& n : t->notes) {
+    noted |= n.find("legacy autograd profiler") != std::string::npos;
+  }
+  CHECK(noted);
+
+  // The same events as a Kineto trace (categories, an object): the usual
+  // rule nests aten::addmm in aten::linear (an overlap, counted).
+  std::string kineto = events;
+  for (size_t at = 0; (at = kineto.find("\"args\"", at)) != std::string::npos;
+       at += 20) {
+    kineto.replace(at, 6, "\"cat\": \"cpu_op\", \"args\"");
+  }
+  absl::StatusOr<ImportedTrace> k =
+      ImportTraceContents({"k.json"}, {"{\"traceEvents\": [" + kineto + "]}"});
+  REQUIRE(k.ok());
+  const std::map<std::string, int64_t> nested = CpuMicrosByNode(*k);
+  CHECK(nested.count("aten.linear/aten.addmm") == 1);
+  CHECK(nested.count("aten.addmm") == 0);
+  for (const std::string& n : k->notes) {
+    CHECK(n.find("legacy autograd profiler") == std::string::npos);
+  }
+}
+
 TEST_CASE("Kineto: the older Call stack args give stacks") {
   const std::string json = R"({"traceEvents": [
     {"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 1,

@@ -475,10 +475,10 @@ bool IsKinetoCategory(absl::string_view cat) {
   return false;
 }
 
-// Detection on one event: Kineto categories or ProfilerStep ranges make a
-// PyTorch trace; "<device> Compute"/"Tensors" processes or Op events with
-// args.name/args.op a TensorFlow timeline (unless PyTorch's signs show up
-// anywhere).
+// Detection on one event: Kineto categories, ProfilerStep ranges or the
+// legacy autograd profiler's "CPU functions" process make a PyTorch trace;
+// "<device> Compute"/"Tensors" processes or Op events with args.name/args.op a
+// TensorFlow timeline (unless PyTorch's signs show up anywhere).
 void Detect(const ScanFields& f, bool* kineto, bool* tf_timeline,
             JsonTraceScan* scan) {
   std::optional<absl::string_view> ph = f.ph.String();
@@ -506,6 +506,13 @@ void Detect(const ScanFields& f, bool* kineto, bool* tf_timeline,
     return;
   }
   if (name.has_value() && absl::StartsWith(*name, "ProfilerStep#")) {
+    *kineto = true;
+    return;
+  }
+  // PyTorch's legacy autograd profiler (torch.autograd.profiler without
+  // Kineto, e.g. Debian's 1.13) exports a bare array of X events on its
+  // "CPU functions" process, without categories or ProfilerStep ranges.
+  if (!cat.has_value() && f.pid.String() == "CPU functions") {
     *kineto = true;
     return;
   }

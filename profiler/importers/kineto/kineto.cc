@@ -4,7 +4,9 @@
 // (kernel, gpu_memcpy, gpu_memset) on stream lanes linked to the runtime
 // call that launched it by a correlation id, ProfilerStep#N ranges as steps,
 // python_function events or "Call stack" args for call stacks, and
-// "[memory]" instant events.
+// "[memory]" instant events. Also the legacy autograd profiler's export (a
+// bare array of uncategorized X events on "CPU functions", PyTorch built
+// without Kineto): CPU ops nested by that profiler's own rule.
 #include "profiler/importers/kineto/kineto.h"
 
 #include <algorithm>
@@ -154,12 +156,14 @@ class KinetoImport {
     }
     // The rest needs no JSON: free the file and the parser's index.
     reader->Close();
+    legacy_ = IsLegacyAutogradTrace();
     FindSteps();
     Nest();
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
     AddHeader();
+    NoteLegacyTrace();
     AddNotes();
     return absl::OkStatus();
   }
@@ -207,6 +211,16 @@ class KinetoImport {
   void AddHeader();
   void AddNotes();
 
+  // --- PyTorch's legacy autograd profiler (torch.autograd.profiler without
+  // Kineto, e.g. Debian's torch 1.13), at the end of the file.
+  // Whether the trace is its export: CPU ops without a category on its
+  // "CPU functions" process (a bare array, no ProfilerStep ranges).
+  bool IsLegacyAutogradTrace() const;
+  // Its nesting rule (what its key_averages() counts): an op that ends
+  // after the open one is not nested in it; pops such open ops before `e`.
+  void PopLegacyOverhangs(const Event& e);
+  void NoteLegacyTrace();
+
   const std::string& file_;
   TraceBuilder* builder_;
   StringTable strings_;
@@ -228,6 +242,9 @@ class KinetoImport {
   std::vector<int32_t> cpu_stack_, py_stack_;
   int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
   int64_t unlinked_ = 0, by_external_ = 0;
+  // A trace of PyTorch's legacy autograd profiler (no Kineto): CPU ops on
+  // its "CPU functions" process, nested by its own rule.
+  bool legacy_ = false;
 };
 
 bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
@@ -443,6 +460,7 @@ void KinetoImport::Nest() {
         NestMemory(i);
         break;
       case Kind::kCpu:
+        if (legacy_) PopLegacyOverhangs(e);
         NestCpu(i);
         break;
       case Kind::kGpu:
@@ -768,6 +786,39 @@ void KinetoImport::AddNotes() {
   if (call_stacks_ > 0) {
     builder_->Note(file_, "call stacks taken from \"Call stack\" args");
   }
+}
+
+// --- PyTorch's legacy autograd profiler (torch.autograd.profiler without
+// Kineto). Its export_chrome_trace writes a bare array of "X" events without
+// a category on a process named "CPU functions", times in whole
+// microseconds, no ProfilerStep ranges, no shapes; its key_averages() nests
+// an op in the open one only when it also ends inside it.
+
+bool KinetoImport::IsLegacyAutogradTrace() const {
+  constexpr absl::string_view kProcess = "CPU functions/";
+  for (const Event& e : events_) {
+    if (e.kind == Kind::kCpu && e.thread >= 0 &&
+        strings_.Get(e.category).empty() &&
+        absl::StartsWith(thread_names_[e.thread], kProcess)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void KinetoImport::PopLegacyOverhangs(const Event& e) {
+  while (!cpu_stack_.empty() && EndOf(e) > EndOf(events_[cpu_stack_.back()])) {
+    cpu_stack_.pop_back();
+  }
+}
+
+void KinetoImport::NoteLegacyTrace() {
+  if (!legacy_) return;
+  builder_->Note(file_,
+                 "a trace of PyTorch's legacy autograd profiler (no "
+                 "Kineto): CPU ops only, in whole microseconds; an op that "
+                 "ends after the open one is nested beside it, as the "
+                 "profiler's key_averages() counts it");
 }
 
 }  // namespace
