@@ -35,6 +35,8 @@ pybind11::bytes ToBytes(const google::protobuf::Message& msg);
 // Registers Session (loaded runs) and Profiler (the TF-style API).
 void DefineSession(pybind11::module_& m);
 void DefineProfiler(pybind11::module_& m);
+// rank_summary / analyze_ranks (several ranks, e.g. on Dask workers).
+void DefineRanks(pybind11::module_& m);
 
 }  // namespace python
 }  // namespace tfprof

@@ -86,4 +86,5 @@ PYBIND11_MODULE(_tfprof, m) {
       py::reinterpret_borrow<py::object>(tfprof::python::g_error);
   tfprof::python::DefineSession(m);
   tfprof::python::DefineProfiler(m);
+  tfprof::python::DefineRanks(m);
 }

@@ -17,6 +17,7 @@
 #include "profiler/load/loader.h"
 #include "profiler/render/render_diff.h"
 #include "profiler/render/render_json_csv.h"
+#include "profiler/render/render_ranks.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/summary.h"
 #include "profiler/session/session.h"
@@ -107,6 +108,17 @@ class PySession {
   std::string StepsJson(const std::vector<std::string>& args) {
     const PeakOverride peaks = PeakOverrideOf(ParseArgs(args));
     return WithoutGil([&] { return RenderStepsJson(session_->Steps(peaks)); });
+  }
+
+  // The ranks command's -output json (one rank: its own account).
+  std::string RanksJson() {
+    absl::StatusOr<std::string> out =
+        WithoutGil([&]() -> absl::StatusOr<std::string> {
+          absl::StatusOr<RanksReport> r = session_->Ranks();
+          if (!r.ok()) return r.status();
+          return RenderRanksJson(*r);
+        });
+    return ValueOrThrow(std::move(out));
   }
 
   std::string Summary(const std::vector<std::string>& args, bool json) {
@@ -307,6 +319,7 @@ void DefineSession(py::module_& m) {
       .def("query_json", &PySession::QueryJson)
       .def("query_report", &PySession::QueryReport)
       .def("steps_json", &PySession::StepsJson)
+      .def("ranks_json", &PySession::RanksJson)
       .def("summary", &PySession::Summary)
       .def("diff_json", &PySession::DiffJson)
       .def("check", &PySession::Check)

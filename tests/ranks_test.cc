@@ -305,6 +305,16 @@ TEST_CASE("rank summaries as bytes: the analysis is the same", "[ranks]") {
   CHECK(RenderRanksJson(AnalyzeRanks(decoded)) ==
         RenderRanksJson(AnalyzeRanks(*profiles)));
   CHECK(!DecodeRankProfile("{\"format\": \"x\"}", "f").ok());
+  // Missing or mistyped fields are errors, not crashes.
+  CHECK(!DecodeRankProfile("{}", "f").ok());
+  CHECK(!DecodeRankProfile(
+             "{\"format\": \"tfprof.rank_profile\", \"version\": 1}", "f")
+             .ok());
+  CHECK(!DecodeRankProfile("{\"format\": \"tfprof.rank_profile\", "
+                           "\"version\": 1, \"rank\": 0, \"files\": 3, "
+                           "\"steps\": [[1, \"x\"]], \"windows\": [[1]]}",
+                           "f")
+             .ok());
 }
 
 // --- Real captures.

@@ -43,7 +43,13 @@ std::string CollectiveJson(const RankCollective& c) {
 // --- Decoding: every accessor checks its type; the first error wins.
 class Decoder {
  public:
-  explicit Decoder(std::string what) : what_(std::move(what)) {}
+  explicit Decoder(std::string what) : what_(std::move(what)) {
+    // A valid empty array stands in for what is missing or of the wrong
+    // type, so that decoding goes on safely to the end (the error stays).
+    if (fallback_parser_.parse("[]", 2).get(empty_) != simdjson::SUCCESS) {
+      Fail("a parser");
+    }
+  }
 
   int64_t Int(simdjson::dom::element e) {
     int64_t v = 0;
@@ -64,12 +70,16 @@ class Decoder {
     simdjson::dom::array a;
     if (e.get_array().get(a) != simdjson::SUCCESS || a.size() < min_size) {
       Fail("an array");
+      return empty_.get_array().value_unsafe();
     }
     return a;
   }
   simdjson::dom::element Field(simdjson::dom::object o, const char* key) {
     simdjson::dom::element e;
-    if (o[key].get(e) != simdjson::SUCCESS) Fail(key);
+    if (o[key].get(e) != simdjson::SUCCESS) {
+      Fail(key);
+      return empty_;
+    }
     return e;
   }
   void Fail(const std::string& expected) {
@@ -83,6 +93,8 @@ class Decoder {
  private:
   std::string what_;
   absl::Status error_ = absl::OkStatus();
+  simdjson::dom::parser fallback_parser_;
+  simdjson::dom::element empty_;
 };
 
 StepRow DecodeRow(Decoder& d, simdjson::dom::element e) {

@@ -19,17 +19,12 @@ time per device and lane), its allocators' memory peaks and its kernel view
 (every kernel with its time), the library's figures as `-output json`
 writes them.
 
-TODO(#31, cross-rank analysis): the seam is ready for the library's
-multi-rank summaries (the `ranks` command of issue #31). A worker would add
-_tfprof.rank_summary(path) -> bytes (the rank's collectives with their
-times, and the per-op/scope time between consecutive collectives that a
-straggler's cause needs), kept in RankSummary.rank_bytes; the reduction
-hands every rank's bytes to _tfprof.analyze_ranks([bytes]) -> the `ranks
--output json` document ({"ranks": [...], "stragglers": [...],
-"collectives_matched": N, "notes": [...]}), which becomes `analysis`, and
-`rank_steps` / `stragglers` (analysis_frames below) its tables. Until the
-extension has both, `analysis` is None, the two tables are empty and
-`notes` says why. Alignment and stragglers are #31's, not computed here.
+The cross-rank analysis: each worker also keeps the library's summary of
+its rank (_tfprof.rank_summary: the rank's steps, its collectives with
+their times and the top host ops between consecutive collectives, a few
+kilobytes), and the reduction hands them all to _tfprof.analyze_ranks, the
+`ranks` command's analysis (g3doc/ranks.md): `analysis` is its `-output
+json` document, `rank_steps` and `stragglers` its tables.
 """
 
 import json
@@ -101,7 +96,7 @@ class FleetSummary(object):
             for s in summaries
         ])
         self.summary_bytes = sum(s.nbytes() for s in summaries)
-        # TODO(#31): the cross-rank analysis, once the extension has it.
+        # The cross-rank analysis (absent only from an older extension).
         if summaries and all(s.rank_bytes is not None for s in summaries):
             self.analysis = json.loads(
                 _tfprof.analyze_ranks([s.rank_bytes for s in summaries]))

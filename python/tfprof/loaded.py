@@ -145,9 +145,18 @@ class LoadedProfile(object):
         return out
 
     # --- whole-run tables
-    # TODO(#31): ranks(), the `ranks` command's per-rank steps and
-    # stragglers as DataFrames (fleet.analysis_frames reshapes that JSON),
-    # once the library and the extension have it.
+    def ranks(self):
+        """The ranks command's account (g3doc/ranks.md) as two tables: one
+        row per rank and step (rank, file, offset_micros,
+        offset_uncertainty_micros, wall/compute/communication/wait/idle
+        micros), and one row per straggler; the whole document (notes,
+        collectives_matched, job steps) in the first table's .attrs."""
+        from tfprof import fleet  # the reshaping lives with the fleet's
+        analysis = json.loads(self._session.ranks_json())
+        rank_steps, stragglers = fleet.analysis_frames(analysis)
+        rank_steps.attrs["analysis"] = analysis
+        return rank_steps, stragglers
+
     def steps(self, **options):
         """One row per step (the steps command's -output json); the wall
         time statistics in .attrs."""
