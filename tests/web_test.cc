@@ -379,6 +379,46 @@ int StatusOf(const std::string& reply) {
   return std::stoi(reply.substr(9, 3));
 }
 
+TEST_CASE("web API: queries from several threads at once answer as alone") {
+  // Each thread asks its own mix of queries; every answer must equal the
+  // same query asked with no other running (the first, serial pass).
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  std::vector<WebParams> queries;
+  for (const char* view : {"scope", "graph", "op", "code"}) {
+    for (const char* order : {"micros", "bytes", "name"}) {
+      queries.push_back({{"view", view},
+                         {"order_by", order},
+                         {"max_depth", "4"},
+                         {"select", "micros,bytes,occurrence"}});
+    }
+  }
+  std::vector<std::string> alone;
+  for (const WebParams& q : queries) {
+    const WebReply r = served.api.Get("/api/view", q);
+    REQUIRE(r.status == 200);
+    alone.push_back(r.body);
+  }
+  // A fresh API (no cached answers) asked by 6 threads at once.
+  WebApi fresh(served.run.get(), WebInputFlags{"--profile_path=p", ""},
+               Options());
+  served.run->ResetViews();
+  std::atomic<int> same{0}, asked{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < queries.size(); ++i) {
+        const size_t k = (i * 5 + static_cast<size_t>(t) * 7) % queries.size();
+        const WebReply r = fresh.Get("/api/view", queries[k]);
+        ++asked;
+        if (r.status == 200 && r.body == alone[k]) ++same;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(asked == static_cast<int>(6 * queries.size()));
+  CHECK(same == asked);
+}
+
 TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
   RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
   WebApi& api = served.api;
