@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/shell.h"
+#include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_json_csv.h"
 #include "profiler/views/views.h"
@@ -305,9 +306,9 @@ TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
 // A server on a free loopback port, stopped at the end of the test.
 class TestServer {
  public:
-  explicit TestServer(WebApi* api) {
+  explicit TestServer(WebApi* api, const std::string& host = "127.0.0.1") {
     ServeOptions o;
-    o.address.host = "127.0.0.1";
+    o.address.host = host;
     o.threads = 4;
     std::atomic<int> port{0};
     o.on_listening = [&port](const std::string& url) {
@@ -377,6 +378,55 @@ std::string GetPath(int port, const std::string& target,
 int StatusOf(const std::string& reply) {
   if (reply.size() < 12 || reply.compare(0, 5, "HTTP/") != 0) return 0;
   return std::stoi(reply.substr(9, 3));
+}
+
+// The body of a raw reply (after its headers).
+std::string BodyOf(const std::string& reply) {
+  const size_t at = reply.find("\r\n\r\n");
+  return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+
+std::string HeadersOf(const std::string& reply) {
+  return reply.substr(0, reply.find("\r\n\r\n"));
+}
+
+TEST_CASE("web server: no Brotli; gzip at level 1 off loopback, none on it") {
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  const std::string target = "/api/view?view=scope&max_depth=100";
+  const WebReply direct =
+      served.api.Get("/api/view", {{"view", "scope"}, {"max_depth", "100"}});
+  REQUIRE(direct.body.size() > 1024);
+  const std::string ask =
+      "GET " + target +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: br, gzip, "
+      "deflate\r\nConnection: close\r\n\r\n";
+  {
+    // On loopback: the bytes as made, however the client asks.
+    TestServer loopback(&served.api);
+    REQUIRE(loopback.port() > 0);
+    const std::string reply = Raw(loopback.port(), ask);
+    CHECK(StatusOf(reply) == 200);
+    CHECK_THAT(HeadersOf(reply),
+               !Catch::Contains("Content-Encoding", Catch::CaseSensitive::No));
+    CHECK(BodyOf(reply) == direct.body);
+  }
+  // Off loopback (all addresses): gzip for clients that take it, never br.
+  TestServer open(&served.api, "0.0.0.0");
+  REQUIRE(open.port() > 0);
+  const std::string reply = Raw(open.port(), ask);
+  CHECK(StatusOf(reply) == 200);
+  CHECK_THAT(HeadersOf(reply), Catch::Contains("Content-Encoding: gzip"));
+  absl::StatusOr<std::string> body = Gunzip(BodyOf(reply));
+  REQUIRE(body.ok());
+  CHECK(*body == direct.body);
+  const std::string plain =
+      Raw(open.port(), "GET " + target +
+                           " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: "
+                           "br\r\nConnection: close\r\n\r\n");
+  CHECK_THAT(HeadersOf(plain),
+             !Catch::Contains("Content-Encoding", Catch::CaseSensitive::No));
+  CHECK(BodyOf(plain) == direct.body);
+  CHECK(StatusOf(GetPath(open.port(), "/favicon.ico")) == 200);
 }
 
 TEST_CASE("web API: queries from several threads at once answer as alone") {
