@@ -95,6 +95,20 @@ function formatTime(us) {
   return `${(us / 1e6).toFixed(2)}sec`;
 }
 
+// A share as the page writes it: one decimal and '%'.
+function pct(part, whole) {
+  return `${(whole > 0 ? 100 * part / whole : 0).toFixed(1)}%`;
+}
+
+// `steps -output csv` as rows of numbers (and text where not a number).
+function readCsv(file) {
+  const [head, ...lines] = fs.readFileSync(path.join(expectDir, file), 'utf8')
+    .trim().split('\n');
+  const keys = head.split(',');
+  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) =>
+    [keys[i], v !== '' && !Number.isNaN(Number(v)) ? Number(v) : v])));
+}
+
 function sameNode(row, node, attrs, where) {
   let ok = row && row.name === node.name;
   for (const a of attrs) {
@@ -161,6 +175,22 @@ async function testOp(page) {
   check(rows.length === n, `op: ${n} rows on the first page (${rows.length})`);
   check(cli.children.slice(0, n).every((c, k) => sameNode(rows[k], c, ['micros'], c.name) &&
     rows[k]['runs.'] === c.occurrence.run), 'op: every row equals the CLI\'s (time and runs)');
+  let cum = 0;
+  check(cli.children.slice(0, n).every((c, k) => {
+    cum += c.micros.self;
+    return rows[k]['pct..text'] === pct(c.micros.self, cli.micros.total) &&
+      rows[k]['cum_pct..text'] === pct(cum, cli.micros.total);
+  }), 'op: the % and cumulative % columns are each row\'s self time over the CLI\'s total');
+  const count = await page.$eval('#row-count', (e) => Number(e.dataset.count));
+  check(count === cli.children.length, `op: the row count is shown (${count} op types)`);
+  // Names: left-aligned, cut with an ellipsis, the whole name on hover.
+  const cell = await page.$eval('#view-table tbody td.name', (td) => {
+    const st = getComputedStyle(td);
+    return {align: st.textAlign, overflow: st.textOverflow, title: td.title,
+      name: td.parentElement.dataset.name};
+  });
+  check(cell.align === 'left' && cell.overflow === 'ellipsis' && cell.title === cell.name,
+    `op: names are left-aligned with an ellipsis and the full name on hover (${JSON.stringify(cell)})`);
   await shot(page, 'op.png');
 }
 
@@ -260,12 +290,15 @@ async function testKernel(page) {
     'kernel: each row shows the CLI\'s launch count');
   await shot(page, 'kernel.png');
   await open(page, 'tab=kernel&mode=flame&order_by=micros');
-  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => f.dataset.name));
-  // The page asks for subtrees of at least 1/5000 of the root.
+  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => ({
+    name: f.dataset.name, width: parseFloat(f.style.width)})));
+  // The page asks for subtrees of at least 1/5000 of the root, and draws
+  // those at least half a pixel wide.
   const shown = cli.children.filter((c) => c.micros.total > 0 &&
-    c.micros.total >= cli.micros.total / 5000);
-  check(frames.length === 1 + shown.length,
-    `kernel: the flame graph has the root and a frame per kernel of 1/5000 of the total or more (${frames.length})`);
+    c.micros.total >= cli.micros.total / 5000 &&
+    frames[0].width * c.micros.total / cli.micros.total >= 0.5);
+  check(frames.length === 1 + shown.length && shown.every((c) => frames.some((f) => f.name === c.name)),
+    `kernel: the flame graph has the root and a frame per kernel of 1/5000 of the total and half a pixel or more (${frames.length})`);
 }
 
 // The FLOP/s column of a table row (data-value; '' where n/a) against the
@@ -441,15 +474,92 @@ async function testSummaryAndAdvise(page) {
   const bars = await page.$$eval('#steps-chart rect.bar', (b) => b.length);
   check(bars === steps.steps.length, `summary: the steps chart has ${bars} bars`);
   const ops = await page.$$eval('#top-op tbody tr', (r) => r.map((x) =>
-    [...x.children].slice(0, 3).map((td) => td.textContent).join('|')));
-  const cliOps = expect('op.json').root.children.slice(0, 10).map((c) =>
-    `${c.name}|${formatTime(c.micros.self)}|${c.occurrence.run}`);
-  check(JSON.stringify(ops) === JSON.stringify(cliOps),
-    'summary: the top ops are the CLI\'s, with their own time and runs');
+    [...x.children].slice(0, 4).map((td) => td.textContent).join('|')));
+  const op = expect('op.json').root;
+  const cliOps = op.children.filter((c) => c.micros.self > 0).slice(0, 10).map((c) =>
+    `${c.name}|${formatTime(c.micros.self)}|${pct(c.micros.self, op.micros.total)}|${c.occurrence.run}`);
+  check(ops.length > 0 && JSON.stringify(ops) === JSON.stringify(cliOps),
+    'summary: the top ops are the CLI\'s, with their own time, % of all and runs');
   await shot(page, 'summary.png');
   await open(page, 'tab=advise');
   const checkers = await page.$$eval('#advice h2', (h) => h.length);
   check(checkers > 0, `advise: ${checkers} checkers' findings shown`);
+}
+
+// Titles name the input and tab; view tabs keep the options; an unknown
+// tab says so.
+async function testTabs(page) {
+  await open(page, 'tab=scope&max_depth=3&select=micros,bytes&order_by=micros');
+  const title = await page.title();
+  check(/^scope · profile_100 · tfprof$/.test(title), `tabs: the title names the tab and input (${title})`);
+  const href = await page.$eval('#tab-op', (a) => a.getAttribute('href'));
+  const kept = new URLSearchParams(href.slice(1));
+  check(kept.get('tab') === 'op' && kept.get('max_depth') === '3' &&
+    kept.get('select') === 'micros,bytes', `tabs: the op tab keeps the options (${href})`);
+  await page.goto(`${url}?load=${++loads}#tab=nope`);
+  await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
+  const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
+  check(err.includes('no tab \'nope\''), `tabs: an unknown tab says so (${err})`);
+  const favicon = await page.$eval('link[rel="icon"]', (l) => l.href);
+  const r = await page.request.get(favicon);
+  check(r.status() === 200 && r.headers()['content-type'].startsWith('image/svg'),
+    `tabs: the favicon is served (${favicon})`);
+}
+
+// The overview of a PyTorch trace against the CLI: each step's compute,
+// memcpy (communication when the steps table has it) and idle equal
+// `steps -output csv`; GPU utilization is their busy time over the wall
+// time; the top kernels and ops with their %; the diagnosis; a step bar
+// opens that step's timeline.
+async function testOverview(page) {
+  const csv = readCsv('steps.csv');
+  await open(page, 'tab=overview');
+  const parts = await page.$$eval('#steps-chart rect.part', (rs) => rs.map((r) => ({
+    step: Number(r.dataset.step), part: r.dataset.part, value: Number(r.dataset.value)})));
+  const want = ['compute_micros', 'memcpy_micros', 'communication_micros', 'idle_micros']
+    .filter((k) => k in csv[0]);
+  check(want.length >= 3 && parts.length === csv.length * want.length &&
+    csv.every((row) => want.every((k) => parts.some((p) => p.step === row.step &&
+      p.part === k && p.value === row[k]))),
+  `overview: ${csv.length} steps split into ${want.join(', ')} as steps -output csv`);
+  check(csv.every((row) => Math.abs(want.reduce((a, k) => a + row[k], 0) - row.wall_micros) < 0.01),
+    'overview: the parts of each step add up to its wall time (CLI)');
+  const sum = (k) => csv.reduce((a, r) => a + r[k], 0);
+  const util = await page.$eval('#gpu-utilization', (e) => e.textContent);
+  check(util === pct(sum('accelerator_micros'), sum('wall_micros')),
+    `overview: GPU utilization ${util} = accelerator over wall time of the CLI's steps`);
+  const diag = await page.textContent('#diagnosis');
+  check(diag.startsWith(`GPU idle ${pct(sum('idle_micros'), sum('wall_micros'))} of the step time`),
+    `overview: the diagnosis (${diag})`);
+  const tops = [['top-kernel', 'kernel.json', 'micros'],
+    ['top-op-accelerator', 'op_accelerator_micros.json', 'accelerator_micros'],
+    ['top-op-cpu', 'op_cpu_micros.json', 'cpu_micros']];
+  for (const [id, file, attr] of tops) {
+    const cli = expect(file).root;
+    const rows = await page.$$eval(`#${id} tbody tr`, (r) => r.map((x) =>
+      [...x.children].slice(0, 3).map((td) => td.textContent).join('|')));
+    const cliRows = cli.children.filter((c) => c[attr].self > 0).slice(0, 10).map((c) =>
+      `${c.name}|${formatTime(c[attr].self)}|${pct(c[attr].self, cli[attr].total)}`);
+    check(rows.length > 0 && JSON.stringify(rows) === JSON.stringify(cliRows),
+      `overview: ${id} are the CLI's (name, ${attr}, % of all)`);
+  }
+  const summary = expect('summary.json');
+  const peaks = await page.$$eval('#devices-table tbody tr', (rs) => rs.map((r) => ({
+    device: r.querySelector('td[data-key="device"]').textContent,
+    peak: Number(r.querySelector('td[data-key="peak_memory"]').dataset.value),
+    text: r.querySelector('td[data-key="peak_memory"]').textContent})));
+  const bytes = (b) => (b < 1000 ? `${b}B` : b < 1e6 ? `${(b / 1e3).toFixed(2)}KB` :
+    `${(b / 1e6).toFixed(2)}MB`);
+  check(peaks.length === summary.devices.length && summary.devices.every((d, i) =>
+    peaks[i].device === d.name && peaks[i].peak === d.peak_bytes &&
+    peaks[i].text === (d.peak_bytes < 0 ? 'n/a' : bytes(d.peak_bytes))),
+  'overview: each device\'s peak memory is the CLI summary\'s');
+  await shot(page, 'overview.png');
+  const step = csv[csv.length - 1].step;
+  await routed(page, () => page.click(`#steps-chart rect.bar[data-step="${step}"]`));
+  const chosen = await page.$eval('#timeline-step', (e) => e.value);
+  check(page.url().includes('tab=timeline') && chosen === String(step),
+    `overview: clicking step ${step}'s bar opens its timeline`);
 }
 
 async function main() {
@@ -473,9 +583,10 @@ async function main() {
     return route.abort();
   });
   try {
-    const tests = traceMode ? [testKernel, testTraceFlops, testTraceTimeline] :
+    const tests = traceMode ? [testOverview, testKernel, testTraceFlops, testTraceTimeline] :
       diffMode ? [testDiffPage] :
-        [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
+        [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,
+          testDiff];
     for (const t of tests) {
       try {
         await t(page);

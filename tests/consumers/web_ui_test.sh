@@ -39,7 +39,7 @@ cur=--profile_path=$corpus/profile_100
 base=--base_profile_path=$corpus/profile_0
 "$bin" "$cur" scope -max_depth 3 -select micros,bytes -order_by micros -output json >"$tmp/scope.json"
 "$bin" "$cur" scope -max_depth 3 -select micros,bytes -order_by bytes -output json >"$tmp/scope_bytes.json"
-"$bin" "$cur" op -select micros,occurrence -order_by micros -output json >"$tmp/op.json"
+"$bin" "$cur" op -select micros,occurrence -order_by micros -max_depth 1000000 -output json >"$tmp/op.json"
 "$bin" "$cur" steps -output json >"$tmp/steps.json"
 "$bin" "$cur" "$base" diff scope -max_depth 2 -output json >"$tmp/diff.json"
 "$bin" "$cur" graph -step 0 -max_depth 1000000 -output "timeline:outfile=$tmp/timeline" >/dev/null
@@ -83,13 +83,20 @@ stop profile
 # trace's own timeline.
 kineto=--trace_path=$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz
 mkdir -p "$tmp/trace"
-"$bin" "$kineto" kernel -order_by micros -output json >"$tmp/trace/kernel.json" 2>/dev/null
+"$bin" "$kineto" kernel -order_by micros -max_depth 1000000 -output json >"$tmp/trace/kernel.json" 2>/dev/null
 # Float ops: the summary's MFU and FLOP/s, the op and kernel tables' rates.
 "$bin" "$kineto" summary -output json >"$tmp/trace/summary.json" 2>/dev/null
 "$bin" "$kineto" op -order_by float_ops -select micros,accelerator_flop_rate \
   -output json >"$tmp/trace/op_rate.json" 2>/dev/null
 "$bin" "$kineto" kernel -order_by float_ops -select micros,accelerator_flop_rate \
   -output json >"$tmp/trace/kernel_rate.json" 2>/dev/null
+# The overview: the steps table's split per step, the top ops by
+# accelerator and host time.
+"$bin" "$kineto" steps -output csv >"$tmp/trace/steps.csv" 2>/dev/null
+for a in accelerator_micros cpu_micros; do
+  "$bin" "$kineto" op -order_by $a -select $a,occurrence -output json \
+    >"$tmp/trace/op_$a.json" 2>/dev/null
+done
 step=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 2p | cut -d, -f1)
 echo "$step" >"$tmp/trace/step.txt"
 "$bin" "$kineto" timeline -step "$step" -outfile "$tmp/trace/timeline.json" >/dev/null 2>&1

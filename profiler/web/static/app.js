@@ -6,7 +6,9 @@
 
 const VIEWS = ['scope', 'graph', 'op', 'code', 'kernel'];
 const FLAME_VIEWS = ['scope', 'code', 'kernel'];
-const TABS = ['summary', ...VIEWS, 'steps', 'timeline', 'advise', 'diff'];
+const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'advise', 'diff'];
+// Old names of tabs, still understood in links.
+const TAB_ALIASES = {summary: 'overview'};
 // Numeric attributes as the API names them, in tfprof's column order.
 const NUMERIC = ['micros', 'accelerator_micros', 'cpu_micros', 'bytes',
   'peak_bytes', 'residual_bytes', 'output_bytes', 'params', 'float_ops'];
@@ -140,14 +142,15 @@ function numericAttrs(node) {
 
 // ------------------------------------------------------------ page frame
 
-function renderTabs(active) {
+// The tabs; a view tab's link keeps the view options now in the hash.
+function renderTabs(active, current) {
   const nav = document.getElementById('tabs');
   nav.replaceChildren();
   for (const t of TABS) {
     if (t === 'code' && !info.has_code) continue;
     if (t === 'kernel' && !info.has_kernels) continue;
     if (t === 'timeline' && !info.has_timeline) continue;
-    const hp = new URLSearchParams();
+    const hp = VIEWS.includes(t) ? optionParams(current) : new URLSearchParams();
     hp.set('tab', t);
     nav.append(el('a', {href: '#' + hp, id: 'tab-' + t,
       class: t === active ? 'active' : ''}, t));
@@ -237,6 +240,11 @@ class TreeTable {
         row.append(th);
       }
     }
+    if (this.share) {
+      const what = `of all ${this.share.attr} (total ${format(this.share.attr, this.share.whole)})`;
+      row.append(el('th', {title: `share ${what}`}, '%'));
+      row.append(el('th', {title: `cumulative share ${what}, down the list`}, 'cum %'));
+    }
     if (this.hasRuns) row.append(el('th', {}, 'runs'));
     if (this.hasRate) {
       row.append(el('th', {title: 'float ops per second of accelerator time'},
@@ -276,6 +284,14 @@ class TreeTable {
           'data-value': v.total}, format(a, v.total)));
       }
     }
+    if (this.share) {
+      const v = node[this.share.attr] ? node[this.share.attr].self : 0;
+      this.share.sum += v;
+      const pct = (x) => (this.share.whole > 0 ? 100 * x / this.share.whole : 0);
+      tr.append(el('td', {'data-attr': 'pct', 'data-value': pct(v)}, `${pct(v).toFixed(1)}%`));
+      tr.append(el('td', {'data-attr': 'cum_pct', 'data-value': pct(this.share.sum)},
+        `${pct(this.share.sum).toFixed(1)}%`));
+    }
     if (this.hasRuns) {
       const runs = node.occurrence ? node.occurrence.run : '';
       tr.append(el('td', {'data-attr': 'runs', 'data-value': runs}, runs));
@@ -310,7 +326,7 @@ class TreeTable {
     if (shown < parent.child_count) {
       const more = el('tr', {'data-depth': depth, class: 'more-row'},
         el('td', {class: 'name more', colspan: 1 + this.parts().length * this.attrs.length +
-          (this.hasRuns ? 1 : 0) + (this.hasRate ? 1 : 0) +
+          (this.hasRuns ? 1 : 0) + (this.hasRate ? 1 : 0) + (this.share ? 2 : 0) +
           (this.view === 'kernel' ? KERNEL_COLUMNS.length : 0), style: `padding-left:${4 + depth * 14}px`},
         `… ${parent.child_count - shown} more rows`));
       more.addEventListener('click', async () => {
@@ -361,6 +377,17 @@ class TreeTable {
       (root.children || []).some((c) => c.occurrence !== undefined);
     this.hasRate = this.flat &&
       (root.children || []).some((c) => 'accelerator_flop_rate' in c);
+    // A flat view's rows: each one's share of the whole, and the running sum
+    // (in -order_by's attribute when it is one shown, else the first).
+    const order = this.query.get('order_by');
+    const shareAttr = this.attrs.includes(order) ? order : this.attrs[0];
+    if (this.flat && shareAttr && root[shareAttr]) {
+      this.share = {attr: shareAttr, whole: root[shareAttr].total, sum: 0};
+      const noun = this.view === 'kernel' ? 'kernels' : 'op types';
+      container.append(el('p', {class: 'notes', id: 'row-count',
+        'data-count': root.child_count}, `${root.child_count} ${noun}, ordered by ` +
+        `${order}; ${PAGE_ROWS} rows a page ("more rows" loads the next)`));
+    }
     const table = el('table', {class: 'tree', id: 'view-table'}, this.header(),
       this.tbody);
     container.append(table);
@@ -474,6 +501,9 @@ async function renderView(view, hp, content) {
         class: m === mode ? 'active' : ''}, m === 'table' ? 'Table ' : 'Flame graph'));
     }
   }
+  // The op and kernel tables open ordered by time with every row (paged).
+  if ((view === 'op' || view === 'kernel') && !hp.has('order_by')) hp.set('order_by', 'micros');
+  if ((view === 'op' || view === 'kernel') && !hp.has('max_depth')) hp.set('max_depth', '1000000');
   renderOptions(hp, [toggle]);
   const query = optionParams(hp);
   query.set('view', view);
@@ -503,131 +533,6 @@ async function renderView(view, hp, content) {
   const attrs = numericAttrs(tree);
   const attr = attrs.includes(order) ? order : (attrs[0] || 'micros');
   renderFlame(content, tree, attr, hp);
-}
-
-// ------------------------------------------------------------ steps
-
-function stepsChart(steps, key) {
-  const values = steps.map((s) => Number(s[key]) || 0);
-  const max = Math.max(1, ...values);
-  const w = Math.max(300, Math.min(1200, steps.length * 24));
-  const h = 160;
-  const bw = w / Math.max(1, steps.length);
-  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('id', 'steps-chart');
-  svg.setAttribute('width', w + 50);
-  svg.setAttribute('height', h + 20);
-  const add = (tag, attrs, text) => {
-    const e = document.createElementNS(svg.namespaceURI, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
-  add('text', {x: 2, y: 10}, formatTime(Math.round(max)));
-  add('text', {x: 2, y: h}, '0');
-  steps.forEach((s, i) => {
-    const bh = h * values[i] / max;
-    const r = add('rect', {class: 'bar', x: 50 + i * bw + 1, y: h - bh,
-      width: Math.max(1, bw - 2), height: bh, 'data-step': s.step,
-      'data-value': values[i]});
-    const t = document.createElementNS(svg.namespaceURI, 'title');
-    t.textContent = `step ${s.step}: ${formatTime(Math.round(values[i]))}`;
-    r.append(t);
-  });
-  steps.forEach((s, i) => {
-    if (steps.length <= 30 || i % Math.ceil(steps.length / 30) === 0) {
-      add('text', {x: 50 + i * bw + 2, y: h + 14}, String(s.step));
-    }
-  });
-  return svg;
-}
-
-// A table of plain objects, a column per key; a header click sorts by it
-// (numbers by value, the rest by text; again to reverse).
-function objectTable(rows, id) {
-  if (!rows.length) return el('p', {class: 'notes'}, 'none');
-  const keys = Object.keys(rows[0]);
-  const text = (v) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
-  const tbody = el('tbody');
-  const fill = (list) => tbody.replaceChildren(...list.map((r) => el('tr', {},
-    keys.map((k) => el('td', {'data-key': k}, text(r[k]))))));
-  let sorted = {key: null, down: false};
-  const head = el('tr', {}, keys.map((k) => el('th', {class: 'sortable',
-    title: `sort by ${k}`, onclick: () => {
-      sorted = {key: k, down: sorted.key === k ? !sorted.down : true};
-      const numeric = rows.every((r) => typeof r[k] === 'number');
-      const cmp = (a, b) => (numeric ? a[k] - b[k] : text(a[k]).localeCompare(text(b[k])));
-      fill([...rows].sort((a, b) => (sorted.down ? cmp(b, a) : cmp(a, b))));
-    }}, k)));
-  fill(rows);
-  return el('table', {id}, el('thead', {}, head), tbody);
-}
-
-async function renderSteps(hp, content) {
-  const s = await api('/api/steps');
-  setCommand(`tfprof ${info.input_flags} steps -output json`);
-  content.append(el('h2', {}, `Wall time per step (${s.wall_source})`));
-  content.append(stepsChart(s.steps, 'wall_micros'));
-  content.append(el('h2', {}, 'Steps'), objectTable(s.steps, 'steps-table'));
-}
-
-// ------------------------------------------------------------ summary
-
-async function renderSummary(hp, content) {
-  const [s, steps] = await Promise.all([api('/api/summary'), api('/api/steps')]);
-  setCommand(`tfprof ${info.input_flags} summary -output json`);
-  const w = s.time_per_step.wall_micros;
-  content.append(el('div', {class: 'cards', id: 'summary-cards'},
-    el('div', {class: 'card'}, 'nodes', el('div', {class: 'big'}, s.nodes)),
-    el('div', {class: 'card'}, 'steps', el('div', {class: 'big'}, s.steps)),
-    el('div', {class: 'card'}, `wall time per step (median, ${s.time_per_step.source})`,
-      el('div', {class: 'big', id: 'median-wall'}, formatTime(Math.round(w.median)))),
-    el('div', {class: 'card'}, 'node time per step',
-      el('div', {class: 'big'}, formatTime(s.node_micros_per_step))),
-    // How close the run came to the hardware: float ops per step, the
-    // FLOP/s achieved over the step wall time, MFU against the stated peak.
-    s.flops_per_step > 0 ? [
-      el('div', {class: 'card'}, `float ops per step (${s.flops_set})`,
-        el('div', {class: 'big', id: 'flops-per-step',
-          'data-value': s.flops_per_step}, formatFlops(s.flops_per_step, 'FLOP'))),
-      el('div', {class: 'card'}, 'achieved over the step wall time',
-        el('div', {class: 'big', id: 'flop-rate', 'data-value': s.flop_rate},
-          formatFlops(s.flop_rate, 'FLOP/s'))),
-      el('div', {class: 'card', title: s.mfu_text}, s.peak_flops ?
-        `MFU of ${formatFlops(s.peak_flops, 'FLOP/s')} (${s.peak_dtype})` : 'MFU',
-        el('div', {class: 'big', id: 'mfu', 'data-value': s.mfu ?? ''}, formatMfu(s.mfu)),
-        el('div', {class: 'notes', id: 'mfu-text'}, s.mfu_text))] : []));
-  if (steps.steps.length) {
-    content.append(el('h2', {}, 'Wall time per step'),
-      stepsChart(steps.steps, 'wall_micros'));
-  }
-  // -1: not recorded (a ProfileProto keeps no device timelines).
-  const known = (v, f) => (v < 0 ? 'n/a' : f(v));
-  content.append(el('h2', {}, 'Devices'), objectTable(s.devices.map((d) => ({
-    device: d.name, nodes: d.nodes,
-    busy: known(d.busy_micros, (v) => formatTime(Math.round(v))),
-    peak_memory: known(d.peak_bytes, formatBytes),
-    lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table'));
-  for (const view of info.has_kernels ? ['op', 'kernel'] : ['op']) {
-    // In the flat views -max_depth counts rows.
-    const q = new URLSearchParams({view, order_by: 'micros',
-      select: info.has_flops ? 'micros,occurrence,accelerator_flop_rate' : 'micros,occurrence',
-      levels: '1', limit: '10', max_depth: '10'});
-    const res = await api('/api/view', q);
-    const rows = res.node.children || [];
-    if (!rows.length) continue;
-    // An op row's own time (its total is cumulative down the list).
-    content.append(el('h2', {}, `Top ${view === 'op' ? 'ops' : 'kernels'} by time`),
-      objectTable(rows.map((r) => Object.assign({name: r.name,
-        time: formatTime(r.micros.self),
-        runs: r.occurrence ? r.occurrence.run : ''}, info.has_flops ? {
-        'FLOP/s': r.accelerator_flop_rate === null ? '--' :
-          formatFlops(r.accelerator_flop_rate, 'FLOP/s')} : {})), `top-${view}`));
-  }
-  const advice = await api('/api/advise');
-  content.append(el('h2', {}, 'Advice'), adviceList(advice));
 }
 
 // ------------------------------------------------------------ advise
@@ -826,9 +731,13 @@ async function renderTimeline(hp, content) {
 
 async function route() {
   const hp = hashParams();
-  const tab = TABS.includes(hp.get('tab')) ? hp.get('tab') : 'summary';
-  renderTabs(tab);
-  showError('');
+  const asked = TAB_ALIASES[hp.get('tab')] || hp.get('tab') || 'overview';
+  const tab = TABS.includes(asked) ? asked : 'overview';
+  renderTabs(tab, hp);
+  const input = (info.input_flags.split(/[=\/]/).pop() || '').slice(0, 60);
+  document.title = `${asked} · ${input} · tfprof`;
+  showError(TABS.includes(asked) ? '' :
+    `no tab '${asked}': the tabs are ${TABS.join(', ')}; showing the overview`);
   setCommand('');
   tooltip(null);
   const content = document.getElementById('content');
@@ -843,7 +752,7 @@ async function route() {
     else if (tab === 'timeline') await renderTimeline(hp, content);
     else if (tab === 'advise') await renderAdvise(hp, content);
     else if (tab === 'diff') await renderDiff(hp, content);
-    else await renderSummary(hp, content);
+    else await renderOverview(hp, content);
   } catch (e) {
     showError(e.message);
   }
