@@ -13,6 +13,7 @@
 #include "profiler/base/large_stack.h"
 #include "profiler/render/render_diff.h"
 #include "profiler/render/render_json_csv.h"
+#include "profiler/render/render_memory.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
@@ -287,6 +288,9 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
           {"/api/steps", "the step table (as steps -output json)"},
           {"/api/summary", "the summary (as summary -output json)"},
           {"/api/advise", "the advisor's reports: checker=NAME|all"},
+          {"/api/memory",
+           "memory in use per allocator: the peak, the largest allocations "
+           "live then (as memory -top 50) and the bytes in use over time"},
           {"/api/timeline",
            "one step's Chrome trace (step=N): the trace's own events, the "
            "RunMetadata's, or the graph view's timeline"},
@@ -298,6 +302,7 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
   if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/view") return View(params);
   if (path == "/api/diff") return Diff(params);
+  if (path == "/api/memory") return Memory();
   if (path == "/api/steps") return Steps();
   if (path == "/api/summary") return Summary();
   if (path == "/api/advise") return Advise(params);
@@ -324,6 +329,8 @@ std::string WebApi::InfoJson() const {
       "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
+      ",\n \"has_memory\": ",
+      model.activity().memory().empty() ? "false" : "true",
       ",\n \"has_flops\": ", HasFlops(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
       ",\n \"order_by\": ", JsonStrings(OrderByValues()),
@@ -453,6 +460,14 @@ WebReply WebApi::Steps() {
     steps_json_ = RenderStepsJson(session_->Steps(PeakOverrideOf(defaults_)));
   });
   return JsonReply(steps_json_);
+}
+
+WebReply WebApi::Memory() {
+  std::call_once(memory_once_, [this] {
+    memory_json_ = RenderMemoryJson(session_->model(), session_->MemoryPeaks(),
+                                    kMemoryTop, kMemoryPoints);
+  });
+  return JsonReply(memory_json_);
 }
 
 WebReply WebApi::Summary() {

@@ -68,6 +68,7 @@ class WebApi {
   WebReply Diff(const WebParams& params);
   WebReply Steps();
   WebReply Summary();
+  WebReply Memory();
   WebReply Advise(const WebParams& params);
   WebReply Timeline(const WebParams& params);
   // The result of a view query, from the cache or run now.
@@ -84,8 +85,11 @@ class WebApi {
   // (no lock), the steps and summary on first request (the page asks for
   // them on every load), once.
   const std::string info_json_;
-  std::once_flag steps_once_, summary_once_;
-  std::string steps_json_, summary_json_;
+  std::once_flag steps_once_, summary_once_, memory_once_;
+  std::string steps_json_, summary_json_, memory_json_;
+  // The memory page: live allocations listed, points per allocator.
+  static constexpr int64_t kMemoryTop = 50;
+  static constexpr size_t kMemoryPoints = 4000;
 };
 
 // A word as a POSIX shell reads it back: as is, or in single quotes.

@@ -16,6 +16,9 @@
 //               kernel -select micros,accelerator_flop_rate); checks the
 //               kernel view, its flame graph, the summary's MFU and FLOP/s,
 //               the tables' FLOP/s column and the trace's own timeline
+//   --memory    the server has a JAX XSpace: EXPECT_DIR has memory.txt
+//               (memory -top 50) and memory.csv (memory -output csv);
+//               checks the memory tab against them
 //   --diff      the server has a PyTorch trace and a base run of it with
 //               some kernels slower or renamed: EXPECT_DIR has the CLI's
 //               diff op/kernel (-output json and text), diff steps (json
@@ -33,7 +36,8 @@ const path = require('path');
 const args = process.argv.slice(2);
 const traceMode = args[0] === '--trace';
 const diffMode = args[0] === '--diff';
-const [url, expectDir, shotDir] = traceMode || diffMode ? args.slice(1) : args;
+const memoryMode = args[0] === '--memory';
+const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode ? args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
 let failed = 0;
@@ -100,12 +104,41 @@ function pct(part, whole) {
   return `${(whole > 0 ? 100 * part / whole : 0).toFixed(1)}%`;
 }
 
-// `steps -output csv` as rows of numbers (and text where not a number).
+// One CSV line's fields (RFC 4180 quotes: "a,b" and "" inside them).
+function csvFields(line) {
+  const out = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; ++i) {
+    const c = line[i];
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        ++i;
+      } else if (c === '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c === '"') {
+      quoted = true;
+    } else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  out.push(cur);
+  return out;
+}
+
+// A CLI CSV (steps, memory) as rows of numbers (and text where not a number).
 function readCsv(file) {
   const [head, ...lines] = fs.readFileSync(path.join(expectDir, file), 'utf8')
     .trim().split('\n');
-  const keys = head.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) =>
+  const keys = csvFields(head);
+  return lines.map((l) => Object.fromEntries(csvFields(l).map((v, i) =>
     [keys[i], v !== '' && !Number.isNaN(Number(v)) ? Number(v) : v])));
 }
 
@@ -562,6 +595,50 @@ async function testOverview(page) {
     `overview: clicking step ${step}'s bar opens its timeline`);
 }
 
+// The memory tab against the CLI's `memory -top 50` (text) and `memory
+// -output csv` (every event): each allocator's peak, its moment and step,
+// its event count, and the largest allocations live at the peak.
+async function testMemory(page) {
+  const events = readCsv('memory.csv');
+  const text = fs.readFileSync(path.join(expectDir, 'memory.txt'), 'utf8').split('\n');
+  await open(page, 'tab=memory');
+  const shown = await page.$$eval('section.allocator', (ss) => ss.map((s) => ({
+    name: s.dataset.name,
+    peak: Number(s.querySelector('.peak').dataset.value),
+    peakText: s.querySelector('.peak').textContent,
+    at: s.querySelector('.peak-at').textContent,
+    events: Number(s.querySelector('.events').dataset.value),
+    points: Number(s.querySelector('.memory-line').dataset.points),
+    live: [...s.querySelectorAll('table[id^="memory-live"] tbody tr')].map((r) =>
+      [...r.children].map((td) => td.textContent)),
+  })));
+  const heads = text.filter((l) => /^\S.*: peak /.test(l));
+  check(shown.length > 0 && shown.length === heads.length,
+    `memory: ${shown.length} allocators as the CLI (${heads.length})`);
+  let live = 0;
+  for (const a of shown) {
+    const rows = events.filter((e) => String(e.allocator) === a.name);
+    const max = rows.reduce((m, e) => Math.max(m, e.bytes_in_use), 0);
+    const head = heads.find((l) => l.startsWith(`${a.name}: peak `)) || '';
+    const m = /: peak (\S+) in use at (\S+)( \(step \d+\))?, (\d+) events$/.exec(head);
+    check(m && a.peak === max && a.peakText === m[1] && a.at === m[2] + (m[3] || '') &&
+      a.events === rows.length && Number(m[4]) === rows.length && a.points > 0,
+    `memory ${a.name}: peak ${a.peakText} at ${a.at}, ${a.events} events: the CSV's maximum and count, the text's moment`);
+    // The live blocks the CLI lists under this allocator.
+    const at = text.indexOf(head);
+    const cli = [];
+    for (let i = at + 2; i < text.length && text[i].startsWith('  ') && !text[i].startsWith('  ...'); ++i) {
+      const l = /^\s+(\S+)\s+(.*) \(allocated at (\S+)\)$/.exec(text[i]);
+      if (l) cli.push([l[1], l[2], l[3]]);
+    }
+    live += cli.length;
+    check(JSON.stringify(a.live) === JSON.stringify(cli),
+      `memory ${a.name}: the ${cli.length} largest live allocations (size, op, when) are the CLI's`);
+  }
+  check(live > 0, `memory: live allocations were compared (${live})`);
+  await shot(page, 'memory.png');
+}
+
 async function main() {
   const {chromium} = require('playwright-core');
   const browser = await chromium.launch({
@@ -584,7 +661,7 @@ async function main() {
   });
   try {
     const tests = traceMode ? [testOverview, testKernel, testTraceFlops, testTraceTimeline] :
-      diffMode ? [testDiffPage] :
+      diffMode ? [testDiffPage] : memoryMode ? [testMemory] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,
           testDiff];
     for (const t of tests) {

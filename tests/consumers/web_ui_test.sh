@@ -4,8 +4,9 @@
 # and runs web_ui_test.js (playwright-core driving Debian's headless
 # Chromium) to check the page against them. Then stops the server with
 # SIGTERM and expects a clean exit. Then the same for a PyTorch trace (the
-# kernel view and its timeline) and for a diff with verdicts (the trace
-# against a base copy of it with a slower and a renamed kernel).
+# kernel view and its timeline), for a diff with verdicts (the trace
+# against a base copy of it with a slower and a renamed kernel) and for a
+# JAX XSpace (the memory tab).
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -134,4 +135,13 @@ done
 serve diff "$kineto" "$diffbase"
 (cd "$here" && node web_ui_test.js --diff "$url" "$tmp/diff" ${shots:+"$shots"}) || status=1
 stop diff
+
+# A JAX XSpace: the memory tab against the CLI's memory text and CSV.
+jax=--trace_path=$repo/testdata/corpus/gpu-h200-2026/jax_lm_cb.xplane.pb.gz
+mkdir -p "$tmp/jax"
+"$bin" "$jax" memory -top 50 >"$tmp/jax/memory.txt" 2>/dev/null
+"$bin" "$jax" memory -output csv >"$tmp/jax/memory.csv" 2>/dev/null
+serve jax "$jax"
+(cd "$here" && node web_ui_test.js --memory "$url" "$tmp/jax" ${shots:+"$shots"}) || status=1
+stop jax
 exit $status

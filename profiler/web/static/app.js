@@ -6,7 +6,7 @@
 
 const VIEWS = ['scope', 'graph', 'op', 'code', 'kernel'];
 const FLAME_VIEWS = ['scope', 'code', 'kernel'];
-const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'advise', 'diff'];
+const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'memory', 'advise', 'diff'];
 // Old names of tabs, still understood in links.
 const TAB_ALIASES = {summary: 'overview'};
 // Numeric attributes as the API names them, in tfprof's column order.
@@ -150,6 +150,7 @@ function renderTabs(active, current) {
     if (t === 'code' && !info.has_code) continue;
     if (t === 'kernel' && !info.has_kernels) continue;
     if (t === 'timeline' && !info.has_timeline) continue;
+    if (t === 'memory' && !info.has_memory) continue;
     const hp = VIEWS.includes(t) ? optionParams(current) : new URLSearchParams();
     hp.set('tab', t);
     nav.append(el('a', {href: '#' + hp, id: 'tab-' + t,
@@ -750,6 +751,7 @@ async function route() {
     if (VIEWS.includes(tab)) await renderView(tab, hp, content);
     else if (tab === 'steps') await renderSteps(hp, content);
     else if (tab === 'timeline') await renderTimeline(hp, content);
+    else if (tab === 'memory') await renderMemory(hp, content);
     else if (tab === 'advise') await renderAdvise(hp, content);
     else if (tab === 'diff') await renderDiff(hp, content);
     else await renderOverview(hp, content);
