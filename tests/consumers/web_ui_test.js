@@ -300,12 +300,61 @@ async function testTimeline(page, step = 0, shotName = 'timeline.png') {
     .find((x) => !events.some((o) => near(x, o)));
   const box = await page.$eval('#timeline-canvas', (c) => ({w: c.width}));
   const x = 260 + ((e.ts + e.dur / 2) - t0) / (t1 - t0) * (box.w - 260);
-  const y = 20 + row.get(e) * 18 + 9;
+  const y = 22 + row.get(e) * 18 + 9;  // under the 22-pixel axis
   await page.hover('#timeline-canvas', {position: {x, y}});
   const tip = await page.textContent('#tooltip');
   check(tip.includes(e.name) && tip.includes(`duration: ${e.dur.toFixed(3)}us`),
     `timeline: hovering shows the event at its recorded time (${e.name}, ${e.dur}us)`);
+  // A click selects it: its details are the CLI's event (name, duration,
+  // every arg).
+  await page.click('#timeline-canvas', {position: {x, y}});
+  const shown = await page.$$eval('#timeline-details tr', (rs) => Object.fromEntries(rs.map((r) =>
+    [r.dataset.key, r.querySelector('td').textContent])));
+  const args = Object.entries(e.args || {});
+  check(shown.name === e.name && shown.duration === `${e.dur.toFixed(3)}us` &&
+    args.every(([k, v]) => shown[`args.${k}`] === (typeof v === 'object' ? JSON.stringify(v) : String(v))),
+  `timeline: clicking selects ${e.name}; the details show its duration and ${args.length} args as the CLI's`);
+  // The axis: 1, 2 or 5 times a power of ten apart, inside the view.
+  const axis = await page.$eval('#timeline-canvas', (c) => ({ticks: JSON.parse(c.dataset.ticks),
+    view: JSON.parse(c.dataset.view)}));
+  const tick = axis.ticks[1] - axis.ticks[0];
+  const mant = tick / 10 ** Math.floor(Math.log10(tick) + 1e-9);
+  check(axis.ticks.length >= 4 && [1, 2, 5].some((m) => Math.abs(mant - m) < 1e-6) &&
+    axis.ticks.every((t, i) => t >= axis.view[0] && t <= axis.view[1] &&
+      (i === 0 || Math.abs(t - axis.ticks[i - 1] - tick) < tick * 1e-6)) &&
+    Math.abs(axis.view[1] - axis.view[0] - (t1 - t0)) < 1e-6,
+  `timeline: ${axis.ticks.length} axis ticks ${tick}us apart over the step's span`);
+  // Search: the count of events whose name has the text, as the CLI's.
+  const word = e.name.slice(0, Math.max(3, Math.min(8, e.name.length)));
+  await page.fill('#timeline-search', word);
+  const count = await page.$eval('#timeline-search-count', (c) => Number(c.dataset.count));
+  const want = events.filter((o) => (o.name || '').toLowerCase().includes(word.toLowerCase())).length;
+  check(count === want && want > 0, `timeline: searching '${word}' finds ${count} events (CLI: ${want})`);
+  await page.fill('#timeline-search', '');
   await shot(page, shotName);
+  return {events, row, t0, t1, width: box.w};
+}
+
+// On a trace: a kernel's details name the host op that launched it (the
+// last run of its args.op node that started before it), a link that
+// selects that op.
+async function testLaunch(page, tl) {
+  const {events, row, t0, t1, width} = tl;
+  const k = events.filter((e) => e.cat === 'Kernel' && e.args && e.args.op)
+    .sort((a, b) => b.dur - a.dur)[0];
+  const launcher = events.filter((e) => e.args && e.args.node === k.args.op && e.ts <= k.ts)
+    .reduce((m, e) => (!m || e.ts > m.ts ? e : m), null);
+  const x = 260 + ((k.ts + k.dur / 2) - t0) / (t1 - t0) * (width - 260);
+  await page.click('#timeline-canvas', {position: {x, y: 22 + row.get(k) * 18 + 9}});
+  const sel = await page.$eval('#timeline-details', (d) => d.dataset.name);
+  const by = await page.$eval('#timeline-details .launcher a', (a) => a.textContent);
+  check(sel === k.name && launcher && by === `${launcher.name} @ ${(launcher.ts - t0).toFixed(3)}us`,
+    `timeline: the kernel ${k.name.slice(0, 40)}… was launched by ${by}`);
+  await page.click('#timeline-details .launcher a');
+  const now = await page.$eval('#timeline-details', (d) => d.dataset.name);
+  const kids = await page.$$eval('#timeline-details .launched a', (as) => as.map((a) => a.textContent));
+  check(now === launcher.name && kids.includes(`${k.name} @ ${(k.ts - t0).toFixed(3)}us`),
+    `timeline: the link selects ${launcher.name}, whose launches include the kernel (${now}; ${kids.length} launches)`);
 }
 
 async function testKernel(page) {
@@ -373,7 +422,8 @@ async function testTraceFlops(page) {
 
 async function testTraceTimeline(page) {
   const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
-  await testTimeline(page, steps, 'trace_timeline.png');
+  const tl = await testTimeline(page, steps, 'trace_timeline.png');
+  await testLaunch(page, tl);
 }
 
 async function testDiff(page) {
