@@ -54,9 +54,12 @@ function check(ok, what) {
 let loads = 0;
 // A fresh load of the page at `hash` (a query string makes it a new
 // document, not a same-page hash change), waiting until it is drawn.
+// Prints how long the page took to draw (a timing to read, not a test).
 async function open(page, hash) {
+  const start = Date.now();
   await page.goto(`${url}?load=${++loads}#${hash}`);
   await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
+  console.log(`time: #${hash} drew in ${Date.now() - start} ms`);
   const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
   check(err === '', `#${hash} loads without an error${err ? ': ' + err : ''}`);
 }
