@@ -632,14 +632,17 @@ async function testOverview(page) {
   const summary = expect('summary.json');
   const peaks = await page.$$eval('#devices-table tbody tr', (rs) => rs.map((r) => ({
     device: r.querySelector('td[data-key="device"]').textContent,
+    busy: r.querySelector('td[data-key="busy %"]').textContent,
     peak: Number(r.querySelector('td[data-key="peak_memory"]').dataset.value),
     text: r.querySelector('td[data-key="peak_memory"]').textContent})));
   const bytes = (b) => (b < 1000 ? `${b}B` : b < 1e6 ? `${(b / 1e3).toFixed(2)}KB` :
     `${(b / 1e6).toFixed(2)}MB`);
   check(peaks.length === summary.devices.length && summary.devices.every((d, i) =>
     peaks[i].device === d.name && peaks[i].peak === d.peak_bytes &&
-    peaks[i].text === (d.peak_bytes < 0 ? 'n/a' : bytes(d.peak_bytes))),
-  'overview: each device\'s peak memory is the CLI summary\'s');
+    peaks[i].text === (d.peak_bytes < 0 ? 'n/a' : bytes(d.peak_bytes)) &&
+    peaks[i].busy === (d.busy_micros < 0 ? 'n/a' :
+      pct(d.busy_micros, summary.time_per_step.wall_micros.mean))),
+  'overview: each device\'s peak memory and busy % (busy over the mean step wall time) are the CLI summary\'s');
   await shot(page, 'overview.png');
   const step = csv[csv.length - 1].step;
   await routed(page, () => page.click(`#steps-chart rect.bar[data-step="${step}"]`));

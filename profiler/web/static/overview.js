@@ -231,11 +231,15 @@ async function renderOverview(hp, content) {
       'Time per step: where it goes' : 'Wall time per step'), stepsChart(steps.steps));
   }
   // -1: not recorded (a ProfileProto keeps no device timelines).
+  // A device's busy time per step over the mean step wall time.
   const known = (f) => (v) => (v < 0 ? 'n/a' : f(v));
+  const mean = s.time_per_step.wall_micros.mean;
   content.append(el('h2', {}, 'Devices'), objectTable(s.devices.map((d) => ({
-    device: d.name, nodes: d.nodes, busy: d.busy_micros, peak_memory: d.peak_bytes,
-    lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table',
-  {busy: known((v) => formatTime(Math.round(v))), peak_memory: known(formatBytes)}));
+    device: d.name, nodes: d.nodes, busy: d.busy_micros,
+    'busy %': d.busy_micros >= 0 && mean > 0 ? 100 * d.busy_micros / mean : -1,
+    peak_memory: d.peak_bytes, lanes: d.lanes.map((l) => l.name).join(', ')})),
+  'devices-table', {busy: known((v) => formatTime(Math.round(v))),
+    'busy %': known((v) => `${v.toFixed(1)}%`), peak_memory: known(formatBytes)}));
   const tops = info.has_kernels ?
     [['kernel', 'micros', 'Top kernels by accelerator time'],
       ['op', 'accelerator_micros', 'Top ops by accelerator time'],
