@@ -373,7 +373,30 @@ async function testKernel(page) {
     (tds) => tds.map((td) => Number(td.textContent)));
   check(cli.children.every((c, k) => launches[k] === c.kernel.launches),
     'kernel: each row shows the CLI\'s launch count');
+  // The top kernel's launching ops link to the scope view of that op with
+  // its kernels under it.
+  const top = cli.children[0];
+  const links = await page.$$eval('#view-table tbody tr td[data-attr="launched by"]',
+    (tds) => [...tds[0].querySelectorAll('a.launcher-link')].map((a) => ({
+      name: a.textContent, href: a.getAttribute('href')})));
+  check(links.length === top.kernel.ops.length && top.kernel.ops.every((o, i) =>
+    links[i].name === o.name && new RegExp(`^(?:${new URLSearchParams(links[i].href.slice(1))
+      .get('show_name_regexes')})$`).test(o.name)),
+  `kernel: ${top.name.slice(0, 30)}…'s ${links.length} launching op(s) link to the scope view`);
   await shot(page, 'kernel.png');
+  await routed(page, () => page.click('#view-table tbody tr td[data-attr="launched by"] a'));
+  const opName = top.kernel.ops[0].name;
+  const opRow = (await tableRows(page)).find((r) => r.name === opName);
+  if (opRow) {
+    await page.$$eval('#view-table tbody tr', (rs, n) => rs.find((r) => r.dataset.name === n)
+      .querySelector('.toggle').click(), opName);
+    await page.waitForFunction((n) => [...document.querySelectorAll('#view-table tbody tr')]
+      .some((r) => r.dataset.name === n), top.name, {timeout: 10000}).catch(() => {});
+  }
+  const scope = await tableRows(page);
+  check(page.url().includes('tab=scope') && opRow !== undefined &&
+    scope.some((r) => r.name === top.name && r.depth === opRow.depth + 1),
+  `kernel: the link opens ${top.kernel.ops[0].name.slice(0, 40)}… in the scope view with the kernel under it`);
   await open(page, 'tab=kernel&mode=flame&order_by=micros');
   const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => ({
     name: f.dataset.name, width: parseFloat(f.style.width)})));

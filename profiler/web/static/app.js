@@ -306,7 +306,8 @@ class TreeTable {
     if (this.view === 'kernel') {
       const k = node.kernel;
       const cells = k ? [k.launches, formatNanos(k.min_ns), formatNanos(k.avg_ns),
-        formatNanos(k.max_ns), k.streams.join(' '), k.ops.map((o) => o.name).join(' ')] :
+        formatNanos(k.max_ns), k.streams.join(' '),
+        k.ops.flatMap((o, i) => [i ? ' ' : '', launcherLink(o.name)])] :
         KERNEL_COLUMNS.map(() => '');
       cells.forEach((c, i) => tr.append(el('td', {'data-attr': KERNEL_COLUMNS[i],
         class: i >= 4 ? 'name' : ''}, c)));
@@ -405,6 +406,16 @@ class TreeTable {
       this.insertChildren(tr, root, root.children || [], 1, 0);
     }
   }
+}
+
+// A kernel's launching op as a link to the scope view showing that op
+// alone, with the kernels under it (-show_kernels).
+function launcherLink(name) {
+  const hp = new URLSearchParams({tab: 'scope', max_depth: '1000',
+    show_name_regexes: name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'),
+    show_kernels: 'true'});
+  return el('a', {href: '#' + hp, class: 'launcher-link', title: `${name} in the scope view`},
+    name);
 }
 
 // ------------------------------------------------------------ flame graph
