@@ -335,14 +335,34 @@ async function testTimeline(page, step = 0, shotName = 'timeline.png') {
   check(count === want && want > 0, `timeline: searching '${word}' finds ${count} events (CLI: ${want})`);
   await page.fill('#timeline-search', '');
   await shot(page, shotName);
+  // Zoom and selection live in the URL: zoom in, and a fresh load of that
+  // URL shows the same window with the same event selected.
+  await page.mouse.move(300, 300);
+  await page.hover('#timeline-canvas', {position: {x, y}});
+  await page.mouse.wheel(0, -300);
+  await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('window') &&
+    new URLSearchParams(location.hash.slice(1)).get('window') ===
+    JSON.parse(document.getElementById('timeline-canvas').dataset.view).map((t) => t.toFixed(3)).join(','),
+  null, {timeout: 5000}).catch(() => {});
+  const saved = await page.evaluate(() => ({hash: location.hash.slice(1),
+    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view)}));
+  await open(page, saved.hash);
+  const again = await page.evaluate(() => ({
+    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view),
+    name: (document.getElementById('timeline-details') || {dataset: {}}).dataset.name}));
+  const hpSaved = new URLSearchParams(saved.hash);
+  check(saved.view[1] - saved.view[0] < t1 - t0 && hpSaved.has('event') &&
+    again.view.every((t, i) => Math.abs(t - saved.view[i]) < 0.002) && again.name === e.name,
+  `timeline: the zoomed window (${hpSaved.get('window')}) and the selected event are in the URL and come back on load`);
   return {events, row, t0, t1, width: box.w};
 }
 
 // On a trace: a kernel's details name the host op that launched it (the
 // last run of its args.op node that started before it), a link that
 // selects that op.
-async function testLaunch(page, tl) {
+async function testLaunch(page, tl, step) {
   const {events, row, t0, t1, width} = tl;
+  await open(page, `tab=timeline&step=${step}`);  // the whole step again
   const k = events.filter((e) => e.cat === 'Kernel' && e.args && e.args.op)
     .sort((a, b) => b.dur - a.dur)[0];
   const launcher = events.filter((e) => e.args && e.args.node === k.args.op && e.ts <= k.ts)
@@ -449,7 +469,7 @@ async function testTraceFlops(page) {
 async function testTraceTimeline(page) {
   const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
   const tl = await testTimeline(page, steps, 'trace_timeline.png');
-  await testLaunch(page, tl);
+  await testLaunch(page, tl, steps);
 }
 
 async function testDiff(page) {

@@ -18,7 +18,7 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
   'min_micros'];
 // Hash parameters that are not view options.
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
-  'min_change', 'significant_only', 'checker'];
+  'min_change', 'significant_only', 'checker', 'window', 'event'];
 const PAGE_ROWS = 200;
 // The kernel view's own facts, after the time columns.
 const KERNEL_COLUMNS = ['launches', 'min', 'avg', 'max', 'streams', 'launched by'];

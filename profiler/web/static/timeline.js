@@ -128,8 +128,20 @@ function traceDetails(e, t0, links, select) {
   return box;
 }
 
-// One step's Chrome trace on a canvas.
-function renderTrace(container, trace) {
+// Keeps the view's window and the selected event in the URL (replacing the
+// history entry: no new route), so a shared link shows the same moment.
+function saveTraceState(state, t0, spans) {
+  const hp = hashParams();
+  hp.set('window', state.view.map((t) => (t - t0).toFixed(3)).join(','));
+  if (state.selected) hp.set('event', String(spans.indexOf(state.selected)));
+  else hp.delete('event');
+  history.replaceState(null, '', '#' + hp);
+}
+
+// One step's Chrome trace on a canvas; `hp` may hold the window
+// (window=FROM,TO in microseconds from the first event) and the selected
+// event (event=INDEX among the step's complete events).
+function renderTrace(container, trace, hp) {
   const events = Array.isArray(trace) ? trace : (trace.traceEvents || []);
   const names = new Map();
   for (const e of events) {
@@ -165,6 +177,10 @@ function renderTrace(container, trace) {
     el('p', {class: 'notes'}, 'Click an event for its details.'));
   container.append(canvas, details);
   const state = {view: [t0, t1 > t0 ? t1 : t0 + 1], selected: null, query: ''};
+  const win = (hp.get('window') || '').split(',').map(Number);
+  if (win.length === 2 && win.every(Number.isFinite) && win[1] > win[0]) {
+    state.view = [t0 + win[0], t0 + win[1]];
+  }
   const x = (t) => TL_LABEL_W + (t - state.view[0]) / (state.view[1] - state.view[0]) *
     (width - TL_LABEL_W);
   const draw = () => drawTrace(canvas, {lanes, laneOf, rows, firstRow, names, spans,
@@ -173,6 +189,7 @@ function renderTrace(container, trace) {
     state.selected = e;
     details.replaceChildren(traceDetails(e, t0, links, select));
     draw();
+    saveTraceState(state, t0, spans);
   };
   search.addEventListener('input', () => {
     state.query = search.value.toLowerCase();
@@ -182,8 +199,16 @@ function renderTrace(container, trace) {
     found.dataset.count = String(n);
     draw();
   });
-  attachTraceMouse(canvas, {spans, rowOf, totalRows, state, width, t0, draw, select});
-  draw();
+  let saving = null;
+  const moved = () => {
+    draw();
+    clearTimeout(saving);
+    saving = setTimeout(() => saveTraceState(state, t0, spans), 200);
+  };
+  attachTraceMouse(canvas, {spans, rowOf, totalRows, state, width, t0, draw: moved, select});
+  const chosen = spans[Number(hp.get('event'))];
+  if (hp.has('event') && chosen) select(chosen);
+  else draw();
 }
 
 function drawTrace(canvas, d) {
@@ -305,6 +330,8 @@ async function renderTimeline(hp, content) {
   select.addEventListener('change', () => {
     const next = hashParams();
     next.set('step', select.value);
+    next.delete('window');
+    next.delete('event');
     setHash(next);
   });
   content.append(el('label', {}, 'step ', select));
@@ -315,5 +342,5 @@ async function renderTimeline(hp, content) {
     `tfprof ${info.input_flags} graph -step ${t.step} -max_depth 1000000 -output timeline:outfile=timeline.json` :
     `tfprof ${info.input_flags} timeline -step ${t.step}`);
   content.append(el('p', {class: 'notes'}, `Step ${t.step}: ${t.source} events.`));
-  renderTrace(content, t.trace);
+  renderTrace(content, t.trace, hp);
 }
