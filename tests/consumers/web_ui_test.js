@@ -19,6 +19,9 @@
 //   --memory    the server has a JAX XSpace: EXPECT_DIR has memory.txt
 //               (memory -top 50) and memory.csv (memory -output csv);
 //               checks the memory tab against them
+//   --timings   the server has a many-step trace (bench/gen_kineto.py):
+//               EXPECT_DIR has steps.csv; opens every tab, prints how long
+//               each took to draw, and checks a bar per step
 //   --diff      the server has a PyTorch trace and a base run of it with
 //               some kernels slower or renamed: EXPECT_DIR has the CLI's
 //               diff op/kernel (-output json and text), diff steps (json
@@ -37,7 +40,9 @@ const args = process.argv.slice(2);
 const traceMode = args[0] === '--trace';
 const diffMode = args[0] === '--diff';
 const memoryMode = args[0] === '--memory';
-const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode ? args.slice(1) : args;
+const timingsMode = args[0] === '--timings';
+const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ?
+  args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
 let failed = 0;
@@ -738,6 +743,19 @@ async function testMemory(page) {
   await shot(page, 'memory.png');
 }
 
+// Every tab of a many-step trace, timed (printed, not asserted).
+async function testTimings(page) {
+  const csv = readCsv('steps.csv');
+  await open(page, 'tab=overview');
+  const bars = await page.$$eval('#steps-chart rect.bar', (b) => b.map((x) => Number(x.dataset.value)));
+  check(bars.length === csv.length && bars.every((v, i) => v === csv[i].wall_micros),
+    `timings: the overview has a bar per step (${bars.length}) with the CLI's wall time`);
+  for (const hash of ['tab=kernel', 'tab=op', 'tab=scope', 'tab=steps',
+    `tab=timeline&step=${csv[Math.floor(csv.length / 2)].step}`, 'tab=memory', 'tab=advise']) {
+    await open(page, hash);
+  }
+}
+
 async function main() {
   const {chromium} = require('playwright-core');
   const browser = await chromium.launch({
@@ -760,7 +778,7 @@ async function main() {
   });
   try {
     const tests = traceMode ? [testOverview, testKernel, testTraceFlops, testTraceTimeline] :
-      diffMode ? [testDiffPage] : memoryMode ? [testMemory] :
+      diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,
           testDiff];
     for (const t of tests) {

@@ -6,7 +6,7 @@
 # SIGTERM and expects a clean exit. Then the same for a PyTorch trace (the
 # kernel view and its timeline), for a diff with verdicts (the trace
 # against a base copy of it with a slower and a renamed kernel) and for a
-# JAX XSpace (the memory tab).
+# JAX XSpace (the memory tab); then every tab of a 24-step trace, timed.
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -144,4 +144,16 @@ mkdir -p "$tmp/jax"
 serve jax "$jax"
 (cd "$here" && node web_ui_test.js --memory "$url" "$tmp/jax" ${shots:+"$shots"}) || status=1
 stop jax
+
+# A 24-step trace (the bundled one repeated by bench/gen_kineto.py): every
+# tab opened and timed (the times are printed, not asserted).
+mkdir -p "$tmp/big"
+/usr/bin/python3 "$repo/bench/gen_kineto.py" \
+  "$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz" \
+  "$tmp/big/steps24.pt.trace.json" 4
+big=--trace_path=$tmp/big/steps24.pt.trace.json
+"$bin" "$big" steps -output csv >"$tmp/big/steps.csv" 2>/dev/null
+serve big "$big"
+(cd "$here" && node web_ui_test.js --timings "$url" "$tmp/big") || status=1
+stop big
 exit $status
