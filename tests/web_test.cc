@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -467,6 +468,36 @@ TEST_CASE("web API: queries from several threads at once answer as alone") {
   for (std::thread& t : threads) t.join();
   CHECK(asked == static_cast<int>(6 * queries.size()));
   CHECK(same == asked);
+}
+
+TEST_CASE("web API: a query runs while others hold views; past the pool's") {
+  // Three queries under way (their views leased) leave room for a fourth:
+  // it answers. With all four leased a query waits for one to come back.
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  const WebParams q = {{"view", "scope"}, {"max_depth", "3"}};
+  const std::string alone = served.api.Get("/api/view", q).body;
+  WebApi fresh(served.run.get(), WebInputFlags{"--profile_path=p", ""},
+               Options());
+  std::vector<ViewsPool::Lease> held;
+  for (int i = 0; i < 3; ++i) held.push_back(served.run->LeaseViews());
+  auto answer = std::async(std::launch::async,
+                           [&] { return fresh.Get("/api/view", q).body; });
+  // A guard against a hang, not a timing: the query needs no one else.
+  REQUIRE(answer.wait_for(std::chrono::seconds(120)) ==
+          std::future_status::ready);
+  CHECK(answer.get() == alone);
+  held.push_back(served.run->LeaseViews());  // all four leased
+  std::atomic<bool> done{false};
+  auto waiting = std::async(std::launch::async, [&] {
+    std::string body = fresh.Get("/api/view", {{"view", "op"}}).body;
+    done = true;
+    return body;
+  });
+  CHECK_FALSE(done.load());  // it cannot have a views yet
+  held.pop_back();           // one comes back
+  REQUIRE(waiting.wait_for(std::chrono::seconds(120)) ==
+          std::future_status::ready);
+  CHECK(waiting.get() == served.api.Get("/api/view", {{"view", "op"}}).body);
 }
 
 TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
