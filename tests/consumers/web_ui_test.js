@@ -22,6 +22,9 @@
 //   --timings   the server has a many-step trace (bench/gen_kineto.py):
 //               EXPECT_DIR has steps.csv; opens every tab, prints how long
 //               each took to draw, and checks a bar per step
+//   --overview  a trace from ../shared/corpus: EXPECT_DIR has steps.csv,
+//               summary.json, kernel.json and op_{accelerator,cpu}_micros
+//               .json; checks the overview and times every tab
 //   --diff      the server has a PyTorch trace and a base run of it with
 //               some kernels slower or renamed: EXPECT_DIR has the CLI's
 //               diff op/kernel (-output json and text), diff steps (json
@@ -41,7 +44,9 @@ const traceMode = args[0] === '--trace';
 const diffMode = args[0] === '--diff';
 const memoryMode = args[0] === '--memory';
 const timingsMode = args[0] === '--timings';
-const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ?
+const overviewMode = args[0] === '--overview';
+const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ||
+  overviewMode ?
   args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
@@ -779,6 +784,7 @@ async function main() {
   try {
     const tests = traceMode ? [testOverview, testKernel, testTraceFlops, testTraceTimeline] :
       diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
+        overviewMode ? [testOverview, testTimings] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,
           testDiff];
     for (const t of tests) {

@@ -156,4 +156,25 @@ big=--trace_path=$tmp/big/steps24.pt.trace.json
 serve big "$big"
 (cd "$here" && node web_ui_test.js --timings "$url" "$tmp/big") || status=1
 stop big
+
+# Optional, with ../shared/corpus: the H200 ResNet trace's overview against
+# its CLI output, and every tab timed.
+resnet=$repo/../shared/corpus/gpu-h200-2026/resnet.pt.trace.json.gz
+if [[ -f "$resnet" ]]; then
+  mkdir -p "$tmp/resnet"
+  r=--trace_path=$resnet
+  "$bin" "$r" steps -output csv >"$tmp/resnet/steps.csv" 2>/dev/null
+  "$bin" "$r" summary -output json >"$tmp/resnet/summary.json" 2>/dev/null
+  "$bin" "$r" kernel -order_by micros -max_depth 1000000 -output json \
+    >"$tmp/resnet/kernel.json" 2>/dev/null
+  for a in accelerator_micros cpu_micros; do
+    "$bin" "$r" op -order_by $a -select $a,occurrence -output json \
+      >"$tmp/resnet/op_$a.json" 2>/dev/null
+  done
+  serve resnet "$r"
+  (cd "$here" && node web_ui_test.js --overview "$url" "$tmp/resnet") || status=1
+  stop resnet
+else
+  echo "skipped: the H200 ResNet trace (no ../shared/corpus)"
+fi
 exit $status
