@@ -761,6 +761,19 @@ async function testTimings(page) {
   }
 }
 
+// The advise tab on a trace runs what `advise` runs on it: the checkers
+// that fit the input, with the same reports.
+async function testTraceAdvise(page) {
+  const text = fs.readFileSync(path.join(expectDir, 'advise.txt'), 'utf8');
+  const cli = [...text.matchAll(/^(\w+Checker):$/gm)].map((m) => m[1]);
+  await open(page, 'tab=advise');
+  const names = await page.$$eval('#advice h2', (h) => h.map((x) => x.textContent));
+  const reports = await page.$$eval('#advice ul.reports li', (l) => l.map((x) => x.textContent));
+  check(cli.length > 0 && JSON.stringify(names) === JSON.stringify(cli) &&
+    !names.includes('OperationChecker') && reports.every((r) => text.includes(r)),
+  `advise: the trace gets the checkers advise runs on it (${names.join(', ')}), with its ${reports.length} reports`);
+}
+
 async function main() {
   const {chromium} = require('playwright-core');
   const browser = await chromium.launch({
@@ -782,7 +795,8 @@ async function main() {
     return route.abort();
   });
   try {
-    const tests = traceMode ? [testOverview, testKernel, testTraceFlops, testTraceTimeline] :
+    const tests = traceMode ? [testOverview, testTraceAdvise, testKernel, testTraceFlops,
+      testTraceTimeline] :
       diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
         overviewMode ? [testOverview, testTimings] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,

@@ -94,6 +94,7 @@ mkdir -p "$tmp/trace"
 # The overview: the steps table's split per step, the top ops by
 # accelerator and host time.
 "$bin" "$kineto" steps -output csv >"$tmp/trace/steps.csv" 2>/dev/null
+"$bin" "$kineto" advise >"$tmp/trace/advise.txt" 2>/dev/null
 for a in accelerator_micros cpu_micros; do
   "$bin" "$kineto" op -order_by $a -select $a,occurrence -output json \
     >"$tmp/trace/op_$a.json" 2>/dev/null

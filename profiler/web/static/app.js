@@ -566,7 +566,7 @@ async function renderAdvise(hp, content) {
   const next = hashParams();
   next.set('checker', all ? '' : 'all');
   content.append(el('a', {href: '#' + next, id: 'advise-all'},
-    all ? 'tfprof\'s own checkers' : 'all checkers'));
+    all ? 'the checkers that fit this input' : 'all checkers'));
   const q = new URLSearchParams();
   if (all) q.set('checker', 'all');
   setCommand(`tfprof ${info.input_flags} advise${all ? ' -checker all' : ''}`);
