@@ -99,7 +99,7 @@ char** Complete(const char* text, int start, int /*end*/) {
 int RunInteractive(Shell& shell) {
   rl_attempted_completion_function = Complete;
   g_model = &shell.profile().model;
-  shell.views().SetCancelFlag(&g_interrupted);
+  shell.session().SetCancelFlag(&g_interrupted);
   rl_catch_signals = 0;
   struct sigaction sa {};
   sa.sa_handler = OnInterrupt;

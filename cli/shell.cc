@@ -74,8 +74,9 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
     }
   }
   tfpb::AdvisorOptionsProto options;
+  const ProfileSource source = shell.profile().model.source();
   if (names.empty()) {
-    options = DefaultAdvisorOptions();
+    options = DefaultAdvisorOptions(source);
   } else {
     for (const std::string& c : names) {
       if (c == "all") {
@@ -111,7 +112,7 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
   if (names.empty()) {
     std::vector<std::string> more;
     for (const Checker* c : Checkers()) {
-      if (!c->by_default()) more.push_back(c->name());
+      if (!c->by_default(source)) more.push_back(c->name());
     }
     notes.push_back(absl::StrCat("more checkers: advise -checker all (",
                                  absl::StrJoin(more, ", "), ")"));

@@ -75,7 +75,6 @@ class Shell {
   void RequestQuit() { quit_ = true; }
   void set_timing(bool on) { timing_ = on; }
   Options& options() { return options_; }
-  Views& views() { return session_->views(); }
   const LoadedProfile& profile() const { return session_->profile(); }
   std::ostream& out() { return *out_; }
   std::ostream& err() { return *err_; }

@@ -2,10 +2,14 @@
 #include "profiler/advise/advisor.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
+#include "profiler/base/units.h"
 #include "profiler/load/loader.h"
 #include "tests/corpus_util.h"
+#include "tests/json_parse.h"
 #include "tests/test_util.h"
 
 namespace tfprof {
@@ -413,6 +417,60 @@ TEST_CASE("advise -checker all on real GPU runs") {
         "memcpy: 21us per step in 20 copies, 0.1% of the step wall time "
         "(15.11ms), below the threshold\n"
         "  /gpu:0/memcpy: 21us per step in 20 copies");
+}
+
+TEST_CASE("advise runs the checkers that fit the input by default") {
+  // A PyTorch trace: the idle, copy, step, memory and MFU checkers, none
+  // of tfprof's TensorFlow three; a TensorFlow profile: those three.
+  const std::string kineto = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  InputPaths in;
+  in.trace_path = kineto;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  const tfpb::AdvisorOptionsProto trace_options =
+      DefaultAdvisorOptions(model.source());
+  std::set<std::string> chosen;
+  for (const auto& [name, o] : trace_options.checkers()) chosen.insert(name);
+  CHECK(chosen == std::set<std::string>{
+                      "AcceleratorIdleChecker", "HostDeviceCopyChecker",
+                      "MemoryChecker", "MfuChecker", "StepTimeChecker"});
+  const tfpb::AdvisorOptionsProto tf_options = DefaultAdvisorOptions();
+  std::set<std::string> tf;
+  for (const auto& [name, o] : tf_options.checkers()) tf.insert(name);
+  CHECK(tf == std::set<std::string>{"AcceleratorUtilizationChecker",
+                                    "ExpensiveOperationChecker",
+                                    "OperationChecker"});
+  // The copy checker reads the trace's Memcpy and Memset events: their
+  // time and count per ProfilerStep, recomputed from the raw events.
+  testing::JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(kineto, &doc, &error));
+  double copy_us = 0;
+  int64_t copies = 0, steps = 0;
+  for (const testing::JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || !e.Has("ph") || e.at("ph").string != "X") continue;
+    const std::string& cat = e.at("cat").string;
+    if (cat == "Memcpy" || cat == "Memset" || cat == "gpu_memcpy" ||
+        cat == "gpu_memset") {
+      copy_us += e.at("dur").number;
+      ++copies;
+    }
+    if (e.at("name").string.rfind("ProfilerStep#", 0) == 0) ++steps;
+  }
+  REQUIRE(copies > 0);
+  REQUIRE(steps == static_cast<int64_t>(model.steps().size()));
+  Views views(&model, nullptr);
+  auto advice = Advise(model, &views, trace_options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("HostDeviceCopyChecker");
+  REQUIRE(report.reports_size() == 2);
+  CHECK_THAT(report.reports(0),
+             Catch::StartsWith(absl::StrCat(
+                 "memcpy: ", FormatTime(static_cast<int64_t>(copy_us / steps)),
+                 " per step in ", copies / steps, " copies")));
+  CHECK_THAT(report.reports(1), Catch::Contains("Memcpy HtoD"));
 }
 
 TEST_CASE("advise gives TensorFlow graph advice to TensorFlow inputs only") {

@@ -42,10 +42,9 @@ TEST_CASE("g3doc/advise.md has a row per checker, matching the code") {
       opts.push_back(absl::StrCat("`-", o.name, "` (default ", o.default_value,
                                   "): ", o.help));
     }
-    const std::string row =
-        absl::StrCat("| `", c->name(), "` | ", c->by_default() ? "yes" : "no",
-                     " | ", c->needs(), " | ",
-                     opts.empty() ? "none" : absl::StrJoin(opts, "; "), " |");
+    const std::string row = absl::StrCat(
+        "| `", c->name(), "` | ", DefaultFor(*c), " | ", c->needs(), " | ",
+        opts.empty() ? "none" : absl::StrJoin(opts, "; "), " |");
     CHECK(doc.find(row) != std::string::npos);
     CHECK(doc.find("**" + c->name() + ".**") != std::string::npos);
   }

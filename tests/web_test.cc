@@ -13,12 +13,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cli/shell.h"
+#include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_json_csv.h"
 #include "profiler/views/views.h"
@@ -305,9 +307,9 @@ TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
 // A server on a free loopback port, stopped at the end of the test.
 class TestServer {
  public:
-  explicit TestServer(WebApi* api) {
+  explicit TestServer(WebApi* api, const std::string& host = "127.0.0.1") {
     ServeOptions o;
-    o.address.host = "127.0.0.1";
+    o.address.host = host;
     o.threads = 4;
     std::atomic<int> port{0};
     o.on_listening = [&port](const std::string& url) {
@@ -377,6 +379,125 @@ std::string GetPath(int port, const std::string& target,
 int StatusOf(const std::string& reply) {
   if (reply.size() < 12 || reply.compare(0, 5, "HTTP/") != 0) return 0;
   return std::stoi(reply.substr(9, 3));
+}
+
+// The body of a raw reply (after its headers).
+std::string BodyOf(const std::string& reply) {
+  const size_t at = reply.find("\r\n\r\n");
+  return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+
+std::string HeadersOf(const std::string& reply) {
+  return reply.substr(0, reply.find("\r\n\r\n"));
+}
+
+TEST_CASE("web server: no Brotli; gzip at level 1 off loopback, none on it") {
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  const std::string target = "/api/view?view=scope&max_depth=100";
+  const WebReply direct =
+      served.api.Get("/api/view", {{"view", "scope"}, {"max_depth", "100"}});
+  REQUIRE(direct.body.size() > 1024);
+  const std::string ask =
+      "GET " + target +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: br, gzip, "
+      "deflate\r\nConnection: close\r\n\r\n";
+  {
+    // On loopback: the bytes as made, however the client asks.
+    TestServer loopback(&served.api);
+    REQUIRE(loopback.port() > 0);
+    const std::string reply = Raw(loopback.port(), ask);
+    CHECK(StatusOf(reply) == 200);
+    CHECK_THAT(HeadersOf(reply),
+               !Catch::Contains("Content-Encoding", Catch::CaseSensitive::No));
+    CHECK(BodyOf(reply) == direct.body);
+  }
+  // Off loopback (all addresses): gzip for clients that take it, never br.
+  TestServer open(&served.api, "0.0.0.0");
+  REQUIRE(open.port() > 0);
+  const std::string reply = Raw(open.port(), ask);
+  CHECK(StatusOf(reply) == 200);
+  CHECK_THAT(HeadersOf(reply), Catch::Contains("Content-Encoding: gzip"));
+  absl::StatusOr<std::string> body = Gunzip(BodyOf(reply));
+  REQUIRE(body.ok());
+  CHECK(*body == direct.body);
+  const std::string plain =
+      Raw(open.port(), "GET " + target +
+                           " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: "
+                           "br\r\nConnection: close\r\n\r\n");
+  CHECK_THAT(HeadersOf(plain),
+             !Catch::Contains("Content-Encoding", Catch::CaseSensitive::No));
+  CHECK(BodyOf(plain) == direct.body);
+  CHECK(StatusOf(GetPath(open.port(), "/favicon.ico")) == 200);
+}
+
+TEST_CASE("web API: queries from several threads at once answer as alone") {
+  // Each thread asks its own mix of queries; every answer must equal the
+  // same query asked with no other running (the first, serial pass).
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  std::vector<WebParams> queries;
+  for (const char* view : {"scope", "graph", "op", "code"}) {
+    for (const char* order : {"micros", "bytes", "name"}) {
+      queries.push_back({{"view", view},
+                         {"order_by", order},
+                         {"max_depth", "4"},
+                         {"select", "micros,bytes,occurrence"}});
+    }
+  }
+  std::vector<std::string> alone;
+  for (const WebParams& q : queries) {
+    const WebReply r = served.api.Get("/api/view", q);
+    REQUIRE(r.status == 200);
+    alone.push_back(r.body);
+  }
+  // A fresh API (no cached answers) asked by 6 threads at once.
+  WebApi fresh(served.run.get(), WebInputFlags{"--profile_path=p", ""},
+               Options());
+  served.run->ResetViews();
+  std::atomic<int> same{0}, asked{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < queries.size(); ++i) {
+        const size_t k = (i * 5 + static_cast<size_t>(t) * 7) % queries.size();
+        const WebReply r = fresh.Get("/api/view", queries[k]);
+        ++asked;
+        if (r.status == 200 && r.body == alone[k]) ++same;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(asked == static_cast<int>(6 * queries.size()));
+  CHECK(same == asked);
+}
+
+TEST_CASE("web API: a query runs while others hold views; past the pool's") {
+  // Three queries under way (their views leased) leave room for a fourth:
+  // it answers. With all four leased a query waits for one to come back.
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  const WebParams q = {{"view", "scope"}, {"max_depth", "3"}};
+  const std::string alone = served.api.Get("/api/view", q).body;
+  WebApi fresh(served.run.get(), WebInputFlags{"--profile_path=p", ""},
+               Options());
+  std::vector<ViewsPool::Lease> held;
+  for (int i = 0; i < 3; ++i) held.push_back(served.run->LeaseViews());
+  auto answer = std::async(std::launch::async,
+                           [&] { return fresh.Get("/api/view", q).body; });
+  // A guard against a hang, not a timing: the query needs no one else.
+  REQUIRE(answer.wait_for(std::chrono::seconds(120)) ==
+          std::future_status::ready);
+  CHECK(answer.get() == alone);
+  held.push_back(served.run->LeaseViews());  // all four leased
+  std::atomic<bool> done{false};
+  auto waiting = std::async(std::launch::async, [&] {
+    std::string body = fresh.Get("/api/view", {{"view", "op"}}).body;
+    done = true;
+    return body;
+  });
+  CHECK_FALSE(done.load());  // it cannot have a views yet
+  held.pop_back();           // one comes back
+  REQUIRE(waiting.wait_for(std::chrono::seconds(120)) ==
+          std::future_status::ready);
+  CHECK(waiting.get() == served.api.Get("/api/view", {{"view", "op"}}).body);
 }
 
 TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {

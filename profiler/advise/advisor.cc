@@ -36,12 +36,22 @@ const Checker* FindChecker(const std::string& name) {
   return nullptr;
 }
 
-tfpb::AdvisorOptionsProto DefaultAdvisorOptions() {
+tfpb::AdvisorOptionsProto DefaultAdvisorOptions(ProfileSource source) {
   tfpb::AdvisorOptionsProto options;
   for (const Checker* c : Checkers()) {
-    if (c->by_default()) (*options.mutable_checkers())[c->name()];
+    if (c->by_default(source)) (*options.mutable_checkers())[c->name()];
   }
   return options;
+}
+
+std::string DefaultFor(const Checker& checker) {
+  const bool tf = checker.by_default(ProfileSource::kTensorFlow);
+  const bool traces = checker.by_default(ProfileSource::kPyTorch) &&
+                      checker.by_default(ProfileSource::kXSpace);
+  if (tf && traces) return "all";
+  if (tf) return "TensorFlow";
+  if (traces) return "traces";
+  return "no";
 }
 
 tfpb::AdvisorOptionsProto AllAdvisorOptions() {

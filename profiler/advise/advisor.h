@@ -66,8 +66,13 @@ class Checker {
   virtual std::string help() const = 0;
   // What it needs from the profile, e.g. "RunMetadata step stats".
   virtual std::string needs() const = 0;
-  // True for tfprof's own checkers, which `advise` runs by default.
-  virtual bool by_default() const { return false; }
+  // Whether `advise` runs it by default on a profile from `source`:
+  // tfprof's own checkers for TensorFlow profiles, the step, idle, copy,
+  // memory and MFU checkers for traces (PyTorch, XSpace).
+  virtual bool by_default(ProfileSource source) const {
+    (void)source;
+    return false;
+  }
   virtual std::vector<CheckerOption> options() const { return {}; }
   // The reports; a checker whose inputs are missing notes it and returns
   // none.
@@ -78,8 +83,12 @@ class Checker {
 const std::vector<const Checker*>& Checkers();
 const Checker* FindChecker(const std::string& name);
 
-// tfprof's default: its own checkers, with default options.
-tfpb::AdvisorOptionsProto DefaultAdvisorOptions();
+// The checkers that run by default on a profile from `source`, with default
+// options (tfprof's own three for TensorFlow).
+tfpb::AdvisorOptionsProto DefaultAdvisorOptions(
+    ProfileSource source = ProfileSource::kTensorFlow);
+// For the docs: "TensorFlow", "traces", "all" or "no".
+std::string DefaultFor(const Checker& checker);
 // Every checker.
 tfpb::AdvisorOptionsProto AllAdvisorOptions();
 

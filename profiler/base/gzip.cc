@@ -22,10 +22,10 @@ bool IsGzip(absl::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-absl::StatusOr<std::string> Gzip(absl::string_view data) {
+absl::StatusOr<std::string> Gzip(absl::string_view data, int level) {
   z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
     return absl::InternalError("zlib init failed");
   }
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));

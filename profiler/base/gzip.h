@@ -16,8 +16,9 @@ namespace tfprof {
 // Whether `data` starts with gzip's magic bytes.
 bool IsGzip(absl::string_view data);
 
-// `data` gzip-compressed.
-absl::StatusOr<std::string> Gzip(absl::string_view data);
+// `data` gzip-compressed at zlib's `level` (1 fastest .. 9 smallest; -1
+// zlib's default, 6).
+absl::StatusOr<std::string> Gzip(absl::string_view data, int level = -1);
 
 // Where decompressed bytes go: reserve(n) returns room for n more bytes (or
 // nullptr when memory is exhausted), commit(n) counts n bytes written there.

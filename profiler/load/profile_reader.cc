@@ -162,7 +162,7 @@ class ProfileDecoder {
       model_.nodes_.push_back(std::move(p->node));
     }
     pending_.clear();
-    model_.sorted_valid_ = false;
+    model_.sorted_.valid.store(false);
     model_.generation_ = 1;
     return std::move(model_);
   }

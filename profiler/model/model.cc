@@ -493,14 +493,18 @@ GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
   node->index = nodes_.size();
   nodes_.push_back(std::move(node));
   by_name_[raw->name] = raw;
-  sorted_valid_ = false;
+  sorted_.valid.store(false);
   ++generation_;
   ++version_;
   return raw;
 }
 
 const std::vector<const GraphNode*>& Model::NodesByName() const {
-  if (!sorted_valid_) {
+  // Double-checked: readers after the first see `valid` and take no lock;
+  // the first readers build the order under the lock, one of them.
+  if (sorted_.valid.load(std::memory_order_acquire)) return sorted_.nodes;
+  std::lock_guard<std::mutex> lock(sorted_.mutex);
+  if (!sorted_.valid.load(std::memory_order_relaxed)) {
     // Sorted as (name view, node) pairs: a comparison reads the names'
     // bytes without first loading each node and its string.
     std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
@@ -510,12 +514,12 @@ const std::vector<const GraphNode*>& Model::NodesByName() const {
     ParallelSort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
       return a.first < b.first;
     });
-    sorted_.clear();
-    sorted_.reserve(keyed.size());
-    for (const auto& k : keyed) sorted_.push_back(k.second);
-    sorted_valid_ = true;
+    sorted_.nodes.clear();
+    sorted_.nodes.reserve(keyed.size());
+    for (const auto& k : keyed) sorted_.nodes.push_back(k.second);
+    sorted_.valid.store(true, std::memory_order_release);
   }
-  return sorted_;
+  return sorted_.nodes;
 }
 
 void Model::AddGraph(const tfcore::GraphDef& graph) {

@@ -2,9 +2,16 @@
 // its per-step execution records. Independent of how the data was loaded:
 // GraphDef + RunMetadata, a ProfileProto, or other trace formats all feed the
 // same structures.
+//
+// Thread rules: building a model (Add*, set_*, moving it) is one thread's
+// job, with no reader running. Once built, any number of threads may read
+// it at once through its const methods: the indexes built on first use
+// (NodesByName, KernelStreams) are built under their own locks and then
+// only read.
 #ifndef TFPROF_PROFILER_MODEL_MODEL_H_
 #define TFPROF_PROFILER_MODEL_MODEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -397,8 +404,20 @@ class Model {
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
-  mutable std::vector<const GraphNode*> sorted_;
-  mutable bool sorted_valid_ = false;
+  // NodesByName's order, built on first use after nodes were added.
+  struct SortedIndex {
+    SortedIndex() = default;
+    SortedIndex(SortedIndex&&) noexcept {}
+    SortedIndex& operator=(SortedIndex&&) noexcept {
+      valid.store(false);
+      nodes.clear();
+      return *this;
+    }
+    std::mutex mutex;
+    std::atomic<bool> valid{false};
+    std::vector<const GraphNode*> nodes;
+  };
+  mutable SortedIndex sorted_;
   StringTable strings_;
   struct ArenaChunk {
     std::unique_ptr<uint8_t[]> data;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -91,6 +92,75 @@ std::string RenderMemoryCsv(const Model& model) {
                     ",", m.address, "\n");
   }
   return out;
+}
+
+namespace {
+
+// The points of one allocator's series: each event's bytes in use, or the
+// largest of each bucket of consecutive events when there are too many.
+std::string MemorySeries(const Activity& a, uint32_t allocator, int64_t origin,
+                         size_t max_points) {
+  std::vector<const MemorySample*> samples;
+  for (const MemorySample& m : a.memory()) {
+    if (m.allocator == allocator) samples.push_back(&m);
+  }
+  const size_t per = std::max<size_t>(
+      1, (samples.size() + std::max<size_t>(max_points, 1) - 1) /
+             std::max<size_t>(max_points, 1));
+  std::string out = "[";
+  for (size_t i = 0; i < samples.size(); i += per) {
+    const MemorySample* best = samples[i];
+    for (size_t k = i; k < std::min(samples.size(), i + per); ++k) {
+      if (samples[k]->bytes_in_use > best->bytes_in_use) best = samples[k];
+    }
+    absl::StrAppend(&out, i > 0 ? ", [" : "[",
+                    NanosAsMicros(SatAdd(best->time_ns, -origin)), ", ",
+                    best->bytes_in_use, "]");
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string RenderMemoryJson(const Model& model,
+                             const std::vector<AllocatorPeak>& peaks,
+                             int64_t top, size_t max_points) {
+  const Activity& a = model.activity();
+  const int64_t origin = MemoryOrigin(model);
+  std::map<std::string, uint32_t> ids;
+  for (const MemorySample& m : a.memory()) {
+    ids.emplace(std::string(a.String(m.allocator)), m.allocator);
+  }
+  std::string out = "{\"allocators\": [";
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    const AllocatorPeak& p = peaks[i];
+    int64_t traced = 0;
+    for (const LiveAllocation& l : p.live) traced = SatAdd(traced, l.bytes);
+    absl::StrAppend(
+        &out, i > 0 ? ", " : "", "{\"name\": ", JsonQuote(p.allocator),
+        ", \"peak_bytes\": ", p.peak_bytes,
+        ", \"peak_micros\": ", NanosAsMicros(SatAdd(p.peak_time_ns, -origin)),
+        ", \"peak_step\": ", p.peak_step, ", \"events\": ", p.samples,
+        ", \"untraced_bytes\": ", p.untraced_bytes,
+        ", \"live_count\": ", p.live.size(), ", \"live_bytes\": ", traced,
+        ", \"live\": [");
+    const size_t n = std::min<size_t>(p.live.size(), std::max<int64_t>(top, 0));
+    for (size_t k = 0; k < n; ++k) {
+      const LiveAllocation& l = p.live[k];
+      absl::StrAppend(
+          &out, k > 0 ? ", " : "", "{\"bytes\": ", l.bytes,
+          ", \"op\": ", JsonQuote(l.op),
+          ", \"micros\": ", NanosAsMicros(SatAdd(l.time_ns, -origin)),
+          ", \"before_trace\": ", l.before_trace ? "true" : "false", "}");
+    }
+    const auto id = ids.find(p.allocator);
+    absl::StrAppend(&out, "], \"series\": ",
+                    id == ids.end()
+                        ? std::string("[]")
+                        : MemorySeries(a, id->second, origin, max_points),
+                    "}");
+  }
+  return out + "]}\n";
 }
 
 std::string RenderMemoryTimeline(const Model& model) {

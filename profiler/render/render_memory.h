@@ -24,6 +24,15 @@ std::string RenderMemoryText(const Model& model,
 // Header: allocator,time_micros,bytes_in_use,bytes,op,address (one row per
 // allocation or free, time relative to MemoryOrigin()).
 std::string RenderMemoryCsv(const Model& model);
+// The web UI's memory page: per allocator its peak (bytes, time relative to
+// MemoryOrigin() in microseconds, step), events, the untraced bytes, the
+// `top` largest allocations live at the peak, and the bytes in use over
+// time as [micros, bytes] points: every event's when there are at most
+// `max_points`, else the largest of each run of consecutive events (so the
+// peak is always a point).
+std::string RenderMemoryJson(const Model& model,
+                             const std::vector<AllocatorPeak>& peaks,
+                             int64_t top, size_t max_points);
 // A Chrome trace with one counter track ("ph": "C") per allocator.
 std::string RenderMemoryTimeline(const Model& model);
 

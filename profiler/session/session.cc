@@ -1,5 +1,6 @@
 #include "profiler/session/session.h"
 
+#include <algorithm>
 #include <climits>
 #include <set>
 #include <utility>
@@ -33,6 +34,55 @@ void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
 
 }  // namespace
 
+ViewsPool::ViewsPool(const Model* model, const Checkpoint* checkpoint,
+                     size_t max_views)
+    : model_(model),
+      checkpoint_(checkpoint),
+      max_views_(std::max<size_t>(1, max_views)) {}
+
+ViewsPool::~ViewsPool() = default;
+
+std::unique_ptr<Views> ViewsPool::NewViews() const {
+  auto views = std::make_unique<Views>(model_, checkpoint_);
+  if (cancel_ != nullptr) views->SetCancelFlag(cancel_);
+  return views;
+}
+
+ViewsPool::Lease ViewsPool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  returned_.wait(lock, [this] { return !idle_.empty() || made_ < max_views_; });
+  if (!idle_.empty()) {
+    std::unique_ptr<Views> views = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(this, std::move(views));
+  }
+  ++made_;
+  lock.unlock();
+  // Built outside the lock: a Views is cheap until its first query.
+  return Lease(this, NewViews());
+}
+
+ViewsPool::Lease::~Lease() {
+  if (views_ == nullptr) return;  // moved from
+  {
+    std::lock_guard<std::mutex> lock(pool_->mu_);
+    pool_->idle_.push_back(std::move(views_));
+  }
+  pool_->returned_.notify_one();
+}
+
+void ViewsPool::Reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  made_ -= idle_.size();
+  idle_.clear();
+}
+
+void ViewsPool::SetCancelFlag(const std::atomic<bool>* flag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancel_ = flag;
+  for (auto& views : idle_) views->SetCancelFlag(flag);
+}
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(
     const InputPaths& inputs,
     const std::function<void(const std::string&)>& progress) {
@@ -45,16 +95,18 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Load(
 Session::Session(std::unique_ptr<LoadedProfile> profile, InputPaths inputs)
     : profile_(std::move(profile)),
       inputs_(std::move(inputs)),
-      views_(std::make_unique<Views>(&profile_->model,
-                                     profile_->checkpoint.get())) {}
+      views_(&profile_->model, profile_->checkpoint.get()) {}
 
 Session::Session() : Session(std::make_unique<LoadedProfile>(), {}) {}
 
 Session::~Session() = default;
 
-void Session::ResetViews() {
-  views_ =
-      std::make_unique<Views>(&profile_->model, profile_->checkpoint.get());
+void Session::ResetViews() { views_.Reset(); }
+
+void Session::SetCancelFlag(const std::atomic<bool>* flag) {
+  cancel_ = flag;
+  views_.SetCancelFlag(flag);
+  if (base_ != nullptr) base_->SetCancelFlag(flag);
 }
 
 std::vector<std::string> Session::input_files() const {
@@ -66,6 +118,7 @@ std::vector<std::string> Session::input_files() const {
 
 void Session::SetBase(std::unique_ptr<Session> base) {
   base_ = std::move(base);
+  if (base_ != nullptr && cancel_ != nullptr) base_->SetCancelFlag(cancel_);
 }
 
 absl::Status Session::CheckBase(const char* what) const {
@@ -79,7 +132,8 @@ absl::Status Session::CheckBase(const char* what) const {
 absl::StatusOr<ResultTree> Session::Query(ViewKind view, const Options& opts) {
   absl::StatusOr<ResultTree> result = absl::InternalError("query not run");
   // Deep result trees recurse.
-  RunWithLargeStack([&] { result = views_->Query(view, opts); });
+  ViewsPool::Lease views = views_.Acquire();
+  RunWithLargeStack([&] { result = views->Query(view, opts); });
   return result;
 }
 
@@ -118,9 +172,11 @@ absl::StatusOr<DiffTree> Session::Diff(ViewKind view, const Options& opts,
   absl::Status ok = CheckBase("diff");
   if (!ok.ok()) return ok;
   absl::StatusOr<DiffTree> tree = absl::InternalError("diff not run");
+  ViewsPool::Lease base_views = base_->LeaseViews();
+  ViewsPool::Lease views = views_.Acquire();
   RunWithLargeStack([&] {
-    tree = QueryDiff(view, opts, diff, &base_->views(), base_->model(),
-                     views_.get(), model());
+    tree = QueryDiff(view, opts, diff, base_views.get(), base_->model(),
+                     views.get(), model());
   });
   return tree;
 }
@@ -131,9 +187,11 @@ absl::StatusOr<DiffTop> Session::DiffTopChanges(const Options& opts,
   absl::Status ok = CheckBase("diff");
   if (!ok.ok()) return ok;
   absl::StatusOr<DiffTop> top = absl::InternalError("diff not run");
+  ViewsPool::Lease base_views = base_->LeaseViews();
+  ViewsPool::Lease views = views_.Acquire();
   RunWithLargeStack([&] {
-    top = QueryDiffTop(opts, diff, &base_->views(), base_->model(),
-                       views_.get(), model(), limit);
+    top = QueryDiffTop(opts, diff, base_views.get(), base_->model(),
+                       views.get(), model(), limit);
   });
   return top;
 }
@@ -151,8 +209,9 @@ absl::StatusOr<ProfileSummary> Session::BaseSummary(const PeakOverride& peaks) {
 }
 
 StepTable Session::Steps(const PeakOverride& peaks) {
-  if (multi_rank() && ProfileRanks(nullptr).ok()) {
-    return CombineRankSteps(*rank_profiles_);
+  if (multi_rank()) {
+    std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
+    if (ProfileRanks(nullptr).ok()) return CombineRankSteps(*rank_profiles_);
   }
   StepTable table = ComputeSteps(model());
   AddStepFlops(ComputeRunFlops(model(), table, peaks), &table);
@@ -167,8 +226,9 @@ absl::StatusOr<tfpb::AdviceProto> Session::Advise(
     const tfpb::AdvisorOptionsProto& options, std::vector<std::string>* notes,
     const PeakOverride& peaks) {
   absl::StatusOr<tfpb::AdviceProto> advice = absl::InternalError("not run");
+  ViewsPool::Lease views = views_.Acquire();
   RunWithLargeStack([&] {
-    advice = tfprof::Advise(model(), views_.get(), options, notes, peaks);
+    advice = tfprof::Advise(model(), views.get(), options, notes, peaks);
   });
   return advice;
 }
@@ -214,6 +274,7 @@ std::vector<AllocatorPeak> Session::MemoryPeaks() {
 }
 
 const std::vector<RankFiles>& Session::RankGroups() {
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   if (!rank_groups_.has_value()) {
     rank_groups_.emplace();
     if (!inputs_.trace_path.empty()) {
@@ -227,6 +288,7 @@ const std::vector<RankFiles>& Session::RankGroups() {
 
 absl::Status Session::ProfileRanks(
     const std::function<void(const std::string&)>& progress) {
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   if (rank_profiles_.has_value()) return absl::OkStatus();
   const std::vector<RankFiles>& groups = RankGroups();
   // A session made for `ranks` alone has not loaded its input as one.
@@ -251,6 +313,7 @@ absl::Status Session::ProfileRanks(
 
 absl::StatusOr<RanksReport> Session::Ranks(
     const std::function<void(const std::string&)>& progress) {
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   if (!ranks_report_.has_value()) {
     absl::Status s = ProfileRanks(progress);
     if (!s.ok()) return s;
@@ -260,6 +323,7 @@ absl::StatusOr<RanksReport> Session::Ranks(
 }
 
 absl::StatusOr<Session*> Session::ForRank(int64_t rank) {
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   auto cached = rank_sessions_.find(rank);
   if (cached != rank_sessions_.end()) return cached->second.get();
   absl::StatusOr<RanksReport> report = Ranks();
@@ -283,6 +347,7 @@ absl::StatusOr<Session*> Session::ForRank(int64_t rank) {
 }
 
 absl::StatusOr<std::string> Session::RanksTimeline(int64_t step) {
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   absl::StatusOr<RanksReport> report = Ranks();
   if (!report.ok()) return report.status();
   if (report->steps.empty()) {

@@ -5,15 +5,26 @@
 // The shell, the web API, the C++ API (Profiler) and the Python package are
 // thin adapters over it: this is the one place those are wired.
 //
-// Thread safety: a session answers one question at a time (the web API
-// serializes its requests on it); different sessions are independent.
+// Thread safety: the questions below only read the loaded model, so any
+// number of threads may ask them at once (the web UI's tabs do). Each query
+// borrows a Views of its own from the session's pool (ViewsPool below; a
+// Views caches structures and statistics and is used by one thread at a
+// time), and the model's lazily built indexes are safe for concurrent
+// readers (model.h). What changes the session (mutable_model(), SetBase,
+// ResetViews, SetCancelFlag, loading) must not run while any question
+// does: the shell and the C++ API are single-threaded, and the web server
+// changes nothing once it serves. The ranks' caches (RankGroups, Ranks,
+// ForRank, a multi-rank Steps) are filled under a lock of their own.
 #ifndef TFPROF_PROFILER_SESSION_SESSION_H_
 #define TFPROF_PROFILER_SESSION_SESSION_H_
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +43,52 @@
 #include "profiler/views/views.h"
 
 namespace tfprof {
+
+// Views for concurrent readers of one model: Acquire() hands a thread a Views
+// no other thread is using (a warm one when one is idle, else a new one, up
+// to `max_views`; past that it waits for one). Each Views keeps its own
+// caches, so readers never share mutable state; the price is memory: up
+// to max_views copies of the views' structures and statistics (a few
+// hundred bytes per model node each).
+class ViewsPool {
+ public:
+  ViewsPool(const Model* model, const Checkpoint* checkpoint,
+            size_t max_views = 4);
+  ~ViewsPool();
+
+  class Lease {
+   public:
+    Lease(ViewsPool* pool, std::unique_ptr<Views> views)
+        : pool_(pool), views_(std::move(views)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    Views* get() const { return views_.get(); }
+    Views* operator->() const { return views_.get(); }
+
+   private:
+    ViewsPool* pool_;
+    std::unique_ptr<Views> views_;
+  };
+  Lease Acquire();
+
+  // Drops the idle views (the next queries are cold) and sets the flag
+  // every views of the pool checks; neither while a lease is out.
+  void Reset();
+  void SetCancelFlag(const std::atomic<bool>* flag);
+
+ private:
+  std::unique_ptr<Views> NewViews() const;
+
+  const Model* model_;
+  const Checkpoint* checkpoint_;
+  const size_t max_views_;
+  const std::atomic<bool>* cancel_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable returned_;
+  size_t made_ = 0;                           // idle or leased
+  std::vector<std::unique_ptr<Views>> idle_;  // the most recently used last
+};
 
 class Session {
  public:
@@ -52,10 +109,14 @@ class Session {
   // For building the model step by step (the C++ API); views see the
   // additions (they cache on the model's generation and version).
   Model* mutable_model() { return &profile_->model; }
-  Views& views() { return *views_; }
+  // A Views for this thread's queries while the lease lives.
+  ViewsPool::Lease LeaseViews() { return views_.Acquire(); }
   // Drops what the views keep between queries (structures, statistics):
   // the next query is cold. For benchmarks.
   void ResetViews();
+  // While *flag is true, running queries stop with a Cancelled error (the
+  // shell's Ctrl-C); also the base's.
+  void SetCancelFlag(const std::atomic<bool>* flag);
   const InputPaths& inputs() const { return inputs_; }
   // The files this session (and its base) were loaded from: outputs never
   // overwrite them.
@@ -137,12 +198,15 @@ class Session {
 
   std::unique_ptr<LoadedProfile> profile_;
   InputPaths inputs_;
-  std::unique_ptr<Views> views_;
+  ViewsPool views_;
   std::unique_ptr<Session> base_;
+  // Guards the ranks' caches below (filled lazily, from any thread).
+  std::recursive_mutex ranks_mu_;
   std::optional<std::vector<RankFiles>> rank_groups_;
   std::optional<std::vector<RankProfile>> rank_profiles_;
   std::optional<RanksReport> ranks_report_;
   std::map<int64_t, std::unique_ptr<Session>> rank_sessions_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 }  // namespace tfprof

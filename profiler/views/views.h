@@ -1,6 +1,11 @@
 // The four views (scope, graph, op, code) over a Model. Each query returns a
 // ResultTree; the structures a view needs are built once per model
 // generation and reused by later queries.
+//
+// Thread rules: a Views keeps those structures and the last query's
+// statistics and scratch state, so one Views serves one thread at a time.
+// Threads that query one model at once each use their own Views (the
+// session's ViewsPool hands them out); the model they share is only read.
 #ifndef TFPROF_PROFILER_VIEWS_VIEWS_H_
 #define TFPROF_PROFILER_VIEWS_VIEWS_H_
 

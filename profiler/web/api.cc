@@ -13,6 +13,7 @@
 #include "profiler/base/large_stack.h"
 #include "profiler/render/render_diff.h"
 #include "profiler/render/render_json_csv.h"
+#include "profiler/render/render_memory.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
@@ -287,6 +288,9 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
           {"/api/steps", "the step table (as steps -output json)"},
           {"/api/summary", "the summary (as summary -output json)"},
           {"/api/advise", "the advisor's reports: checker=NAME|all"},
+          {"/api/memory",
+           "memory in use per allocator: the peak, the largest allocations "
+           "live then (as memory -top 50) and the bytes in use over time"},
           {"/api/timeline",
            "one step's Chrome trace (step=N): the trace's own events, the "
            "RunMetadata's, or the graph view's timeline"},
@@ -298,6 +302,7 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
   if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/view") return View(params);
   if (path == "/api/diff") return Diff(params);
+  if (path == "/api/memory") return Memory();
   if (path == "/api/steps") return Steps();
   if (path == "/api/summary") return Summary();
   if (path == "/api/advise") return Advise(params);
@@ -324,6 +329,8 @@ std::string WebApi::InfoJson() const {
       "],\n \"has_code\": ", model.has_code_traces() ? "true" : "false",
       ",\n \"has_timeline\": ", timeline ? "true" : "false",
       ",\n \"has_kernels\": ", HasKernels(model) ? "true" : "false",
+      ",\n \"has_memory\": ",
+      model.activity().memory().empty() ? "false" : "true",
       ",\n \"has_flops\": ", HasFlops(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
       ",\n \"order_by\": ", JsonStrings(OrderByValues()),
@@ -335,14 +342,27 @@ std::string WebApi::InfoJson() const {
 absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
     ViewKind view, const Options& opts) {
   const std::string key = QueryKey(view, opts);
-  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->first != key) continue;
-    cache_.splice(cache_.begin(), cache_, it);
-    return cache_.front().second;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->first != key) continue;
+      cache_.splice(cache_.begin(), cache_, it);
+      return cache_.front().second;
+    }
   }
+  // Run without the lock: other requests go on meanwhile (the session
+  // gives each query its own views). Two requests for the same new query
+  // both run it; the cache keeps one.
   absl::StatusOr<ResultTree> r = session_->Query(view, opts);
   if (!r.ok()) return r.status();
   auto tree = std::make_shared<const ResultTree>(std::move(*r));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+    if (it->first == key) {
+      cache_.erase(it);
+      break;
+    }
+  }
   cache_.emplace_front(key, tree);
   size_t nodes = 0;
   for (const auto& entry : cache_) nodes += entry.second->nodes.size();
@@ -357,7 +377,6 @@ absl::StatusOr<std::shared_ptr<const ResultTree>> WebApi::Query(
 WebReply WebApi::View(const WebParams& params) {
   absl::StatusOr<ViewRequest> req = ParseViewRequest(params, defaults_, false);
   if (!req.ok()) return ErrorFor(req.status());
-  std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<std::shared_ptr<const ResultTree>> tree =
       Query(req->view, req->opts);
   if (!tree.ok()) return ErrorFor(tree.status());
@@ -408,7 +427,6 @@ WebReply WebApi::Diff(const WebParams& params) {
   }
   absl::StatusOr<ViewRequest> req = ParseViewRequest(params, defaults_, true);
   if (!req.ok()) return ErrorFor(req.status());
-  std::lock_guard<std::mutex> lock(mu_);
   if (req->steps) {
     absl::StatusOr<StepsDiff> d = session_->DiffStepTables(req->diff);
     if (!d.ok()) return ErrorFor(d.status());
@@ -438,19 +456,25 @@ WebReply WebApi::Diff(const WebParams& params) {
 }
 
 WebReply WebApi::Steps() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (steps_json_.empty()) {
+  std::call_once(steps_once_, [this] {
     steps_json_ = RenderStepsJson(session_->Steps(PeakOverrideOf(defaults_)));
-  }
+  });
   return JsonReply(steps_json_);
 }
 
+WebReply WebApi::Memory() {
+  std::call_once(memory_once_, [this] {
+    memory_json_ = RenderMemoryJson(session_->model(), session_->MemoryPeaks(),
+                                    kMemoryTop, kMemoryPoints);
+  });
+  return JsonReply(memory_json_);
+}
+
 WebReply WebApi::Summary() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (summary_json_.empty()) {
+  std::call_once(summary_once_, [this] {
     summary_json_ =
         RenderSummaryJson(session_->Summary(PeakOverrideOf(defaults_)));
-  }
+  });
   return JsonReply(summary_json_);
 }
 
@@ -469,9 +493,10 @@ WebReply WebApi::Advise(const WebParams& params) {
       return Error(400, absl::StrCat("no checker '", value.substr(0, 40), "'"));
     }
   }
-  if (params.empty()) options = DefaultAdvisorOptions();
+  if (params.empty()) {
+    options = DefaultAdvisorOptions(session_->model().source());
+  }
   std::vector<std::string> notes;
-  std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<tfpb::AdviceProto> advice =
       session_->Advise(options, &notes, PeakOverrideOf(defaults_));
   if (!advice.ok()) return ErrorFor(advice.status());
@@ -496,7 +521,6 @@ WebReply WebApi::Timeline(const WebParams& params) {
       return Error(400, "timeline takes step=N (a step of the profile)");
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<Session::SourcedTimeline> t =
       session_->StepTimelineOf(step, {}, defaults_);
   if (!t.ok()) return ErrorFor(t.status());

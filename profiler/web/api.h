@@ -54,8 +54,9 @@ class WebApi {
   WebApi(Session* session, WebInputFlags flags, Options defaults);
 
   // Answers GET `path` (which starts with /api/). Never fails: errors are
-  // 4xx replies with {"error": "..."}. Safe to call from several threads
-  // (queries run one at a time).
+  // 4xx replies with {"error": "..."}. Safe to call from several threads:
+  // requests run side by side (each query on views of its own, see
+  // session.h), sharing only the cache of results below.
   WebReply Get(const std::string& path, const WebParams& params);
 
   // The endpoints, for the help text and the docs: path and one line.
@@ -67,6 +68,7 @@ class WebApi {
   WebReply Diff(const WebParams& params);
   WebReply Steps();
   WebReply Summary();
+  WebReply Memory();
   WebReply Advise(const WebParams& params);
   WebReply Timeline(const WebParams& params);
   // The result of a view query, from the cache or run now.
@@ -76,14 +78,18 @@ class WebApi {
   Session* session_;
   WebInputFlags flags_;
   Options defaults_;
-  std::mutex mu_;  // one query at a time; guards the cache
+  std::mutex mu_;  // guards the cache (never held while a query runs)
   // The last queries, most recent first (expanding a node repeats one).
   std::list<std::pair<std::string, std::shared_ptr<const ResultTree>>> cache_;
   // The answers that depend on the profile only: /api/info made at once
   // (no lock), the steps and summary on first request (the page asks for
-  // them on every load).
+  // them on every load), once.
   const std::string info_json_;
-  std::string steps_json_, summary_json_;
+  std::once_flag steps_once_, summary_once_, memory_once_;
+  std::string steps_json_, summary_json_, memory_json_;
+  // The memory page: live allocations listed, points per allocator.
+  static constexpr int64_t kMemoryTop = 50;
+  static constexpr size_t kMemoryPoints = 4000;
 };
 
 // A word as a POSIX shell reads it back: as is, or in single quotes.

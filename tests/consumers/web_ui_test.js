@@ -16,6 +16,15 @@
 //               kernel -select micros,accelerator_flop_rate); checks the
 //               kernel view, its flame graph, the summary's MFU and FLOP/s,
 //               the tables' FLOP/s column and the trace's own timeline
+//   --memory    the server has a JAX XSpace: EXPECT_DIR has memory.txt
+//               (memory -top 50) and memory.csv (memory -output csv);
+//               checks the memory tab against them
+//   --timings   the server has a many-step trace (bench/gen_kineto.py):
+//               EXPECT_DIR has steps.csv; opens every tab, prints how long
+//               each took to draw, and checks a bar per step
+//   --overview  a trace from ../shared/corpus: EXPECT_DIR has steps.csv,
+//               summary.json, kernel.json and op_{accelerator,cpu}_micros
+//               .json; checks the overview and times every tab
 //   --diff      the server has a PyTorch trace and a base run of it with
 //               some kernels slower or renamed: EXPECT_DIR has the CLI's
 //               diff op/kernel (-output json and text), diff steps (json
@@ -33,7 +42,12 @@ const path = require('path');
 const args = process.argv.slice(2);
 const traceMode = args[0] === '--trace';
 const diffMode = args[0] === '--diff';
-const [url, expectDir, shotDir] = traceMode || diffMode ? args.slice(1) : args;
+const memoryMode = args[0] === '--memory';
+const timingsMode = args[0] === '--timings';
+const overviewMode = args[0] === '--overview';
+const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ||
+  overviewMode ?
+  args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
 let failed = 0;
@@ -50,9 +64,12 @@ function check(ok, what) {
 let loads = 0;
 // A fresh load of the page at `hash` (a query string makes it a new
 // document, not a same-page hash change), waiting until it is drawn.
+// Prints how long the page took to draw (a timing to read, not a test).
 async function open(page, hash) {
+  const start = Date.now();
   await page.goto(`${url}?load=${++loads}#${hash}`);
   await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
+  console.log(`time: #${hash} drew in ${Date.now() - start} ms`);
   const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
   check(err === '', `#${hash} loads without an error${err ? ': ' + err : ''}`);
 }
@@ -93,6 +110,49 @@ function formatTime(us) {
   if (us < 1000) return `${us}us`;
   if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
   return `${(us / 1e6).toFixed(2)}sec`;
+}
+
+// A share as the page writes it: one decimal and '%'.
+function pct(part, whole) {
+  return `${(whole > 0 ? 100 * part / whole : 0).toFixed(1)}%`;
+}
+
+// One CSV line's fields (RFC 4180 quotes: "a,b" and "" inside them).
+function csvFields(line) {
+  const out = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; ++i) {
+    const c = line[i];
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        ++i;
+      } else if (c === '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c === '"') {
+      quoted = true;
+    } else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  out.push(cur);
+  return out;
+}
+
+// A CLI CSV (steps, memory) as rows of numbers (and text where not a number).
+function readCsv(file) {
+  const [head, ...lines] = fs.readFileSync(path.join(expectDir, file), 'utf8')
+    .trim().split('\n');
+  const keys = csvFields(head);
+  return lines.map((l) => Object.fromEntries(csvFields(l).map((v, i) =>
+    [keys[i], v !== '' && !Number.isNaN(Number(v)) ? Number(v) : v])));
 }
 
 function sameNode(row, node, attrs, where) {
@@ -161,6 +221,22 @@ async function testOp(page) {
   check(rows.length === n, `op: ${n} rows on the first page (${rows.length})`);
   check(cli.children.slice(0, n).every((c, k) => sameNode(rows[k], c, ['micros'], c.name) &&
     rows[k]['runs.'] === c.occurrence.run), 'op: every row equals the CLI\'s (time and runs)');
+  let cum = 0;
+  check(cli.children.slice(0, n).every((c, k) => {
+    cum += c.micros.self;
+    return rows[k]['pct..text'] === pct(c.micros.self, cli.micros.total) &&
+      rows[k]['cum_pct..text'] === pct(cum, cli.micros.total);
+  }), 'op: the % and cumulative % columns are each row\'s self time over the CLI\'s total');
+  const count = await page.$eval('#row-count', (e) => Number(e.dataset.count));
+  check(count === cli.children.length, `op: the row count is shown (${count} op types)`);
+  // Names: left-aligned, cut with an ellipsis, the whole name on hover.
+  const cell = await page.$eval('#view-table tbody td.name', (td) => {
+    const st = getComputedStyle(td);
+    return {align: st.textAlign, overflow: st.textOverflow, title: td.title,
+      name: td.parentElement.dataset.name};
+  });
+  check(cell.align === 'left' && cell.overflow === 'ellipsis' && cell.title === cell.name,
+    `op: names are left-aligned with an ellipsis and the full name on hover (${JSON.stringify(cell)})`);
   await shot(page, 'op.png');
 }
 
@@ -237,12 +313,81 @@ async function testTimeline(page, step = 0, shotName = 'timeline.png') {
     .find((x) => !events.some((o) => near(x, o)));
   const box = await page.$eval('#timeline-canvas', (c) => ({w: c.width}));
   const x = 260 + ((e.ts + e.dur / 2) - t0) / (t1 - t0) * (box.w - 260);
-  const y = 20 + row.get(e) * 18 + 9;
+  const y = 22 + row.get(e) * 18 + 9;  // under the 22-pixel axis
   await page.hover('#timeline-canvas', {position: {x, y}});
   const tip = await page.textContent('#tooltip');
   check(tip.includes(e.name) && tip.includes(`duration: ${e.dur.toFixed(3)}us`),
     `timeline: hovering shows the event at its recorded time (${e.name}, ${e.dur}us)`);
+  // A click selects it: its details are the CLI's event (name, duration,
+  // every arg).
+  await page.click('#timeline-canvas', {position: {x, y}});
+  const shown = await page.$$eval('#timeline-details tr', (rs) => Object.fromEntries(rs.map((r) =>
+    [r.dataset.key, r.querySelector('td').textContent])));
+  const args = Object.entries(e.args || {});
+  check(shown.name === e.name && shown.duration === `${e.dur.toFixed(3)}us` &&
+    args.every(([k, v]) => shown[`args.${k}`] === (typeof v === 'object' ? JSON.stringify(v) : String(v))),
+  `timeline: clicking selects ${e.name}; the details show its duration and ${args.length} args as the CLI's`);
+  // The axis: 1, 2 or 5 times a power of ten apart, inside the view.
+  const axis = await page.$eval('#timeline-canvas', (c) => ({ticks: JSON.parse(c.dataset.ticks),
+    view: JSON.parse(c.dataset.view)}));
+  const tick = axis.ticks[1] - axis.ticks[0];
+  const mant = tick / 10 ** Math.floor(Math.log10(tick) + 1e-9);
+  check(axis.ticks.length >= 4 && [1, 2, 5].some((m) => Math.abs(mant - m) < 1e-6) &&
+    axis.ticks.every((t, i) => t >= axis.view[0] && t <= axis.view[1] &&
+      (i === 0 || Math.abs(t - axis.ticks[i - 1] - tick) < tick * 1e-6)) &&
+    Math.abs(axis.view[1] - axis.view[0] - (t1 - t0)) < 1e-6,
+  `timeline: ${axis.ticks.length} axis ticks ${tick}us apart over the step's span`);
+  // Search: the count of events whose name has the text, as the CLI's.
+  const word = e.name.slice(0, Math.max(3, Math.min(8, e.name.length)));
+  await page.fill('#timeline-search', word);
+  const count = await page.$eval('#timeline-search-count', (c) => Number(c.dataset.count));
+  const want = events.filter((o) => (o.name || '').toLowerCase().includes(word.toLowerCase())).length;
+  check(count === want && want > 0, `timeline: searching '${word}' finds ${count} events (CLI: ${want})`);
+  await page.fill('#timeline-search', '');
   await shot(page, shotName);
+  // Zoom and selection live in the URL: zoom in, and a fresh load of that
+  // URL shows the same window with the same event selected.
+  await page.mouse.move(300, 300);
+  await page.hover('#timeline-canvas', {position: {x, y}});
+  await page.mouse.wheel(0, -300);
+  await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('window') &&
+    new URLSearchParams(location.hash.slice(1)).get('window') ===
+    JSON.parse(document.getElementById('timeline-canvas').dataset.view).map((t) => t.toFixed(3)).join(','),
+  null, {timeout: 5000}).catch(() => {});
+  const saved = await page.evaluate(() => ({hash: location.hash.slice(1),
+    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view)}));
+  await open(page, saved.hash);
+  const again = await page.evaluate(() => ({
+    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view),
+    name: (document.getElementById('timeline-details') || {dataset: {}}).dataset.name}));
+  const hpSaved = new URLSearchParams(saved.hash);
+  check(saved.view[1] - saved.view[0] < t1 - t0 && hpSaved.has('event') &&
+    again.view.every((t, i) => Math.abs(t - saved.view[i]) < 0.002) && again.name === e.name,
+  `timeline: the zoomed window (${hpSaved.get('window')}) and the selected event are in the URL and come back on load`);
+  return {events, row, t0, t1, width: box.w};
+}
+
+// On a trace: a kernel's details name the host op that launched it (the
+// last run of its args.op node that started before it), a link that
+// selects that op.
+async function testLaunch(page, tl, step) {
+  const {events, row, t0, t1, width} = tl;
+  await open(page, `tab=timeline&step=${step}`);  // the whole step again
+  const k = events.filter((e) => e.cat === 'Kernel' && e.args && e.args.op)
+    .sort((a, b) => b.dur - a.dur)[0];
+  const launcher = events.filter((e) => e.args && e.args.node === k.args.op && e.ts <= k.ts)
+    .reduce((m, e) => (!m || e.ts > m.ts ? e : m), null);
+  const x = 260 + ((k.ts + k.dur / 2) - t0) / (t1 - t0) * (width - 260);
+  await page.click('#timeline-canvas', {position: {x, y: 22 + row.get(k) * 18 + 9}});
+  const sel = await page.$eval('#timeline-details', (d) => d.dataset.name);
+  const by = await page.$eval('#timeline-details .launcher a', (a) => a.textContent);
+  check(sel === k.name && launcher && by === `${launcher.name} @ ${(launcher.ts - t0).toFixed(3)}us`,
+    `timeline: the kernel ${k.name.slice(0, 40)}… was launched by ${by}`);
+  await page.click('#timeline-details .launcher a');
+  const now = await page.$eval('#timeline-details', (d) => d.dataset.name);
+  const kids = await page.$$eval('#timeline-details .launched a', (as) => as.map((a) => a.textContent));
+  check(now === launcher.name && kids.includes(`${k.name} @ ${(k.ts - t0).toFixed(3)}us`),
+    `timeline: the link selects ${launcher.name}, whose launches include the kernel (${now}; ${kids.length} launches)`);
 }
 
 async function testKernel(page) {
@@ -258,14 +403,40 @@ async function testKernel(page) {
     (tds) => tds.map((td) => Number(td.textContent)));
   check(cli.children.every((c, k) => launches[k] === c.kernel.launches),
     'kernel: each row shows the CLI\'s launch count');
+  // The top kernel's launching ops link to the scope view of that op with
+  // its kernels under it.
+  const top = cli.children[0];
+  const links = await page.$$eval('#view-table tbody tr td[data-attr="launched by"]',
+    (tds) => [...tds[0].querySelectorAll('a.launcher-link')].map((a) => ({
+      name: a.textContent, href: a.getAttribute('href')})));
+  check(links.length === top.kernel.ops.length && top.kernel.ops.every((o, i) =>
+    links[i].name === o.name && new RegExp(`^(?:${new URLSearchParams(links[i].href.slice(1))
+      .get('show_name_regexes')})$`).test(o.name)),
+  `kernel: ${top.name.slice(0, 30)}…'s ${links.length} launching op(s) link to the scope view`);
   await shot(page, 'kernel.png');
+  await routed(page, () => page.click('#view-table tbody tr td[data-attr="launched by"] a'));
+  const opName = top.kernel.ops[0].name;
+  const opRow = (await tableRows(page)).find((r) => r.name === opName);
+  if (opRow) {
+    await page.$$eval('#view-table tbody tr', (rs, n) => rs.find((r) => r.dataset.name === n)
+      .querySelector('.toggle').click(), opName);
+    await page.waitForFunction((n) => [...document.querySelectorAll('#view-table tbody tr')]
+      .some((r) => r.dataset.name === n), top.name, {timeout: 10000}).catch(() => {});
+  }
+  const scope = await tableRows(page);
+  check(page.url().includes('tab=scope') && opRow !== undefined &&
+    scope.some((r) => r.name === top.name && r.depth === opRow.depth + 1),
+  `kernel: the link opens ${top.kernel.ops[0].name.slice(0, 40)}… in the scope view with the kernel under it`);
   await open(page, 'tab=kernel&mode=flame&order_by=micros');
-  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => f.dataset.name));
-  // The page asks for subtrees of at least 1/5000 of the root.
+  const frames = await page.$$eval('#flame .frame', (fs) => fs.map((f) => ({
+    name: f.dataset.name, width: parseFloat(f.style.width)})));
+  // The page asks for subtrees of at least 1/5000 of the root, and draws
+  // those at least half a pixel wide.
   const shown = cli.children.filter((c) => c.micros.total > 0 &&
-    c.micros.total >= cli.micros.total / 5000);
-  check(frames.length === 1 + shown.length,
-    `kernel: the flame graph has the root and a frame per kernel of 1/5000 of the total or more (${frames.length})`);
+    c.micros.total >= cli.micros.total / 5000 &&
+    frames[0].width * c.micros.total / cli.micros.total >= 0.5);
+  check(frames.length === 1 + shown.length && shown.every((c) => frames.some((f) => f.name === c.name)),
+    `kernel: the flame graph has the root and a frame per kernel of 1/5000 of the total and half a pixel or more (${frames.length})`);
 }
 
 // The FLOP/s column of a table row (data-value; '' where n/a) against the
@@ -307,7 +478,8 @@ async function testTraceFlops(page) {
 
 async function testTraceTimeline(page) {
   const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
-  await testTimeline(page, steps, 'trace_timeline.png');
+  const tl = await testTimeline(page, steps, 'trace_timeline.png');
+  await testLaunch(page, tl, steps);
 }
 
 async function testDiff(page) {
@@ -441,15 +613,165 @@ async function testSummaryAndAdvise(page) {
   const bars = await page.$$eval('#steps-chart rect.bar', (b) => b.length);
   check(bars === steps.steps.length, `summary: the steps chart has ${bars} bars`);
   const ops = await page.$$eval('#top-op tbody tr', (r) => r.map((x) =>
-    [...x.children].slice(0, 3).map((td) => td.textContent).join('|')));
-  const cliOps = expect('op.json').root.children.slice(0, 10).map((c) =>
-    `${c.name}|${formatTime(c.micros.self)}|${c.occurrence.run}`);
-  check(JSON.stringify(ops) === JSON.stringify(cliOps),
-    'summary: the top ops are the CLI\'s, with their own time and runs');
+    [...x.children].slice(0, 4).map((td) => td.textContent).join('|')));
+  const op = expect('op.json').root;
+  const cliOps = op.children.filter((c) => c.micros.self > 0).slice(0, 10).map((c) =>
+    `${c.name}|${formatTime(c.micros.self)}|${pct(c.micros.self, op.micros.total)}|${c.occurrence.run}`);
+  check(ops.length > 0 && JSON.stringify(ops) === JSON.stringify(cliOps),
+    'summary: the top ops are the CLI\'s, with their own time, % of all and runs');
   await shot(page, 'summary.png');
   await open(page, 'tab=advise');
   const checkers = await page.$$eval('#advice h2', (h) => h.length);
   check(checkers > 0, `advise: ${checkers} checkers' findings shown`);
+}
+
+// Titles name the input and tab; view tabs keep the options; an unknown
+// tab says so.
+async function testTabs(page) {
+  await open(page, 'tab=scope&max_depth=3&select=micros,bytes&order_by=micros');
+  const title = await page.title();
+  check(/^scope · profile_100 · tfprof$/.test(title), `tabs: the title names the tab and input (${title})`);
+  const href = await page.$eval('#tab-op', (a) => a.getAttribute('href'));
+  const kept = new URLSearchParams(href.slice(1));
+  check(kept.get('tab') === 'op' && kept.get('max_depth') === '3' &&
+    kept.get('select') === 'micros,bytes', `tabs: the op tab keeps the options (${href})`);
+  await page.goto(`${url}?load=${++loads}#tab=nope`);
+  await page.waitForSelector('#content[data-state="ready"]', {timeout: 30000});
+  const err = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
+  check(err.includes('no tab \'nope\''), `tabs: an unknown tab says so (${err})`);
+  const favicon = await page.$eval('link[rel="icon"]', (l) => l.href);
+  const r = await page.request.get(favicon);
+  check(r.status() === 200 && r.headers()['content-type'].startsWith('image/svg'),
+    `tabs: the favicon is served (${favicon})`);
+}
+
+// The overview of a PyTorch trace against the CLI: each step's compute,
+// memcpy (communication when the steps table has it) and idle equal
+// `steps -output csv`; GPU utilization is their busy time over the wall
+// time; the top kernels and ops with their %; the diagnosis; a step bar
+// opens that step's timeline.
+async function testOverview(page) {
+  const csv = readCsv('steps.csv');
+  await open(page, 'tab=overview');
+  const parts = await page.$$eval('#steps-chart rect.part', (rs) => rs.map((r) => ({
+    step: Number(r.dataset.step), part: r.dataset.part, value: Number(r.dataset.value)})));
+  const want = ['compute_micros', 'memcpy_micros', 'communication_micros', 'idle_micros']
+    .filter((k) => k in csv[0]);
+  check(want.length >= 3 && parts.length === csv.length * want.length &&
+    csv.every((row) => want.every((k) => parts.some((p) => p.step === row.step &&
+      p.part === k && p.value === row[k]))),
+  `overview: ${csv.length} steps split into ${want.join(', ')} as steps -output csv`);
+  check(csv.every((row) => Math.abs(want.reduce((a, k) => a + row[k], 0) - row.wall_micros) < 0.01),
+    'overview: the parts of each step add up to its wall time (CLI)');
+  const sum = (k) => csv.reduce((a, r) => a + r[k], 0);
+  const util = await page.$eval('#gpu-utilization', (e) => e.textContent);
+  check(util === pct(sum('accelerator_micros'), sum('wall_micros')),
+    `overview: GPU utilization ${util} = accelerator over wall time of the CLI's steps`);
+  const diag = await page.textContent('#diagnosis');
+  check(diag.startsWith(`GPU idle ${pct(sum('idle_micros'), sum('wall_micros'))} of the step time`),
+    `overview: the diagnosis (${diag})`);
+  const tops = [['top-kernel', 'kernel.json', 'micros'],
+    ['top-op-accelerator', 'op_accelerator_micros.json', 'accelerator_micros'],
+    ['top-op-cpu', 'op_cpu_micros.json', 'cpu_micros']];
+  for (const [id, file, attr] of tops) {
+    const cli = expect(file).root;
+    const rows = await page.$$eval(`#${id} tbody tr`, (r) => r.map((x) =>
+      [...x.children].slice(0, 3).map((td) => td.textContent).join('|')));
+    const cliRows = cli.children.filter((c) => c[attr].self > 0).slice(0, 10).map((c) =>
+      `${c.name}|${formatTime(c[attr].self)}|${pct(c[attr].self, cli[attr].total)}`);
+    check(rows.length > 0 && JSON.stringify(rows) === JSON.stringify(cliRows),
+      `overview: ${id} are the CLI's (name, ${attr}, % of all)`);
+  }
+  const summary = expect('summary.json');
+  const peaks = await page.$$eval('#devices-table tbody tr', (rs) => rs.map((r) => ({
+    device: r.querySelector('td[data-key="device"]').textContent,
+    busy: r.querySelector('td[data-key="busy %"]').textContent,
+    peak: Number(r.querySelector('td[data-key="peak_memory"]').dataset.value),
+    text: r.querySelector('td[data-key="peak_memory"]').textContent})));
+  const bytes = (b) => (b < 1000 ? `${b}B` : b < 1e6 ? `${(b / 1e3).toFixed(2)}KB` :
+    `${(b / 1e6).toFixed(2)}MB`);
+  check(peaks.length === summary.devices.length && summary.devices.every((d, i) =>
+    peaks[i].device === d.name && peaks[i].peak === d.peak_bytes &&
+    peaks[i].text === (d.peak_bytes < 0 ? 'n/a' : bytes(d.peak_bytes)) &&
+    peaks[i].busy === (d.busy_micros < 0 ? 'n/a' :
+      pct(d.busy_micros, summary.time_per_step.wall_micros.mean))),
+  'overview: each device\'s peak memory and busy % (busy over the mean step wall time) are the CLI summary\'s');
+  await shot(page, 'overview.png');
+  const step = csv[csv.length - 1].step;
+  await routed(page, () => page.click(`#steps-chart rect.bar[data-step="${step}"]`));
+  const chosen = await page.$eval('#timeline-step', (e) => e.value);
+  check(page.url().includes('tab=timeline') && chosen === String(step),
+    `overview: clicking step ${step}'s bar opens its timeline`);
+}
+
+// The memory tab against the CLI's `memory -top 50` (text) and `memory
+// -output csv` (every event): each allocator's peak, its moment and step,
+// its event count, and the largest allocations live at the peak.
+async function testMemory(page) {
+  const events = readCsv('memory.csv');
+  const text = fs.readFileSync(path.join(expectDir, 'memory.txt'), 'utf8').split('\n');
+  await open(page, 'tab=memory');
+  const shown = await page.$$eval('section.allocator', (ss) => ss.map((s) => ({
+    name: s.dataset.name,
+    peak: Number(s.querySelector('.peak').dataset.value),
+    peakText: s.querySelector('.peak').textContent,
+    at: s.querySelector('.peak-at').textContent,
+    events: Number(s.querySelector('.events').dataset.value),
+    points: Number(s.querySelector('.memory-line').dataset.points),
+    live: [...s.querySelectorAll('table[id^="memory-live"] tbody tr')].map((r) =>
+      [...r.children].map((td) => td.textContent)),
+  })));
+  const heads = text.filter((l) => /^\S.*: peak /.test(l));
+  check(shown.length > 0 && shown.length === heads.length,
+    `memory: ${shown.length} allocators as the CLI (${heads.length})`);
+  let live = 0;
+  for (const a of shown) {
+    const rows = events.filter((e) => String(e.allocator) === a.name);
+    const max = rows.reduce((m, e) => Math.max(m, e.bytes_in_use), 0);
+    const head = heads.find((l) => l.startsWith(`${a.name}: peak `)) || '';
+    const m = /: peak (\S+) in use at (\S+)( \(step \d+\))?, (\d+) events$/.exec(head);
+    check(m && a.peak === max && a.peakText === m[1] && a.at === m[2] + (m[3] || '') &&
+      a.events === rows.length && Number(m[4]) === rows.length && a.points > 0,
+    `memory ${a.name}: peak ${a.peakText} at ${a.at}, ${a.events} events: the CSV's maximum and count, the text's moment`);
+    // The live blocks the CLI lists under this allocator.
+    const at = text.indexOf(head);
+    const cli = [];
+    for (let i = at + 2; i < text.length && text[i].startsWith('  ') && !text[i].startsWith('  ...'); ++i) {
+      const l = /^\s+(\S+)\s+(.*) \(allocated at (\S+)\)$/.exec(text[i]);
+      if (l) cli.push([l[1], l[2], l[3]]);
+    }
+    live += cli.length;
+    check(JSON.stringify(a.live) === JSON.stringify(cli),
+      `memory ${a.name}: the ${cli.length} largest live allocations (size, op, when) are the CLI's`);
+  }
+  check(live > 0, `memory: live allocations were compared (${live})`);
+  await shot(page, 'memory.png');
+}
+
+// Every tab of a many-step trace, timed (printed, not asserted).
+async function testTimings(page) {
+  const csv = readCsv('steps.csv');
+  await open(page, 'tab=overview');
+  const bars = await page.$$eval('#steps-chart rect.bar', (b) => b.map((x) => Number(x.dataset.value)));
+  check(bars.length === csv.length && bars.every((v, i) => v === csv[i].wall_micros),
+    `timings: the overview has a bar per step (${bars.length}) with the CLI's wall time`);
+  for (const hash of ['tab=kernel', 'tab=op', 'tab=scope', 'tab=steps',
+    `tab=timeline&step=${csv[Math.floor(csv.length / 2)].step}`, 'tab=memory', 'tab=advise']) {
+    await open(page, hash);
+  }
+}
+
+// The advise tab on a trace runs what `advise` runs on it: the checkers
+// that fit the input, with the same reports.
+async function testTraceAdvise(page) {
+  const text = fs.readFileSync(path.join(expectDir, 'advise.txt'), 'utf8');
+  const cli = [...text.matchAll(/^(\w+Checker):$/gm)].map((m) => m[1]);
+  await open(page, 'tab=advise');
+  const names = await page.$$eval('#advice h2', (h) => h.map((x) => x.textContent));
+  const reports = await page.$$eval('#advice ul.reports li', (l) => l.map((x) => x.textContent));
+  check(cli.length > 0 && JSON.stringify(names) === JSON.stringify(cli) &&
+    !names.includes('OperationChecker') && reports.every((r) => text.includes(r)),
+  `advise: the trace gets the checkers advise runs on it (${names.join(', ')}), with its ${reports.length} reports`);
 }
 
 async function main() {
@@ -473,9 +795,12 @@ async function main() {
     return route.abort();
   });
   try {
-    const tests = traceMode ? [testKernel, testTraceFlops, testTraceTimeline] :
-      diffMode ? [testDiffPage] :
-        [testSummaryAndAdvise, testScope, testOp, testFlame, testSteps, testTimeline, testDiff];
+    const tests = traceMode ? [testOverview, testTraceAdvise, testKernel, testTraceFlops,
+      testTraceTimeline] :
+      diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
+        overviewMode ? [testOverview, testTimings] :
+        [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,
+          testDiff];
     for (const t of tests) {
       try {
         await t(page);

@@ -4,8 +4,9 @@
 # and runs web_ui_test.js (playwright-core driving Debian's headless
 # Chromium) to check the page against them. Then stops the server with
 # SIGTERM and expects a clean exit. Then the same for a PyTorch trace (the
-# kernel view and its timeline) and for a diff with verdicts (the trace
-# against a base copy of it with a slower and a renamed kernel).
+# kernel view and its timeline), for a diff with verdicts (the trace
+# against a base copy of it with a slower and a renamed kernel) and for a
+# JAX XSpace (the memory tab); then every tab of a 24-step trace, timed.
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -39,7 +40,7 @@ cur=--profile_path=$corpus/profile_100
 base=--base_profile_path=$corpus/profile_0
 "$bin" "$cur" scope -max_depth 3 -select micros,bytes -order_by micros -output json >"$tmp/scope.json"
 "$bin" "$cur" scope -max_depth 3 -select micros,bytes -order_by bytes -output json >"$tmp/scope_bytes.json"
-"$bin" "$cur" op -select micros,occurrence -order_by micros -output json >"$tmp/op.json"
+"$bin" "$cur" op -select micros,occurrence -order_by micros -max_depth 1000000 -output json >"$tmp/op.json"
 "$bin" "$cur" steps -output json >"$tmp/steps.json"
 "$bin" "$cur" "$base" diff scope -max_depth 2 -output json >"$tmp/diff.json"
 "$bin" "$cur" graph -step 0 -max_depth 1000000 -output "timeline:outfile=$tmp/timeline" >/dev/null
@@ -83,13 +84,21 @@ stop profile
 # trace's own timeline.
 kineto=--trace_path=$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz
 mkdir -p "$tmp/trace"
-"$bin" "$kineto" kernel -order_by micros -output json >"$tmp/trace/kernel.json" 2>/dev/null
+"$bin" "$kineto" kernel -order_by micros -max_depth 1000000 -output json >"$tmp/trace/kernel.json" 2>/dev/null
 # Float ops: the summary's MFU and FLOP/s, the op and kernel tables' rates.
 "$bin" "$kineto" summary -output json >"$tmp/trace/summary.json" 2>/dev/null
 "$bin" "$kineto" op -order_by float_ops -select micros,accelerator_flop_rate \
   -output json >"$tmp/trace/op_rate.json" 2>/dev/null
 "$bin" "$kineto" kernel -order_by float_ops -select micros,accelerator_flop_rate \
   -output json >"$tmp/trace/kernel_rate.json" 2>/dev/null
+# The overview: the steps table's split per step, the top ops by
+# accelerator and host time.
+"$bin" "$kineto" steps -output csv >"$tmp/trace/steps.csv" 2>/dev/null
+"$bin" "$kineto" advise >"$tmp/trace/advise.txt" 2>/dev/null
+for a in accelerator_micros cpu_micros; do
+  "$bin" "$kineto" op -order_by $a -select $a,occurrence -output json \
+    >"$tmp/trace/op_$a.json" 2>/dev/null
+done
 step=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 2p | cut -d, -f1)
 echo "$step" >"$tmp/trace/step.txt"
 "$bin" "$kineto" timeline -step "$step" -outfile "$tmp/trace/timeline.json" >/dev/null 2>&1
@@ -127,4 +136,46 @@ done
 serve diff "$kineto" "$diffbase"
 (cd "$here" && node web_ui_test.js --diff "$url" "$tmp/diff" ${shots:+"$shots"}) || status=1
 stop diff
+
+# A JAX XSpace: the memory tab against the CLI's memory text and CSV.
+jax=--trace_path=$repo/testdata/corpus/gpu-h200-2026/jax_lm_cb.xplane.pb.gz
+mkdir -p "$tmp/jax"
+"$bin" "$jax" memory -top 50 >"$tmp/jax/memory.txt" 2>/dev/null
+"$bin" "$jax" memory -output csv >"$tmp/jax/memory.csv" 2>/dev/null
+serve jax "$jax"
+(cd "$here" && node web_ui_test.js --memory "$url" "$tmp/jax" ${shots:+"$shots"}) || status=1
+stop jax
+
+# A 24-step trace (the bundled one repeated by bench/gen_kineto.py): every
+# tab opened and timed (the times are printed, not asserted).
+mkdir -p "$tmp/big"
+/usr/bin/python3 "$repo/bench/gen_kineto.py" \
+  "$repo/testdata/corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz" \
+  "$tmp/big/steps24.pt.trace.json" 4
+big=--trace_path=$tmp/big/steps24.pt.trace.json
+"$bin" "$big" steps -output csv >"$tmp/big/steps.csv" 2>/dev/null
+serve big "$big"
+(cd "$here" && node web_ui_test.js --timings "$url" "$tmp/big") || status=1
+stop big
+
+# Optional, with ../shared/corpus: the H200 ResNet trace's overview against
+# its CLI output, and every tab timed.
+resnet=$repo/../shared/corpus/gpu-h200-2026/resnet.pt.trace.json.gz
+if [[ -f "$resnet" ]]; then
+  mkdir -p "$tmp/resnet"
+  r=--trace_path=$resnet
+  "$bin" "$r" steps -output csv >"$tmp/resnet/steps.csv" 2>/dev/null
+  "$bin" "$r" summary -output json >"$tmp/resnet/summary.json" 2>/dev/null
+  "$bin" "$r" kernel -order_by micros -max_depth 1000000 -output json \
+    >"$tmp/resnet/kernel.json" 2>/dev/null
+  for a in accelerator_micros cpu_micros; do
+    "$bin" "$r" op -order_by $a -select $a,occurrence -output json \
+      >"$tmp/resnet/op_$a.json" 2>/dev/null
+  done
+  serve resnet "$r"
+  (cd "$here" && node web_ui_test.js --overview "$url" "$tmp/resnet") || status=1
+  stop resnet
+else
+  echo "skipped: the H200 ResNet trace (no ../shared/corpus)"
+fi
 exit $status

@@ -158,6 +158,9 @@ std::string DescribeGap(const IdleGap& g,
 class AcceleratorIdleChecker : public Checker {
  public:
   std::string name() const override { return "AcceleratorIdleChecker"; }
+  bool by_default(ProfileSource source) const override {
+    return source != ProfileSource::kTensorFlow;
+  }
   std::string help() const override {
     return "Gaps inside a step when no kernel runs on an accelerator, the "
            "largest ones and the host ops that ran during them.";

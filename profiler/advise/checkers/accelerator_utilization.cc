@@ -60,7 +60,9 @@ class AcceleratorUtilizationChecker : public Checker {
   std::string needs() const override {
     return "step stats with accelerator (stream:all) time";
   }
-  bool by_default() const override { return true; }
+  bool by_default(ProfileSource source) const override {
+    return source == ProfileSource::kTensorFlow;
+  }
   std::vector<CheckerOption> options() const override {
     return {{"threshold", "0.5", 0, 1, false,
              "devices busy less than this share are \"low utilization\""}};

@@ -126,7 +126,9 @@ class ExpensiveOperationChecker : public Checker {
   std::string needs() const override {
     return "step stats (op types, scopes); Python call stacks (lines)";
   }
-  bool by_default() const override { return true; }
+  bool by_default(ProfileSource source) const override {
+    return source == ProfileSource::kTensorFlow;
+  }
   std::vector<CheckerOption> options() const override {
     return {{"top", "3", 1, 1000, true, "rows per list"}};
   }

@@ -30,12 +30,16 @@ bool ContainsNoCase(std::string_view s, const char* what) {
 class HostDeviceCopyChecker : public Checker {
  public:
   std::string name() const override { return "HostDeviceCopyChecker"; }
+  bool by_default(ProfileSource source) const override {
+    return source != ProfileSource::kTensorFlow;
+  }
   std::string help() const override {
     return "Time spent copying between host and device (memcpy), as a share "
            "of the step, and the largest copies.";
   }
   std::string needs() const override {
-    return "RunMetadata step stats with GPU memcpy lanes";
+    return "RunMetadata step stats with GPU memcpy lanes, or a trace's "
+           "memcpy and memset activity";
   }
   std::vector<CheckerOption> options() const override {
     return {{"threshold", "0.1", 0, 1, false,
@@ -47,13 +51,33 @@ class HostDeviceCopyChecker : public Checker {
     if (!NeedSteps(ctx, name())) return {};
     const Model& model = ctx.model();
     struct Copy {
-      const GraphNode* node;
+      const GraphNode* node;  // null: a trace copy no node launched
+      std::string name;
       std::string device;
       int64_t step, start, duration;
     };
     std::vector<Copy> copies;
+    const Activity& activity = model.activity();
+    // A trace (PyTorch, XSpace): its copies and sets are accelerator work of
+    // their own kind (the steps table's memcpy column). TensorFlow's step
+    // stats keep them on memcpy lanes, read below as tfprof reads them.
+    const bool trace = model.source() != ProfileSource::kTensorFlow &&
+                       !activity.work().empty();
+    if (trace) {
+      for (const DeviceWork& w : activity.work()) {
+        if (w.kind == WorkKind::kKernel) continue;
+        const GraphNode* node =
+            w.op != 0 ? model.Find(activity.String(w.op)) : nullptr;
+        // Microseconds, as the step stats' copies are.
+        copies.push_back(Copy{node, std::string(activity.String(w.name)),
+                              std::string(activity.String(w.stream)), w.step,
+                              w.start_ns / 1000, w.duration_ns / 1000});
+      }
+    }
     ExecDetail d;
+    // Step stats: memcpy lanes, and nodes named like a copy.
     for (const auto& node : model.nodes()) {
+      if (trace) break;
       const bool copy_node = ContainsNoCase(node->name, "memcpy") ||
                              ContainsNoCase(node->op, "memcpy");
       for (const StepExec& e : node->execs) {
@@ -64,7 +88,8 @@ class HostDeviceCopyChecker : public Checker {
               continue;
             }
             for (const TimeInterval& t : dt.times) {
-              copies.push_back(Copy{node.get(), std::string(dt.device), e.step,
+              copies.push_back(Copy{node.get(), node->name,
+                                    std::string(dt.device), e.step,
                                     t.start_micros, t.duration_micros});
             }
           }
@@ -73,9 +98,9 @@ class HostDeviceCopyChecker : public Checker {
     }
     if (copies.empty()) {
       ctx.Note(absl::StrCat(
-          "no memcpy activity in the step stats: ", name(),
+          "no memcpy activity in the step stats or trace: ", name(),
           " needs RunMetadata with GPU memcpy lanes (a ProfileProto does not "
-          "keep them)"));
+          "keep them) or a trace with copies"));
       return {};
     }
     const std::map<int64_t, Span> spans = StepSpans(model);
@@ -113,7 +138,10 @@ class HostDeviceCopyChecker : public Checker {
          i < copies.size() && i < static_cast<size_t>(ctx.IntOption("top"));
          ++i) {
       const Copy& c = copies[i];
-      lines.push_back(absl::StrFormat("  %s on %s, step %d: %s", c.node->name,
+      const std::string by = c.node != nullptr && c.node->name != c.name
+                                 ? absl::StrCat(" (", c.node->name, ")")
+                                 : std::string();
+      lines.push_back(absl::StrFormat("  %s%s on %s, step %d: %s", c.name, by,
                                       c.device, c.step,
                                       FormatTime(c.duration)));
     }

@@ -23,6 +23,9 @@ namespace {
 class MemoryChecker : public Checker {
  public:
   std::string name() const override { return "MemoryChecker"; }
+  bool by_default(ProfileSource source) const override {
+    return source != ProfileSource::kTensorFlow;
+  }
   std::string help() const override {
     return "The nodes holding the most peak and residual memory, and each "
            "accelerator allocator's peak.";

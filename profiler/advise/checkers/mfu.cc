@@ -108,6 +108,9 @@ std::string WithoutFlops(const Model& model, size_t top) {
 class MfuChecker : public Checker {
  public:
   std::string name() const override { return "MfuChecker"; }
+  bool by_default(ProfileSource source) const override {
+    return source != ProfileSource::kTensorFlow;
+  }
   std::string help() const override {
     return "The run's MFU against a stated peak, the ops furthest below their "
            "roofline, and the accelerator time in ops with no float ops.";

@@ -45,7 +45,9 @@ class OperationChecker : public Checker {
   std::string needs() const override {
     return "a TensorFlow graph (not a PyTorch trace or an XSpace)";
   }
-  bool by_default() const override { return true; }
+  bool by_default(ProfileSource source) const override {
+    return source == ProfileSource::kTensorFlow;
+  }
   std::vector<std::string> Run(const CheckerContext& ctx) const override {
     // Its advice names TensorFlow ops and attributes: a PyTorch op such as
     // CudnnBatchNormBackward is no unfused BatchNorm.

@@ -22,6 +22,9 @@ namespace {
 class StepTimeChecker : public Checker {
  public:
   std::string name() const override { return "StepTimeChecker"; }
+  bool by_default(ProfileSource source) const override {
+    return source != ProfileSource::kTensorFlow;
+  }
   std::string help() const override {
     return "Steps whose time is far from the median, and the nodes that "
            "explain the difference.";

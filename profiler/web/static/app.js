@@ -6,7 +6,9 @@
 
 const VIEWS = ['scope', 'graph', 'op', 'code', 'kernel'];
 const FLAME_VIEWS = ['scope', 'code', 'kernel'];
-const TABS = ['summary', ...VIEWS, 'steps', 'timeline', 'advise', 'diff'];
+const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'memory', 'advise', 'diff'];
+// Old names of tabs, still understood in links.
+const TAB_ALIASES = {summary: 'overview'};
 // Numeric attributes as the API names them, in tfprof's column order.
 const NUMERIC = ['micros', 'accelerator_micros', 'cpu_micros', 'bytes',
   'peak_bytes', 'residual_bytes', 'output_bytes', 'params', 'float_ops'];
@@ -16,7 +18,7 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
   'min_micros'];
 // Hash parameters that are not view options.
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
-  'min_change', 'significant_only', 'checker'];
+  'min_change', 'significant_only', 'checker', 'window', 'event'];
 const PAGE_ROWS = 200;
 // The kernel view's own facts, after the time columns.
 const KERNEL_COLUMNS = ['launches', 'min', 'avg', 'max', 'streams', 'launched by'];
@@ -140,14 +142,16 @@ function numericAttrs(node) {
 
 // ------------------------------------------------------------ page frame
 
-function renderTabs(active) {
+// The tabs; a view tab's link keeps the view options now in the hash.
+function renderTabs(active, current) {
   const nav = document.getElementById('tabs');
   nav.replaceChildren();
   for (const t of TABS) {
     if (t === 'code' && !info.has_code) continue;
     if (t === 'kernel' && !info.has_kernels) continue;
     if (t === 'timeline' && !info.has_timeline) continue;
-    const hp = new URLSearchParams();
+    if (t === 'memory' && !info.has_memory) continue;
+    const hp = VIEWS.includes(t) ? optionParams(current) : new URLSearchParams();
     hp.set('tab', t);
     nav.append(el('a', {href: '#' + hp, id: 'tab-' + t,
       class: t === active ? 'active' : ''}, t));
@@ -237,6 +241,11 @@ class TreeTable {
         row.append(th);
       }
     }
+    if (this.share) {
+      const what = `of all ${this.share.attr} (total ${format(this.share.attr, this.share.whole)})`;
+      row.append(el('th', {title: `share ${what}`}, '%'));
+      row.append(el('th', {title: `cumulative share ${what}, down the list`}, 'cum %'));
+    }
     if (this.hasRuns) row.append(el('th', {}, 'runs'));
     if (this.hasRate) {
       row.append(el('th', {title: 'float ops per second of accelerator time'},
@@ -276,6 +285,14 @@ class TreeTable {
           'data-value': v.total}, format(a, v.total)));
       }
     }
+    if (this.share) {
+      const v = node[this.share.attr] ? node[this.share.attr].self : 0;
+      this.share.sum += v;
+      const pct = (x) => (this.share.whole > 0 ? 100 * x / this.share.whole : 0);
+      tr.append(el('td', {'data-attr': 'pct', 'data-value': pct(v)}, `${pct(v).toFixed(1)}%`));
+      tr.append(el('td', {'data-attr': 'cum_pct', 'data-value': pct(this.share.sum)},
+        `${pct(this.share.sum).toFixed(1)}%`));
+    }
     if (this.hasRuns) {
       const runs = node.occurrence ? node.occurrence.run : '';
       tr.append(el('td', {'data-attr': 'runs', 'data-value': runs}, runs));
@@ -289,7 +306,8 @@ class TreeTable {
     if (this.view === 'kernel') {
       const k = node.kernel;
       const cells = k ? [k.launches, formatNanos(k.min_ns), formatNanos(k.avg_ns),
-        formatNanos(k.max_ns), k.streams.join(' '), k.ops.map((o) => o.name).join(' ')] :
+        formatNanos(k.max_ns), k.streams.join(' '),
+        k.ops.flatMap((o, i) => [i ? ' ' : '', launcherLink(o.name)])] :
         KERNEL_COLUMNS.map(() => '');
       cells.forEach((c, i) => tr.append(el('td', {'data-attr': KERNEL_COLUMNS[i],
         class: i >= 4 ? 'name' : ''}, c)));
@@ -310,7 +328,7 @@ class TreeTable {
     if (shown < parent.child_count) {
       const more = el('tr', {'data-depth': depth, class: 'more-row'},
         el('td', {class: 'name more', colspan: 1 + this.parts().length * this.attrs.length +
-          (this.hasRuns ? 1 : 0) + (this.hasRate ? 1 : 0) +
+          (this.hasRuns ? 1 : 0) + (this.hasRate ? 1 : 0) + (this.share ? 2 : 0) +
           (this.view === 'kernel' ? KERNEL_COLUMNS.length : 0), style: `padding-left:${4 + depth * 14}px`},
         `… ${parent.child_count - shown} more rows`));
       more.addEventListener('click', async () => {
@@ -361,6 +379,17 @@ class TreeTable {
       (root.children || []).some((c) => c.occurrence !== undefined);
     this.hasRate = this.flat &&
       (root.children || []).some((c) => 'accelerator_flop_rate' in c);
+    // A flat view's rows: each one's share of the whole, and the running sum
+    // (in -order_by's attribute when it is one shown, else the first).
+    const order = this.query.get('order_by');
+    const shareAttr = this.attrs.includes(order) ? order : this.attrs[0];
+    if (this.flat && shareAttr && root[shareAttr]) {
+      this.share = {attr: shareAttr, whole: root[shareAttr].total, sum: 0};
+      const noun = this.view === 'kernel' ? 'kernels' : 'op types';
+      container.append(el('p', {class: 'notes', id: 'row-count',
+        'data-count': root.child_count}, `${root.child_count} ${noun}, ordered by ` +
+        `${order}; ${PAGE_ROWS} rows a page ("more rows" loads the next)`));
+    }
     const table = el('table', {class: 'tree', id: 'view-table'}, this.header(),
       this.tbody);
     container.append(table);
@@ -377,6 +406,16 @@ class TreeTable {
       this.insertChildren(tr, root, root.children || [], 1, 0);
     }
   }
+}
+
+// A kernel's launching op as a link to the scope view showing that op
+// alone, with the kernels under it (-show_kernels).
+function launcherLink(name) {
+  const hp = new URLSearchParams({tab: 'scope', max_depth: '1000',
+    show_name_regexes: name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'),
+    show_kernels: 'true'});
+  return el('a', {href: '#' + hp, class: 'launcher-link', title: `${name} in the scope view`},
+    name);
 }
 
 // ------------------------------------------------------------ flame graph
@@ -474,6 +513,9 @@ async function renderView(view, hp, content) {
         class: m === mode ? 'active' : ''}, m === 'table' ? 'Table ' : 'Flame graph'));
     }
   }
+  // The op and kernel tables open ordered by time with every row (paged).
+  if ((view === 'op' || view === 'kernel') && !hp.has('order_by')) hp.set('order_by', 'micros');
+  if ((view === 'op' || view === 'kernel') && !hp.has('max_depth')) hp.set('max_depth', '1000000');
   renderOptions(hp, [toggle]);
   const query = optionParams(hp);
   query.set('view', view);
@@ -505,131 +547,6 @@ async function renderView(view, hp, content) {
   renderFlame(content, tree, attr, hp);
 }
 
-// ------------------------------------------------------------ steps
-
-function stepsChart(steps, key) {
-  const values = steps.map((s) => Number(s[key]) || 0);
-  const max = Math.max(1, ...values);
-  const w = Math.max(300, Math.min(1200, steps.length * 24));
-  const h = 160;
-  const bw = w / Math.max(1, steps.length);
-  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('id', 'steps-chart');
-  svg.setAttribute('width', w + 50);
-  svg.setAttribute('height', h + 20);
-  const add = (tag, attrs, text) => {
-    const e = document.createElementNS(svg.namespaceURI, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
-  add('text', {x: 2, y: 10}, formatTime(Math.round(max)));
-  add('text', {x: 2, y: h}, '0');
-  steps.forEach((s, i) => {
-    const bh = h * values[i] / max;
-    const r = add('rect', {class: 'bar', x: 50 + i * bw + 1, y: h - bh,
-      width: Math.max(1, bw - 2), height: bh, 'data-step': s.step,
-      'data-value': values[i]});
-    const t = document.createElementNS(svg.namespaceURI, 'title');
-    t.textContent = `step ${s.step}: ${formatTime(Math.round(values[i]))}`;
-    r.append(t);
-  });
-  steps.forEach((s, i) => {
-    if (steps.length <= 30 || i % Math.ceil(steps.length / 30) === 0) {
-      add('text', {x: 50 + i * bw + 2, y: h + 14}, String(s.step));
-    }
-  });
-  return svg;
-}
-
-// A table of plain objects, a column per key; a header click sorts by it
-// (numbers by value, the rest by text; again to reverse).
-function objectTable(rows, id) {
-  if (!rows.length) return el('p', {class: 'notes'}, 'none');
-  const keys = Object.keys(rows[0]);
-  const text = (v) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
-  const tbody = el('tbody');
-  const fill = (list) => tbody.replaceChildren(...list.map((r) => el('tr', {},
-    keys.map((k) => el('td', {'data-key': k}, text(r[k]))))));
-  let sorted = {key: null, down: false};
-  const head = el('tr', {}, keys.map((k) => el('th', {class: 'sortable',
-    title: `sort by ${k}`, onclick: () => {
-      sorted = {key: k, down: sorted.key === k ? !sorted.down : true};
-      const numeric = rows.every((r) => typeof r[k] === 'number');
-      const cmp = (a, b) => (numeric ? a[k] - b[k] : text(a[k]).localeCompare(text(b[k])));
-      fill([...rows].sort((a, b) => (sorted.down ? cmp(b, a) : cmp(a, b))));
-    }}, k)));
-  fill(rows);
-  return el('table', {id}, el('thead', {}, head), tbody);
-}
-
-async function renderSteps(hp, content) {
-  const s = await api('/api/steps');
-  setCommand(`tfprof ${info.input_flags} steps -output json`);
-  content.append(el('h2', {}, `Wall time per step (${s.wall_source})`));
-  content.append(stepsChart(s.steps, 'wall_micros'));
-  content.append(el('h2', {}, 'Steps'), objectTable(s.steps, 'steps-table'));
-}
-
-// ------------------------------------------------------------ summary
-
-async function renderSummary(hp, content) {
-  const [s, steps] = await Promise.all([api('/api/summary'), api('/api/steps')]);
-  setCommand(`tfprof ${info.input_flags} summary -output json`);
-  const w = s.time_per_step.wall_micros;
-  content.append(el('div', {class: 'cards', id: 'summary-cards'},
-    el('div', {class: 'card'}, 'nodes', el('div', {class: 'big'}, s.nodes)),
-    el('div', {class: 'card'}, 'steps', el('div', {class: 'big'}, s.steps)),
-    el('div', {class: 'card'}, `wall time per step (median, ${s.time_per_step.source})`,
-      el('div', {class: 'big', id: 'median-wall'}, formatTime(Math.round(w.median)))),
-    el('div', {class: 'card'}, 'node time per step',
-      el('div', {class: 'big'}, formatTime(s.node_micros_per_step))),
-    // How close the run came to the hardware: float ops per step, the
-    // FLOP/s achieved over the step wall time, MFU against the stated peak.
-    s.flops_per_step > 0 ? [
-      el('div', {class: 'card'}, `float ops per step (${s.flops_set})`,
-        el('div', {class: 'big', id: 'flops-per-step',
-          'data-value': s.flops_per_step}, formatFlops(s.flops_per_step, 'FLOP'))),
-      el('div', {class: 'card'}, 'achieved over the step wall time',
-        el('div', {class: 'big', id: 'flop-rate', 'data-value': s.flop_rate},
-          formatFlops(s.flop_rate, 'FLOP/s'))),
-      el('div', {class: 'card', title: s.mfu_text}, s.peak_flops ?
-        `MFU of ${formatFlops(s.peak_flops, 'FLOP/s')} (${s.peak_dtype})` : 'MFU',
-        el('div', {class: 'big', id: 'mfu', 'data-value': s.mfu ?? ''}, formatMfu(s.mfu)),
-        el('div', {class: 'notes', id: 'mfu-text'}, s.mfu_text))] : []));
-  if (steps.steps.length) {
-    content.append(el('h2', {}, 'Wall time per step'),
-      stepsChart(steps.steps, 'wall_micros'));
-  }
-  // -1: not recorded (a ProfileProto keeps no device timelines).
-  const known = (v, f) => (v < 0 ? 'n/a' : f(v));
-  content.append(el('h2', {}, 'Devices'), objectTable(s.devices.map((d) => ({
-    device: d.name, nodes: d.nodes,
-    busy: known(d.busy_micros, (v) => formatTime(Math.round(v))),
-    peak_memory: known(d.peak_bytes, formatBytes),
-    lanes: d.lanes.map((l) => l.name).join(', ')})), 'devices-table'));
-  for (const view of info.has_kernels ? ['op', 'kernel'] : ['op']) {
-    // In the flat views -max_depth counts rows.
-    const q = new URLSearchParams({view, order_by: 'micros',
-      select: info.has_flops ? 'micros,occurrence,accelerator_flop_rate' : 'micros,occurrence',
-      levels: '1', limit: '10', max_depth: '10'});
-    const res = await api('/api/view', q);
-    const rows = res.node.children || [];
-    if (!rows.length) continue;
-    // An op row's own time (its total is cumulative down the list).
-    content.append(el('h2', {}, `Top ${view === 'op' ? 'ops' : 'kernels'} by time`),
-      objectTable(rows.map((r) => Object.assign({name: r.name,
-        time: formatTime(r.micros.self),
-        runs: r.occurrence ? r.occurrence.run : ''}, info.has_flops ? {
-        'FLOP/s': r.accelerator_flop_rate === null ? '--' :
-          formatFlops(r.accelerator_flop_rate, 'FLOP/s')} : {})), `top-${view}`));
-  }
-  const advice = await api('/api/advise');
-  content.append(el('h2', {}, 'Advice'), adviceList(advice));
-}
-
 // ------------------------------------------------------------ advise
 
 function adviceList(advice) {
@@ -649,186 +566,24 @@ async function renderAdvise(hp, content) {
   const next = hashParams();
   next.set('checker', all ? '' : 'all');
   content.append(el('a', {href: '#' + next, id: 'advise-all'},
-    all ? 'tfprof\'s own checkers' : 'all checkers'));
+    all ? 'the checkers that fit this input' : 'all checkers'));
   const q = new URLSearchParams();
   if (all) q.set('checker', 'all');
   setCommand(`tfprof ${info.input_flags} advise${all ? ' -checker all' : ''}`);
   content.append(adviceList(await api('/api/advise', q)));
 }
 
-// ------------------------------------------------------------ timeline
-
-// The rows of a trace's complete events: a lane per (pid, tid), sorted; in
-// a lane, events that nest (a host op and the ops it called) stack
-// downwards, a row per nesting depth.
-function traceLayout(spans) {
-  const laneOf = new Map();
-  for (const e of spans) laneOf.set(`${e.pid}/${e.tid}`, [e.pid, e.tid]);
-  const lanes = [...laneOf.keys()].sort((a, b) => {
-    const [pa, ta] = laneOf.get(a);
-    const [pb, tb] = laneOf.get(b);
-    return pa - pb || (ta > tb) - (ta < tb);
-  });
-  const depthOf = new Map();
-  const rows = new Map();  // lane -> rows it needs
-  const byLane = new Map(lanes.map((l) => [l, []]));
-  for (const e of spans) byLane.get(`${e.pid}/${e.tid}`).push(e);
-  for (const [l, list] of byLane) {
-    list.sort((a, b) => a.ts - b.ts || (b.dur || 0) - (a.dur || 0));
-    const ends = [];
-    rows.set(l, 1);
-    for (const e of list) {
-      while (ends.length && ends[ends.length - 1] <= e.ts) ends.pop();
-      depthOf.set(e, ends.length);
-      rows.set(l, Math.max(rows.get(l), ends.length + 1));
-      ends.push(e.ts + (e.dur || 0));
-    }
-  }
-  const firstRow = new Map();
-  let totalRows = 0;
-  for (const l of lanes) {
-    firstRow.set(l, totalRows);
-    totalRows += rows.get(l);
-  }
-  return {lanes, laneOf, rows, firstRow, depthOf, totalRows};
-}
-
-// One step's Chrome trace on a canvas: a lane per (process, thread), each
-// complete event at its recorded start and duration. Wheel zooms, drag
-// pans, hover names the event.
-function renderTrace(container, trace) {
-  const events = Array.isArray(trace) ? trace : (trace.traceEvents || []);
-  const names = new Map();
-  for (const e of events) {
-    if (e.ph !== 'M' || !e.args) continue;
-    if (e.name === 'process_name') names.set(`${e.pid}`, e.args.name);
-    if (e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
-  }
-  const spans = events.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
-  const {lanes, laneOf, rows, firstRow, depthOf, totalRows} = traceLayout(spans);
-  const rowOf = (e) => firstRow.get(`${e.pid}/${e.tid}`) + depthOf.get(e);
-  // (reduce, not Math.min(...): a step can hold more events than a call
-  // takes arguments)
-  const t0 = spans.reduce((m, e) => Math.min(m, e.ts), Infinity);
-  const t1 = spans.reduce((m, e) => Math.max(m, e.ts + (e.dur || 0)), -Infinity);
-  container.append(el('p', {id: 'timeline-info'}, spans.length ?
-    `${spans.length} events on ${lanes.length} lanes, ` +
-    `${formatTime(Math.round(t1 - t0))} from the first event's start to the last's end` :
-    'no events in this step'));
-  if (!spans.length) return;
-  const labelW = 260;
-  const laneH = 18;
-  const canvas = el('canvas', {class: 'timeline', id: 'timeline-canvas'});
-  const width = Math.max(600, container.clientWidth - 30);
-  canvas.width = width;
-  canvas.height = totalRows * laneH + 24;
-  container.append(canvas);
-  let view = [t0, t1 > t0 ? t1 : t0 + 1];
-  const x = (t) => labelW + (t - view[0]) / (view[1] - view[0]) * (width - labelW);
-  const draw = () => {
-    const g = canvas.getContext('2d');
-    g.clearRect(0, 0, width, canvas.height);
-    g.font = '11px monospace';
-    lanes.forEach((l, i) => {
-      const [pid] = laneOf.get(l);
-      const y = 20 + firstRow.get(l) * laneH;
-      g.fillStyle = i % 2 ? '#f6f7f9' : '#fff';
-      g.fillRect(0, y, width, rows.get(l) * laneH);
-      g.fillStyle = '#333';
-      const label = `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
-      // Long names keep their end (a device's number, a thread's id).
-      g.fillText(label.length > 40 ? '…' + label.slice(-39) : label, 4, y + 13);
-    });
-    g.save();
-    g.beginPath();
-    g.rect(labelW, 0, width - labelW, canvas.height);
-    g.clip();
-    for (const e of spans) {
-      const x0 = x(e.ts);
-      const x1 = x(e.ts + (e.dur || 0));
-      if (x1 < labelW || x0 > width) continue;
-      const y = 20 + rowOf(e) * laneH;
-      g.fillStyle = flameColor(e.name || '');
-      g.fillRect(x0, y + 1, Math.max(1, x1 - x0), laneH - 2);
-      if (x1 - x0 > 40) {
-        g.fillStyle = '#111';
-        g.fillText((e.name || '').slice(0, Math.floor((x1 - x0) / 7)), x0 + 2, y + 13);
-      }
-    }
-    g.restore();
-    g.fillStyle = '#555';
-    g.fillText(`${formatTime(Math.round(view[0] - t0))}`, labelW + 2, 12);
-    g.fillText(`${formatTime(Math.round(view[1] - t0))}`, width - 80, 12);
-  };
-  const eventAt = (px, py) => {
-    const row = Math.floor((py - 20) / laneH);
-    if (row < 0 || row >= totalRows || px < labelW) return null;
-    const t = view[0] + (px - labelW) / (width - labelW) * (view[1] - view[0]);
-    const slack = (view[1] - view[0]) / (width - labelW);
-    let best = null;
-    for (const e of spans) {
-      if (rowOf(e) !== row) continue;
-      if (t >= e.ts - slack && t <= e.ts + (e.dur || 0) + slack &&
-          (!best || (e.dur || 0) < (best.dur || 0))) best = e;
-    }
-    return best;
-  };
-  canvas.addEventListener('wheel', (ev) => {
-    ev.preventDefault();
-    const r = canvas.getBoundingClientRect();
-    const px = Math.max(labelW, ev.clientX - r.left);
-    const t = view[0] + (px - labelW) / (width - labelW) * (view[1] - view[0]);
-    const k = ev.deltaY > 0 ? 1.25 : 0.8;
-    view = [t - (t - view[0]) * k, t + (view[1] - t) * k];
-    draw();
-  });
-  let drag = null;
-  canvas.addEventListener('mousedown', (ev) => { drag = [ev.clientX, view]; });
-  window.addEventListener('mouseup', () => { drag = null; });
-  canvas.addEventListener('mousemove', (ev) => {
-    const r = canvas.getBoundingClientRect();
-    if (drag) {
-      const dt = (ev.clientX - drag[0]) / (width - labelW) * (drag[1][1] - drag[1][0]);
-      view = [drag[1][0] - dt, drag[1][1] - dt];
-      draw();
-      return;
-    }
-    const e = eventAt(ev.clientX - r.left, ev.clientY - r.top);
-    tooltip(e ? ev : null, e ? `${e.name}\nstart: ${(e.ts - t0).toFixed(3)}us` +
-      `\nduration: ${(e.dur || 0).toFixed(3)}us` : '');
-  });
-  canvas.addEventListener('mouseleave', () => tooltip(null));
-  draw();
-}
-
-async function renderTimeline(hp, content) {
-  const step = hp.get('step') || (info.steps.length ? String(info.steps[0]) : '');
-  const select = el('select', {id: 'timeline-step'},
-    info.steps.map((s) => el('option', {value: String(s)}, String(s))));
-  select.value = step;
-  select.addEventListener('change', () => {
-    const next = hashParams();
-    next.set('step', select.value);
-    setHash(next);
-  });
-  content.append(el('label', {}, 'step ', select));
-  const q = new URLSearchParams();
-  if (step !== '') q.set('step', step);
-  const t = await api('/api/timeline', q);
-  setCommand(t.source === 'graph view' ?
-    `tfprof ${info.input_flags} graph -step ${t.step} -max_depth 1000000 -output timeline:outfile=timeline.json` :
-    `tfprof ${info.input_flags} timeline -step ${t.step}`);
-  content.append(el('p', {class: 'notes'}, `Step ${t.step}: ${t.source} events.`));
-  renderTrace(content, t.trace);
-}
-
 // ------------------------------------------------------------ routing
 
 async function route() {
   const hp = hashParams();
-  const tab = TABS.includes(hp.get('tab')) ? hp.get('tab') : 'summary';
-  renderTabs(tab);
-  showError('');
+  const asked = TAB_ALIASES[hp.get('tab')] || hp.get('tab') || 'overview';
+  const tab = TABS.includes(asked) ? asked : 'overview';
+  renderTabs(tab, hp);
+  const input = (info.input_flags.split(/[=\/]/).pop() || '').slice(0, 60);
+  document.title = `${asked} · ${input} · tfprof`;
+  showError(TABS.includes(asked) ? '' :
+    `no tab '${asked}': the tabs are ${TABS.join(', ')}; showing the overview`);
   setCommand('');
   tooltip(null);
   const content = document.getElementById('content');
@@ -841,9 +596,10 @@ async function route() {
     if (VIEWS.includes(tab)) await renderView(tab, hp, content);
     else if (tab === 'steps') await renderSteps(hp, content);
     else if (tab === 'timeline') await renderTimeline(hp, content);
+    else if (tab === 'memory') await renderMemory(hp, content);
     else if (tab === 'advise') await renderAdvise(hp, content);
     else if (tab === 'diff') await renderDiff(hp, content);
-    else await renderSummary(hp, content);
+    else await renderOverview(hp, content);
   } catch (e) {
     showError(e.message);
   }
