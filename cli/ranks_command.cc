@@ -1,11 +1,11 @@
 #include "cli/ranks_command.h"
 
-#include <iostream>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/command_util.h"
 #include "cli/shell.h"
-#include "profiler/base/file.h"
 #include "profiler/render/render_ranks.h"
 #include "profiler/session/session.h"
 
@@ -31,22 +31,10 @@ absl::Status RanksCommand(Shell& shell, const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(usage);
     }
   }
-  const size_t colon = spec.find(':');
-  const std::string type = spec.substr(0, colon);
-  std::string outfile;
-  if (colon != std::string::npos) {
-    const std::string rest = spec.substr(colon + 1);
-    if (rest.rfind("outfile=", 0) != 0 || rest.size() <= 8) {
-      return absl::InvalidArgumentError(usage);
-    }
-    outfile = rest.substr(8);
-  }
-  if (type != "stdout" && type != "csv" && type != "json" &&
-      type != "timeline") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ranks: -output ", type,
-                     " is not available (stdout, csv, json, timeline)"));
-  }
+  std::string type, outfile;
+  absl::Status parsed = ParseReportOutput(
+      spec, {"stdout", "csv", "json", "timeline"}, "ranks", &type, &outfile);
+  if (!parsed.ok()) return parsed;
   if (type == "timeline" && outfile.empty()) {
     return absl::InvalidArgumentError(
         "ranks: -output timeline needs :outfile=PATH (a Chrome trace)");
@@ -66,15 +54,10 @@ absl::Status RanksCommand(Shell& shell, const std::vector<std::string>& args) {
            : type == "json" ? RenderRanksJson(*report)
                             : RenderRanksText(*report);
   }
-  if (outfile.empty()) {
-    shell.out() << text;
-    return absl::OkStatus();
-  }
-  absl::Status s = WriteFileAtomic(outfile, text, shell.input_files());
-  if (!s.ok()) return s;
-  shell.err() << (type == "timeline" ? "aligned timeline" : "ranks report")
-              << " written to " << outfile << "\n";
-  return absl::OkStatus();
+  std::map<std::string, std::string> output;
+  if (!outfile.empty()) output["outfile"] = outfile;
+  return WriteOrPrint(shell, text, output,
+                      type == "timeline" ? "aligned timeline" : "ranks report");
 }
 
 }  // namespace cli
