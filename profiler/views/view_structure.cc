@@ -1,0 +1,295 @@
+#include "profiler/views/view_structure.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/parallel.h"
+
+namespace tfprof {
+namespace view_internal {
+namespace {
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string TraceName(const CodeFrame& f) {
+  std::string s = absl::StrCat(Basename(f.file), ":", f.lineno, ":");
+  if (f.function.size() < 20) {
+    s += f.function;
+  } else {
+    s += f.function.substr(0, 17) + "...";
+  }
+  return s;
+}
+
+// Gradient ops are named ".../gradients/<forward op>_grad/...".
+bool IsGradientNode(const std::string& name, std::string* forward) {
+  const size_t prefix = name.find("gradients/");
+  const size_t suffix = name.find("_grad/");
+  if (prefix == std::string::npos || suffix == std::string::npos) return false;
+  const size_t start = prefix + std::string("gradients/").size();
+  if (suffix <= start) return false;
+  *forward = name.substr(start, suffix - start);
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Building the structures.
+
+void BuildScope(const Model& model, Structure* s) {
+  s->Clear();
+  // Keys are views of graph node names (a scope is a prefix of one), which
+  // live as long as the model. Nodes are taken in the model's order (the
+  // sort below orders them with their scopes).
+  const size_t n = model.size();
+  // Room for every node and as many scopes (reserved, not touched).
+  s->nodes.reserve(2 * n + 1);
+  absl::flat_hash_map<std::string_view, int> index;
+  index.reserve(n + n / 2);
+  auto add = [&](std::string_view name, const GraphNode* g) {
+    auto [it, added] =
+        index.try_emplace(name, static_cast<int>(s->nodes.size()));
+    VNode& v = added ? s->nodes.emplace_back() : s->nodes[it->second];
+    if (added) {
+      v.name = name;
+      v.fixed_type = kScopeParentType;
+    }
+    if (g != nullptr && v.graph_node == nullptr) {
+      v.graph_node = g;
+      v.stats_index = static_cast<int64_t>(g->index);
+      v.fixed_type = "";
+    }
+  };
+  for (const auto& node : model.nodes()) {
+    const GraphNode* g = node.get();
+    const std::string_view name = g->name;
+    add(name, g);
+    // Its scopes; once one exists, so do all above it.
+    for (size_t slash = name.rfind('/'); slash != std::string_view::npos;
+         slash = name.rfind('/', slash - 1)) {
+      const std::string_view scope = name.substr(0, slash);
+      if (index.contains(scope)) break;
+      add(scope, nullptr);
+      if (slash == 0) break;
+    }
+  }
+  VNode& root = s->nodes.emplace_back();
+  root.name = kRootName;
+  root.fixed_type = kScopeParentType;
+  s->root = static_cast<int>(s->nodes.size() - 1);
+  // Children in name order: every node but the root is one node's child.
+  // (Sorted as (name, node) pairs: comparisons do not load the nodes.)
+  std::vector<std::pair<std::string_view, int>> order;
+  order.reserve(s->nodes.size() - 1);
+  for (size_t i = 0; i + 1 < s->nodes.size(); ++i) {
+    order.emplace_back(s->nodes[i].name, static_cast<int>(i));
+  }
+  ParallelSort(order.begin(), order.end(),
+               [](const auto& a, const auto& b) { return a < b; });
+  std::vector<int> parent(order.size());
+  std::vector<size_t> first(s->nodes.size() + 1, 0);
+  for (size_t r = 0; r < order.size(); ++r) {
+    const int i = order[r].second;
+    s->nodes[i].name_rank = static_cast<int32_t>(r);
+    const std::string_view name = order[r].first;
+    const size_t slash = name.rfind('/');
+    parent[i] = slash == std::string_view::npos
+                    ? s->root
+                    : index.at(name.substr(0, slash));
+    ++first[parent[i] + 1];
+  }
+  s->nodes[s->root].name_rank = static_cast<int32_t>(order.size());
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  s->child_store.resize(order.size());
+  std::vector<size_t> next(first.begin(), first.end() - 1);
+  for (const auto& [name, i] : order) s->child_store[next[parent[i]]++] = i;
+  std::vector<int> by_rank(order.size());
+  for (size_t r = 0; r < order.size(); ++r) by_rank[r] = order[r].second;
+  order = {};
+  s->PackNames(by_rank);
+  s->SpanChildren(first);
+}
+
+void BuildGraph(const Model& model, Structure* s) {
+  s->Clear();
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  s->nodes.resize(by_name.size() + 1);
+  // Structure position by model position (GraphNode::index).
+  std::vector<int> position(model.size(), -1);
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    VNode& v = s->nodes[i];
+    v.name = by_name[i]->name;
+    v.graph_node = by_name[i];
+    v.stats_index = static_cast<int64_t>(by_name[i]->index);
+    v.name_rank = static_cast<int32_t>(i);
+    position[by_name[i]->index] = static_cast<int>(i);
+  }
+  // A node's children are its inputs that are nodes, in input order; the
+  // root's (last) are the nodes that are no node's input.
+  std::vector<size_t> first(by_name.size() + 2, 0);
+  std::vector<char> is_input(by_name.size(), 0);
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    first[i] = s->child_store.size();
+    for (const NodeInput& in : by_name[i]->inputs) {
+      const GraphNode* src = model.Find(*in.name);
+      if (src == nullptr) continue;
+      const int k = position[src->index];
+      is_input[k] = 1;
+      s->child_store.push_back(k);
+    }
+  }
+  first[by_name.size()] = s->child_store.size();
+  VNode& root = s->nodes.back();
+  root.name = kRootName;
+  root.fixed_type = kGraphParentType;
+  root.name_rank = static_cast<int32_t>(by_name.size());
+  s->root = static_cast<int>(by_name.size());
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    if (!is_input[i]) s->child_store.push_back(static_cast<int>(i));
+  }
+  first[by_name.size() + 1] = s->child_store.size();
+  s->SpanChildren(first);
+  std::vector<int> in_order(by_name.size());
+  for (size_t i = 0; i < in_order.size(); ++i)
+    in_order[i] = static_cast<int>(i);
+  s->PackNames(in_order);
+}
+
+void BuildOp(const Model& model, Structure* s) {
+  s->Clear();
+  std::map<std::string_view, int> index;
+  for (const GraphNode* g : model.NodesByName()) {
+    auto [it, added] =
+        index.try_emplace(g->op, static_cast<int>(s->nodes.size()));
+    if (added) s->nodes.emplace_back().name = g->op;
+    s->nodes[it->second].members.push_back(g);  // names arrive sorted
+  }
+  std::vector<std::vector<int>> children(s->nodes.size() + 1);
+  for (const auto& [name, i] : index) children.back().push_back(i);
+  s->nodes.emplace_back().name = kRootName;
+  s->root = static_cast<int>(s->nodes.size() - 1);
+  s->SetChildren(children);
+  s->RankNames();
+}
+
+// The op view grouped by HLO category (-op_group hlo): nodes of XLA
+// programs by their category attribute, other nodes by op type.
+void BuildOpHlo(const Model& model, Structure* s) {
+  s->Clear();
+  std::map<std::string, int> index;
+  for (const GraphNode* g : model.NodesByName()) {
+    std::optional<tfcore::AttrValue> category;
+    if (!g->attrs.empty()) category = g->FindAttr(kXlaCategoryAttr);
+    const std::string& key =
+        category.has_value() && category->value_case() == tfcore::AttrValue::kS
+            ? category->s()
+            : g->op;
+    auto [it, added] =
+        index.try_emplace(key, static_cast<int>(s->nodes.size()));
+    if (added) s->nodes.emplace_back().name = s->own_names.emplace_back(key);
+    s->nodes[it->second].members.push_back(g);
+  }
+  std::vector<std::vector<int>> children(s->nodes.size() + 1);
+  for (const auto& [name, i] : index) children.back().push_back(i);
+  s->nodes.emplace_back().name = kRootName;
+  s->root = static_cast<int>(s->nodes.size() - 1);
+  s->SetChildren(children);
+  s->RankNames();
+}
+
+void BuildCode(const Model& model, Structure* s) {
+  s->Clear();
+  // Children of each code node by name (names are unique among siblings).
+  absl::flat_hash_map<std::pair<int, std::string_view>, int> child_index;
+  std::vector<std::vector<int>> children(1);
+  s->nodes.emplace_back().name = kRootName;
+  s->root = 0;
+  auto add_child = [&](int parent, std::string name,
+                       const CodeFrame& frame) -> int {
+    auto it = child_index.find(std::make_pair(parent, std::string_view(name)));
+    if (it != child_index.end()) return it->second;
+    const int id = static_cast<int>(s->nodes.size());
+    VNode& v = s->nodes.emplace_back();
+    v.name = s->own_names.emplace_back(std::move(name));
+    v.frame = std::make_shared<const CodeFrame>(frame);
+    child_index.emplace(std::make_pair(parent, v.name), id);
+    children.emplace_back();
+    children[parent].push_back(id);
+    return id;
+  };
+  // Members by name; nodes mostly arrive in name order.
+  auto add_member = [&](int id, const GraphNode* g) {
+    auto& m = s->nodes[id].members;
+    if (m.empty() || m.back()->name < g->name) {
+      m.push_back(g);
+      return;
+    }
+    auto it = std::lower_bound(m.begin(), m.end(), g,
+                               [](const GraphNode* a, const GraphNode* b) {
+                                 return a->name < b->name;
+                               });
+    if (it == m.end() || (*it)->name != g->name) m.insert(it, g);
+  };
+  // The leaf of a node's call stack (of its gradient's, with `gradient`),
+  // or -1 if it has none. Nodes whose call stacks are the same bytes share
+  // it: a model's ops come from few source lines, so few stacks are decoded.
+  const std::string kSuffix = " (gradient)";
+  absl::flat_hash_map<std::string_view, int> leaf_of_stack[2];
+  auto leaf = [&](const GraphNode& g, bool gradient) -> int {
+    auto [it, added] = leaf_of_stack[gradient].try_emplace(g.code, -1);
+    if (!added) return it->second;
+    int cur = -1;
+    for (CodeFrame f : model.CallStack(g)) {
+      std::string name = TraceName(f);
+      if (gradient) {
+        name += kSuffix;
+        f.function += kSuffix;
+      }
+      cur = add_child(cur < 0 ? s->root : cur, std::move(name), f);
+    }
+    it->second = cur;
+    return cur;
+  };
+
+  absl::flat_hash_map<std::string_view, bool> has_stack;
+  auto HasCallStack = [&](const GraphNode& g) {
+    auto [it, added] = has_stack.try_emplace(g.code, false);
+    if (added) it->second = !model.CallStack(g).empty();
+    return it->second;
+  };
+  std::map<std::string, std::vector<const GraphNode*>> gradients;
+  absl::flat_hash_map<std::string_view, const GraphNode*> forwards;
+  std::string forward;
+  for (const GraphNode* g : model.NodesByName()) {
+    if (g->code.empty()) continue;
+    if (IsGradientNode(g->name, &forward)) {
+      if (HasCallStack(*g)) gradients[forward].push_back(g);
+      continue;
+    }
+    const int id = leaf(*g, false);
+    if (id < 0) continue;
+    forwards[g->name] = g;
+    add_member(id, g);
+  }
+  for (const auto& [forward, grads] : gradients) {
+    auto it = forwards.find(forward);
+    if (it == forwards.end()) {
+      ++s->unmatched_gradients;
+      continue;
+    }
+    const int id = leaf(*it->second, true);
+    for (const GraphNode* g : grads) add_member(id, g);
+  }
+  s->SetChildren(children);
+  s->RankNames();
+}
+
+}  // namespace view_internal
+}  // namespace tfprof
