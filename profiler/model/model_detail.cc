@@ -1,0 +1,218 @@
+// The model's encoded step details (model.h's ExecDetail): how one
+// execution's record is written into the model's arena and read back.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "profiler/base/saturate.h"
+#include "profiler/base/wire.h"
+#include "profiler/model/model.h"
+
+namespace tfprof {
+namespace {
+
+constexpr size_t kArenaChunk = 1 << 20;
+
+// Every interval's time, summed.
+int64_t SumTimes(const std::vector<DeviceTimes>& v) {
+  int64_t total = 0;
+  for (const DeviceTimes& d : v) {
+    for (const TimeInterval& t : d.times) SatInc(&total, t.duration_micros);
+  }
+  return total;
+}
+
+}  // namespace
+
+const uint8_t* Model::Store(const std::string& bytes) {
+  if (bytes.empty()) return nullptr;
+  if (arena_.empty() ||
+      arena_.back().size - arena_.back().used < bytes.size()) {
+    ArenaChunk c;
+    c.size = std::max(kArenaChunk, bytes.size());
+    c.data = std::make_unique<uint8_t[]>(c.size);
+    arena_.push_back(std::move(c));
+  }
+  ArenaChunk& c = arena_.back();
+  uint8_t* at = c.data.get() + c.used;
+  std::memcpy(at, bytes.data(), bytes.size());
+  c.used += bytes.size();
+  arena_used_ += bytes.size();
+  return at;
+}
+
+namespace {
+
+// Times are written as differences (from `base`, the step's earliest
+// start, then from the previous one), so that they take a byte or two.
+int64_t Delta(int64_t value, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(value) -
+                              static_cast<uint64_t>(from));
+}
+int64_t Undelta(int64_t delta, int64_t from) {
+  return static_cast<int64_t>(static_cast<uint64_t>(from) +
+                              static_cast<uint64_t>(delta));
+}
+
+void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
+              StringTable* strings, std::string* out) {
+  wire::PutVarint(out, list.size());
+  for (const DeviceTimes& d : list) {
+    wire::PutVarint(out, strings->Id(d.device));
+    wire::PutVarint(out, d.times.size());
+    int64_t prev = base;
+    for (const TimeInterval& t : d.times) {
+      wire::PutVarint(out, wire::ZigZag(Delta(t.start_micros, prev)));
+      wire::PutVarint(out, wire::ZigZag(t.duration_micros));
+      prev = t.start_micros;
+    }
+  }
+}
+
+void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
+              std::vector<DeviceTimes>* list) {
+  const uint64_t n = static_cast<uint64_t>(r->Int64());
+  for (uint64_t i = 0; i < n && r->ok(); ++i) {
+    DeviceTimes d;
+    const uint64_t id = static_cast<uint64_t>(r->Int64());
+    if (id >= strings.size()) return r->Fail();
+    d.device = strings.Get(static_cast<uint32_t>(id));
+    const uint64_t m = static_cast<uint64_t>(r->Int64());
+    int64_t prev = base;
+    for (uint64_t j = 0; j < m && r->ok(); ++j) {
+      TimeInterval t;
+      t.start_micros = Undelta(wire::UnZigZag(r->Int64()), prev);
+      t.duration_micros = wire::UnZigZag(r->Int64());
+      prev = t.start_micros;
+      d.times.push_back(t);
+    }
+    list->push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+void Model::StoreExec(const ExecDetail& d, StepExec* exec) {
+  exec->accelerator_micros = SumTimes(d.accelerator_execs);
+  exec->cpu_micros = SumTimes(d.cpu_execs);
+  exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
+      exec->output_bytes = 0;
+  for (const MemoryExec& m : d.memory_execs) {
+    SatInc(&exec->requested_bytes, m.requested_bytes);
+    SatInc(&exec->peak_bytes, m.peak_bytes);
+    SatInc(&exec->residual_bytes, m.residual_bytes);
+    SatInc(&exec->output_bytes, m.output_bytes);
+  }
+  if (d.all_start_micros == 0 && d.latest_end_micros == 0 &&
+      d.accelerator_execs.empty() && d.cpu_execs.empty() &&
+      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty() &&
+      d.other_execs.empty()) {
+    exec->detail = nullptr;
+    return;
+  }
+  std::string& out = seal_buffer_;
+  out.clear();
+  const int64_t base = d.all_start_micros;
+  wire::PutVarint(&out, wire::ZigZag(base));
+  wire::PutVarint(&out, wire::ZigZag(Delta(d.latest_end_micros, base)));
+  PutTimes(d.accelerator_execs, base, &strings_, &out);
+  PutTimes(d.cpu_execs, base, &strings_, &out);
+  wire::PutVarint(&out, d.memory_execs.size());
+  for (const MemoryExec& m : d.memory_execs) {
+    uint64_t mask = 0;
+    for (int i = 0; i < kMemoryExecFields; ++i) {
+      if (m.*kMemoryExecField[i] != 0) mask |= uint64_t{1} << i;
+    }
+    wire::PutVarint(&out, mask);
+    for (int i = 0; i < kMemoryExecFields; ++i) {
+      if (mask & (uint64_t{1} << i)) {
+        // Field 0 is a time (memory_micros).
+        const int64_t v = m.*kMemoryExecField[i];
+        wire::PutVarint(&out, wire::ZigZag(i == 0 ? Delta(v, base) : v));
+      }
+    }
+    wire::PutVarint(&out, m.output_memory.size());
+    for (const OutputMemory& o : m.output_memory) {
+      wire::PutVarint(&out, wire::ZigZag(o.slot));
+      wire::PutVarint(&out, wire::ZigZag(o.bytes));
+      wire::PutVarint(&out, o.ptr);
+    }
+  }
+  wire::PutVarint(&out, d.allocations.size());
+  int64_t prev = base;
+  for (const Allocation& a : d.allocations) {
+    wire::PutVarint(&out, wire::ZigZag(Delta(a.alloc_micros, prev)));
+    wire::PutVarint(&out, wire::ZigZag(a.alloc_bytes));
+    prev = a.alloc_micros;
+  }
+  wire::PutVarint(&out, d.devices.size());
+  for (std::string_view dev : d.devices) {
+    wire::PutVarint(&out, strings_.Id(dev));
+  }
+  PutTimes(d.other_execs, base, &strings_, &out);
+  std::string& framed = seal_framed_;
+  framed.clear();
+  wire::PutVarint(&framed, out.size());
+  framed += out;
+  exec->detail = Store(framed);
+}
+
+void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
+  d->Clear();
+  if (exec.detail == nullptr) return;
+  // The length prefix is at most 5 bytes; the arena always holds the rest.
+  wire::Reader len(exec.detail, exec.detail + 10);
+  uint64_t size = 0;
+  len.Varint(&size);
+  wire::Reader r(len.pos(), len.pos() + size);
+  const int64_t base = wire::UnZigZag(r.Int64());
+  d->all_start_micros = base;
+  d->latest_end_micros = Undelta(wire::UnZigZag(r.Int64()), base);
+  GetTimes(&r, base, strings_, &d->accelerator_execs);
+  GetTimes(&r, base, strings_, &d->cpu_execs);
+  const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
+    MemoryExec m;
+    const uint64_t mask = static_cast<uint64_t>(r.Int64());
+    for (int f = 0; f < kMemoryExecFields; ++f) {
+      if (mask & (uint64_t{1} << f)) {
+        const int64_t v = wire::UnZigZag(r.Int64());
+        m.*kMemoryExecField[f] = f == 0 ? Undelta(v, base) : v;
+      }
+    }
+    const uint64_t n_out = static_cast<uint64_t>(r.Int64());
+    for (uint64_t j = 0; j < n_out && r.ok(); ++j) {
+      OutputMemory o;
+      o.slot = static_cast<int32_t>(wire::UnZigZag(r.Int64()));
+      o.bytes = wire::UnZigZag(r.Int64());
+      o.ptr = static_cast<uint64_t>(r.Int64());
+      m.output_memory.push_back(o);
+    }
+    d->memory_execs.push_back(std::move(m));
+  }
+  const uint64_t n_alloc = static_cast<uint64_t>(r.Int64());
+  int64_t prev = base;
+  for (uint64_t i = 0; i < n_alloc && r.ok(); ++i) {
+    Allocation a;
+    a.alloc_micros = Undelta(wire::UnZigZag(r.Int64()), prev);
+    a.alloc_bytes = wire::UnZigZag(r.Int64());
+    prev = a.alloc_micros;
+    d->allocations.push_back(a);
+  }
+  const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
+    const uint64_t id = static_cast<uint64_t>(r.Int64());
+    if (id >= strings_.size()) break;
+    d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
+  }
+  GetTimes(&r, base, strings_, &d->other_execs);
+}
+
+ExecDetail Model::Detail(const StepExec& exec) const {
+  ExecDetail d;
+  DetailInto(exec, &d);
+  return d;
+}
+
+}  // namespace tfprof
