@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "profiler/advise/gates.h"
 #include "profiler/load/trace_files.h"
 #include "profiler/render/render_ranks.h"
 #include "profiler/session/rank_loader.h"
@@ -315,6 +316,31 @@ TEST_CASE("rank summaries as bytes: the analysis is the same", "[ranks]") {
                            "\"steps\": [[1, \"x\"]], \"windows\": [[1]]}",
                            "f")
              .ok());
+}
+
+TEST_CASE("check on several ranks: step_micros is the slowest rank's",
+          "[ranks]") {
+  InputPaths in;
+  in.trace_path = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  auto report = (*session)->Ranks();
+  REQUIRE(report.ok());
+  for (int64_t step : {2, 3}) {
+    int64_t slowest = 0;
+    for (const RankReport& r : report->ranks) {
+      for (const RankStepReport& s : r.steps) {
+        if (s.step == step) slowest = std::max(slowest, s.wall_ns);
+      }
+    }
+    auto c = ParseCondition("step_micros<=45ms");
+    REQUIRE(c.ok());
+    auto results = (*session)->Check({*c}, step, GateBase());
+    REQUIRE(results.ok());
+    REQUIRE(results->size() == 1);
+    CHECK(std::fabs((*results)[0].value - slowest / 1e3) < 1e-6);
+    CHECK((*results)[0].passed == (step == 2));  // step 3 waited 30ms
+  }
 }
 
 // --- Real captures.

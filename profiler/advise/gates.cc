@@ -21,7 +21,8 @@ namespace tfprof {
 namespace {
 
 bool IsRunAttribute(const std::string& attr) {
-  return attr == "mfu" || attr == "flops_per_step" || attr == "flop_rate";
+  return attr == "mfu" || attr == "flops_per_step" || attr == "flop_rate" ||
+         attr == "step_micros";
 }
 
 int64_t Pick(const NodeStats& s, const std::string& attr) {
@@ -102,7 +103,7 @@ const std::vector<std::string>& GateAttributes() {
       "micros",     "accelerator_micros", "cpu_micros",   "bytes",
       "peak_bytes", "residual_bytes",     "output_bytes", "params",
       "float_ops",  "occurrence",         "mfu",          "flops_per_step",
-      "flop_rate"};
+      "flop_rate",  "step_micros"};
   return v;
 }
 
@@ -245,11 +246,33 @@ double Limit(const Condition& c, double base_value) {
   return c.limit;
 }
 
+// A step's wall time in microseconds (step -1: the mean over the steps);
+// false with *unknown set when the table has no such step.
+bool StepMicros(const StepTable& steps, int64_t step, double* value,
+                std::string* unknown) {
+  double sum = 0;
+  int64_t n = 0;
+  for (const StepRow& row : steps.rows) {
+    if (step >= 0 && row.step != step) continue;
+    sum += static_cast<double>(row.wall_ns) / 1e3;
+    ++n;
+  }
+  if (n == 0) {
+    *unknown = step < 0 ? "no steps" : absl::StrCat("no step ", step);
+    return false;
+  }
+  *value = sum / static_cast<double>(n);
+  return true;
+}
+
 // A run-level figure for `step` (-1: the run's means); false with *unknown
-// set when it is not known.
-bool RunValue(const Model& model, int64_t step, const std::string& attr,
-              const PeakOverride& peaks, double* value, std::string* unknown) {
-  const StepTable steps = ComputeSteps(model);
+// set when it is not known. `table`: the run's steps table when it is not
+// the model's own (several ranks: the job's).
+bool RunValue(const Model& model, const StepTable* table, int64_t step,
+              const std::string& attr, const PeakOverride& peaks, double* value,
+              std::string* unknown) {
+  const StepTable steps = table != nullptr ? *table : ComputeSteps(model);
+  if (attr == "step_micros") return StepMicros(steps, step, value, unknown);
   const RunFlops f = ComputeRunFlops(model, steps, peaks);
   if (step < 0) {
     if (attr == "flops_per_step") {
@@ -291,17 +314,17 @@ bool RunValue(const Model& model, int64_t step, const std::string& attr,
 }
 
 // A run-level gate: the figure of the run (and of the base).
-void RunGate(const Model& model, const Model* base, int64_t step,
-             const PeakOverride& peaks, GateResult* r) {
+void RunGate(const Model& model, const StepTable* table, const Model* base,
+             int64_t step, const PeakOverride& peaks, GateResult* r) {
   const Condition& c = r->condition;
   std::string unknown;
   const bool known =
-      RunValue(model, step, c.attribute, peaks, &r->value, &unknown);
+      RunValue(model, table, step, c.attribute, peaks, &r->value, &unknown);
   bool base_known = true;
   if (base != nullptr && c.kind != LimitKind::kValue) {
     std::string base_unknown;
-    base_known = RunValue(*base, step, c.attribute, peaks, &r->base_value,
-                          &base_unknown);
+    base_known = RunValue(*base, nullptr, step, c.attribute, peaks,
+                          &r->base_value, &base_unknown);
     if (!base_known && unknown.empty()) unknown = "base: " + base_unknown;
   }
   r->limit = Limit(c, r->base_value);
@@ -415,7 +438,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     GateResult r;
     r.condition = c;
     if (c.RunLevel()) {
-      RunGate(model, base.model, step, peaks, &r);
+      RunGate(model, base.steps, base.model, step, peaks, &r);
       results.push_back(std::move(r));
       results.back().message = GateMessage(results.back());
       continue;

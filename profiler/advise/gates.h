@@ -12,6 +12,7 @@
 #include "profiler/model/model.h"
 #include "profiler/views/diff.h"
 #include "profiler/views/flops.h"
+#include "profiler/views/steps.h"
 
 namespace tfprof {
 
@@ -83,6 +84,10 @@ struct GateBase {
   const Model* model = nullptr;
   double alpha = 0.05;  // false discovery rate for the verdicts
   MinChange min_change;
+  // The current run's steps table for run-level terms when it is not the
+  // model's own (several ranks: the job's, whose step is the slowest
+  // rank's); null: computed from the model.
+  const StepTable* steps = nullptr;
 };
 
 // Evaluates the conditions on the nodes' own statistics for `step` (-1:

@@ -237,6 +237,13 @@ absl::StatusOr<std::vector<GateResult>> Session::Check(
     const std::vector<Condition>& conditions, int64_t step, GateBase base,
     const PeakOverride& peaks) {
   base.model = base_ != nullptr ? &base_->model() : nullptr;
+  // Several ranks: run-level terms read the job's steps (the slowest rank's
+  // wall per step).
+  std::optional<StepTable> job;
+  if (multi_rank()) {
+    job = Steps(peaks);
+    base.steps = &*job;
+  }
   return EvaluateGates(model(), conditions, step, base, peaks);
 }
 
