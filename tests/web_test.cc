@@ -12,13 +12,19 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "cli/app.h"
 #include "cli/shell.h"
 #include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
@@ -498,6 +504,150 @@ TEST_CASE("web API: a query runs while others hold views; past the pool's") {
   REQUIRE(waiting.wait_for(std::chrono::seconds(120)) ==
           std::future_status::ready);
   CHECK(waiting.get() == served.api.Get("/api/view", {{"view", "op"}}).body);
+}
+
+// The command line's stdout for `args` (the test fails on a non-zero exit).
+std::string CliOut(const std::vector<std::string>& args) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::AppIo io{&in, &out, &err, false};
+  INFO(err.str());
+  REQUIRE(cli::RunApp(args, io) == 0);
+  return out.str();
+}
+
+// The bundled two DDP ranks (rank 1 held 30 ms before steps 3 and 5).
+const char kDdpGloo[] = "testdata/ranks/ddp-gloo";
+
+std::unique_ptr<Session> LoadTraces(const std::string& trace_path) {
+  InputPaths in;
+  in.trace_path = trace_path;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Load(in);
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
+TEST_CASE("web API: /api/ranks is ranks -output json; ranks_timeline's") {
+  std::unique_ptr<Session> run = LoadTraces(kDdpGloo);
+  WebApi api(run.get(), WebInputFlags{"--trace_path=d", ""}, Options());
+  CHECK(Parse(Get(api, "/api/info", {}).body).at("ranks").number == 2);
+  const WebReply r = Get(api, "/api/ranks", {});
+  REQUIRE(r.status == 200);
+  const std::string flag = std::string("--trace_path=") + kDdpGloo;
+  CHECK(r.body == CliOut({flag, "ranks", "-output", "json"}));
+  // What it says, against the run's own record (ddp2_ref.json): the
+  // straggling rank and steps, each rank's step walls within 0.1 ms.
+  const JsonValue got = Parse(r.body);
+  JsonValue ref;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(std::string(kDdpGloo) + "/ddp2_ref.json", &ref,
+                                 &error));
+  std::set<double> steps, want;
+  for (const JsonValue& s : got.at("stragglers").array) {
+    CHECK(s.at("rank").number == ref.at("straggler_rank").number);
+    steps.insert(s.at("step").number);
+  }
+  for (const JsonValue& s : ref.at("straggler_steps").array) {
+    want.insert(s.number);
+  }
+  CHECK(steps == want);
+  int compared = 0;
+  for (const JsonValue& rank : ref.at("ranks").array) {
+    const JsonValue& mine =
+        got.at("ranks").array.at(static_cast<size_t>(rank.at("rank").number));
+    for (const JsonValue& w : rank.at("walls").array) {
+      for (const JsonValue& s : mine.at("steps").array) {
+        if (s.at("step").number != w.at("step").number) continue;
+        CHECK(std::abs(s.at("wall_micros").number / 1e6 -
+                       w.at("wall_s").number) < 1e-4);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 10);
+  // A step of every rank on the aligned clock: the trace `ranks -output
+  // timeline -step 3` writes; without step=, the first step's.
+  const std::string file = testing::TempDir() + "/ranks3.json";
+  CliOut({flag, "ranks", "-step", "3", "-output", "timeline:outfile=" + file});
+  const WebReply t = Get(api, "/api/ranks_timeline", {{"step", "3"}});
+  REQUIRE(t.status == 200);
+  CHECK(t.body ==
+        "{\"step\": 3,\n\"trace\": " + testing::ReadFile(file) + "}\n");
+  const JsonValue first = Parse(Get(api, "/api/ranks_timeline", {}).body);
+  CHECK(first.at("step").number ==
+        got.at("steps").array.at(0).at("step").number);
+  CHECK(first.at("trace").at("traceEvents").array.size() > 100);
+  // Bad requests: a clean JSON error naming the problem.
+  const std::vector<std::tuple<std::string, WebParams, std::string>> bad = {
+      {"/api/ranks_timeline", {{"step", "99"}}, "no rank has step 99"},
+      {"/api/ranks_timeline", {{"step", "x"}}, "step=N"},
+      {"/api/ranks_timeline", {{"step", "-3"}}, "step=N"},
+      {"/api/ranks_timeline", {{"rank", "1"}}, "step=N"},
+      {"/api/ranks", {{"step", "3"}}, "unknown parameter 'step'"},
+  };
+  for (const auto& [path, params, says] : bad) {
+    INFO(path << " " << params[0].first << "=" << params[0].second);
+    const WebReply e = Get(api, path, params);
+    CHECK(e.status == 400);
+    const JsonValue body = Parse(e.body);
+    REQUIRE(body.Has("error"));
+    CHECK_THAT(body.at("error").string, Catch::Contains(says));
+  }
+  CHECK(Get(api, "/api/ranks", {}).body == r.body);  // and it goes on
+}
+
+TEST_CASE("web API: one rank's /api/ranks says it has one") {
+  RunApi served("shiyudian-resnet-tf-dist/profile_0_tiny");
+  CHECK(Parse(Get(served.api, "/api/info", {}).body).at("ranks").number == 1);
+  const WebReply r = Get(served.api, "/api/ranks", {});
+  REQUIRE(r.status == 200);
+  CHECK(r.body == CliOut({"--profile_path=" +
+                              testing::CorpusFile(
+                                  "shiyudian-resnet-tf-dist/profile_0_tiny"),
+                          "ranks", "-output", "json"}));
+  const JsonValue v = Parse(r.body);
+  CHECK(v.at("ranks").array.size() == 1);
+  REQUIRE_FALSE(v.at("notes").array.empty());
+  CHECK_THAT(v.at("notes").array[0].string, Catch::StartsWith("one rank"));
+}
+
+TEST_CASE("web API: ranks requests from several threads answer as alone") {
+  // The session's ranks methods lock their caches: requests for the ranks,
+  // an aligned step, the (combined) steps and a view, all at once on a
+  // fresh session, answer as they do one at a time.
+  std::unique_ptr<Session> serial = LoadTraces(kDdpGloo);
+  WebApi alone_api(serial.get(), WebInputFlags{"--trace_path=d", ""},
+                   Options());
+  const std::vector<std::pair<std::string, WebParams>> asks = {
+      {"/api/ranks", {}},
+      {"/api/ranks_timeline", {{"step", "3"}}},
+      {"/api/ranks_timeline", {{"step", "5"}}},
+      {"/api/steps", {}},
+      {"/api/view", {{"view", "op"}, {"max_depth", "5"}}},
+  };
+  std::vector<std::string> alone;
+  for (const auto& [path, params] : asks) {
+    const WebReply r = alone_api.Get(path, params);
+    REQUIRE(r.status == 200);
+    alone.push_back(r.body);
+  }
+  std::unique_ptr<Session> run = LoadTraces(kDdpGloo);
+  WebApi api(run.get(), WebInputFlags{"--trace_path=d", ""}, Options());
+  std::atomic<int> same{0}, asked{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < asks.size(); ++i) {
+        const size_t k = (i + static_cast<size_t>(t)) % asks.size();
+        const WebReply r = api.Get(asks[k].first, asks[k].second);
+        ++asked;
+        if (r.status == 200 && r.body == alone[k]) ++same;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(asked == static_cast<int>(4 * asks.size()));
+  CHECK(same == asked);
 }
 
 TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {

@@ -14,6 +14,7 @@
 #include "profiler/render/render_diff.h"
 #include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_memory.h"
+#include "profiler/render/render_ranks.h"
 #include "profiler/render/render_steps.h"
 #include "profiler/render/step_timeline.h"
 #include "profiler/render/summary.h"
@@ -294,6 +295,12 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
           {"/api/timeline",
            "one step's Chrome trace (step=N): the trace's own events, the "
            "RunMetadata's, or the graph view's timeline"},
+          {"/api/ranks",
+           "the ranks as one job (as ranks -output json): clock offsets, "
+           "per rank and step wall, communication and wait, stragglers"},
+          {"/api/ranks_timeline",
+           "one step of every rank on the aligned clock (step=N; as ranks "
+           "-output timeline -step N)"},
       };
   return *endpoints;
 }
@@ -307,6 +314,15 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
   if (path == "/api/summary") return Summary();
   if (path == "/api/advise") return Advise(params);
   if (path == "/api/timeline") return Timeline(params);
+  if (path == "/api/ranks") {
+    if (!params.empty()) {
+      return Error(400, absl::StrCat("unknown parameter '",
+                                     params[0].first.substr(0, 40),
+                                     "' (ranks takes none)"));
+    }
+    return Ranks();
+  }
+  if (path == "/api/ranks_timeline") return RanksTimeline(params);
   std::vector<std::string> paths;
   for (const auto& e : Endpoints()) paths.push_back(e.first);
   return Error(404, absl::StrCat("no such endpoint; endpoints: ",
@@ -321,8 +337,10 @@ std::string WebApi::InfoJson() const {
                         HasTraceEvents(model) || !model.steps().empty();
   std::vector<std::string> paths;
   for (const auto& e : Endpoints()) paths.push_back(e.first);
+  // The ranks --trace_path names (an input without traces is one run).
+  const size_t ranks = std::max<size_t>(1, session_->RankGroups().size());
   return absl::StrCat(
-      "{\"input_flags\": ", JsonQuote(flags_.current),
+      "{\"input_flags\": ", JsonQuote(flags_.current), ",\n \"ranks\": ", ranks,
       ",\n \"base_input_flags\": ",
       session_->base() != nullptr ? JsonQuote(flags_.base) : "null",
       ",\n \"steps\": [", absl::StrJoin(steps, ", "),
@@ -527,6 +545,33 @@ WebReply WebApi::Timeline(const WebParams& params) {
   return JsonReply(absl::StrCat("{\"step\": ", t->timeline.step,
                                 ", \"source\": \"", t->source,
                                 "\",\n\"trace\": ", t->timeline.json, "}\n"));
+}
+
+// The session's ranks methods take a lock of their own (session.h), so
+// these run side by side with the other requests; two ranks requests wait
+// for each other while the first loads the ranks.
+WebReply WebApi::Ranks() {
+  absl::StatusOr<RanksReport> report = session_->Ranks();
+  if (!report.ok()) return ErrorFor(report.status());
+  return JsonReply(RenderRanksJson(*report));
+}
+
+WebReply WebApi::RanksTimeline(const WebParams& params) {
+  int64_t step = -1;
+  for (const auto& [name, value] : params) {
+    if (name != "step" || !absl::SimpleAtoi(value, &step) || step < 0) {
+      return Error(400, "ranks_timeline takes step=N (a step of the ranks)");
+    }
+  }
+  if (step < 0) {
+    absl::StatusOr<RanksReport> report = session_->Ranks();
+    if (!report.ok()) return ErrorFor(report.status());
+    if (!report->steps.empty()) step = report->steps.front().step;
+  }
+  absl::StatusOr<std::string> trace = session_->RanksTimeline(step);
+  if (!trace.ok()) return ErrorFor(trace.status());
+  return JsonReply(
+      absl::StrCat("{\"step\": ", step, ",\n\"trace\": ", *trace, "}\n"));
 }
 
 }  // namespace tfprof

@@ -71,6 +71,8 @@ class WebApi {
   WebReply Memory();
   WebReply Advise(const WebParams& params);
   WebReply Timeline(const WebParams& params);
+  WebReply Ranks();
+  WebReply RanksTimeline(const WebParams& params);
   // The result of a view query, from the cache or run now.
   absl::StatusOr<std::shared_ptr<const ResultTree>> Query(ViewKind view,
                                                           const Options& opts);

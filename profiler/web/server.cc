@@ -135,7 +135,7 @@ void Route(httplib::Server& svr, WebApi* api, bool loopback) {
           [](const httplib::Request& req, httplib::Response& res) {
             ServeAsset(req, req.matches[1], res);
           });
-  svr.Get(R"(/api/[a-z]+)",
+  svr.Get(R"(/api/[a-z_]+)",
           [api](const httplib::Request& req, httplib::Response& res) {
             ServeApi(api, req, res);
           });

@@ -22,6 +22,11 @@
 //   --timings   the server has a many-step trace (bench/gen_kineto.py):
 //               EXPECT_DIR has steps.csv; opens every tab, prints how long
 //               each took to draw, and checks a bar per step
+//   --ranks     the server has two ranks' traces (testdata/ranks/ddp-gloo):
+//               EXPECT_DIR has ranks.json and ranks.txt (ranks -output
+//               json, and text), ranks_timeline3.json (ranks -step 3
+//               -output timeline) and steps.csv; checks the ranks tab and
+//               the overview's communication
 //   --overview  a trace from ../shared/corpus: EXPECT_DIR has steps.csv,
 //               summary.json, kernel.json and op_{accelerator,cpu}_micros
 //               .json; checks the overview and times every tab
@@ -45,8 +50,9 @@ const diffMode = args[0] === '--diff';
 const memoryMode = args[0] === '--memory';
 const timingsMode = args[0] === '--timings';
 const overviewMode = args[0] === '--overview';
+const ranksMode = args[0] === '--ranks';
 const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ||
-  overviewMode ?
+  overviewMode || ranksMode ?
   args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
@@ -74,10 +80,10 @@ async function open(page, hash) {
   check(err === '', `#${hash} loads without an error${err ? ': ' + err : ''}`);
 }
 
-async function shot(page, name) {
+async function shot(page, name, fullPage = false) {
   if (!shotDir) return;
   fs.mkdirSync(shotDir, {recursive: true});
-  await page.screenshot({path: path.join(shotDir, name), fullPage: false});
+  await page.screenshot({path: path.join(shotDir, name), fullPage});
 }
 
 // Runs an action that changes the page's hash and waits until the page has
@@ -655,8 +661,11 @@ async function testOverview(page) {
   await open(page, 'tab=overview');
   const parts = await page.$$eval('#steps-chart rect.part', (rs) => rs.map((r) => ({
     step: Number(r.dataset.step), part: r.dataset.part, value: Number(r.dataset.value)})));
-  const want = ['compute_micros', 'memcpy_micros', 'communication_micros', 'idle_micros']
-    .filter((k) => k in csv[0]);
+  // Communication is stacked by its exposed part (drawn when some step has
+  // communication; testRanksOverview checks it).
+  const comm = csv.some((r) => r.communication_micros > 0);
+  const want = ['compute_micros', 'memcpy_micros', 'exposed_communication_micros', 'idle_micros']
+    .filter((k) => k in csv[0] && (k !== 'exposed_communication_micros' || comm));
   check(want.length >= 3 && parts.length === csv.length * want.length &&
     csv.every((row) => want.every((k) => parts.some((p) => p.step === row.step &&
       p.part === k && p.value === row[k]))),
@@ -702,6 +711,120 @@ async function testOverview(page) {
   const chosen = await page.$eval('#timeline-step', (e) => e.value);
   check(page.url().includes('tab=timeline') && chosen === String(step),
     `overview: clicking step ${step}'s bar opens its timeline`);
+}
+
+// The ranks tab of two DDP ranks (testdata/ranks/ddp-gloo) against the
+// CLI's `ranks` (ranks.json, ranks.txt) and its aligned timeline of step 3
+// (ranks_timeline3.json): each rank's offset and uncertainty, the heat
+// map's wall and wait per rank and step (hover text in the CLI's units),
+// the stragglers; a click on a cell draws that step of every rank.
+async function testRanks(page) {
+  const cli = expect('ranks.json');
+  const text = fs.readFileSync(path.join(expectDir, 'ranks.txt'), 'utf8');
+  await open(page, 'tab=ranks');
+  const offsets = await page.$$eval('#ranks-offsets tbody tr', (rs) => rs.map((r) => ({
+    rank: Number(r.dataset.rank),
+    offset: Number(r.querySelector('[data-key="offset_micros"]').dataset.value),
+    offsetText: r.querySelector('[data-key="offset_micros"]').textContent,
+    spread: Number(r.querySelector('[data-key="offset_uncertainty_micros"]').dataset.value),
+    spreadText: r.querySelector('[data-key="offset_uncertainty_micros"]').textContent})));
+  check(cli.ranks.length === 2 && offsets.length === cli.ranks.length &&
+    cli.ranks.every((r, i) => offsets[i].rank === r.rank && offsets[i].offset === r.offset_micros &&
+      offsets[i].spread === r.offset_uncertainty_micros),
+  `ranks: ${offsets.length} ranks' clock offsets and uncertainties are ranks -output json's`);
+  const lines = offsets.filter((o) => o.offsetText !== 'reference clock').map((o) =>
+    `rank ${o.rank}: ${o.offsetText} +- ${o.spreadText.replace(/^± /, '')} (`);
+  check(lines.length === 1 && lines.every((l) => text.includes(l)),
+    `ranks: the offsets read as the CLI's text (${lines.join('; ')})`);
+  // The CLI's text table: rank, step, wall, compute, communication,
+  // exposed, wait, idle.
+  const table = [...text.matchAll(/^\s+(\d+)\s+(\d+)((?:\s+\S+){6})$/gm)].map((m) =>
+    [Number(m[1]), Number(m[2]), ...m[3].trim().split(/\s+/)]);
+  const cells = async () => page.$$eval('#ranks-heatmap rect.cell', (rs) => rs.map((r) => ({
+    rank: Number(r.dataset.rank), step: Number(r.dataset.step),
+    value: Number(r.dataset.value), title: r.querySelector('title').textContent})));
+  const cliCells = cli.ranks.flatMap((r) => r.steps.map((s) => ({rank: r.rank, ...s})));
+  for (const [metric, key] of [['wall', 'wall_micros'], ['wait', 'wait_micros']]) {
+    if (metric === 'wait') await routed(page, () => page.click('#metric-wait'));
+    const shown = await cells();
+    check(shown.length === cliCells.length && cliCells.every((c) => shown.some((x) =>
+      x.rank === c.rank && x.step === c.step && x.value === c[key])),
+    `ranks: the heat map's ${metric} per rank and step (${shown.length} cells) is ranks -output json's`);
+  }
+  const shown = await cells();
+  const wrong = table.filter(([rank, step, wall, , comm, exposed, wait]) => {
+    const t = (shown.find((x) => x.rank === rank && x.step === step) || {}).title || '';
+    return !(t.includes(`wall ${wall}\n`) && t.includes(`wait ${wait}\n`) &&
+      t.includes(`communication ${comm} (exposed ${exposed})`));
+  });
+  if (wrong.length) console.log(`  CLI ${JSON.stringify(wrong[0])}\n  page ${JSON.stringify(shown)}`);
+  check(table.length === cliCells.length && !wrong.length,
+    `ranks: hovering a cell shows the CLI's wall, communication and wait (${table.length} rows)`);
+  const stragglers = await page.$$eval('#ranks-stragglers tbody tr', (rs) => rs.map((r) => {
+    const v = {};
+    for (const td of r.querySelectorAll('td')) v[td.dataset.key] = [td.dataset.value, td.textContent];
+    return v;
+  }));
+  check(cli.stragglers.length === 2 && stragglers.length === cli.stragglers.length &&
+    cli.stragglers.every((x, i) => Number(stragglers[i].step[0]) === x.step &&
+      Number(stragglers[i].rank[0]) === x.rank &&
+      Number(stragglers[i].delay[0]) === x.delay_micros &&
+      stragglers[i].cause[1] === x.cause &&
+      text.includes(`step ${x.step}: rank ${x.rank} arrived ${stragglers[i].delay[1]} late at ` +
+        `${x.collective}; it spent ${stragglers[i]['cause time'][1]} in ${x.cause}`)),
+  `ranks: the stragglers (${stragglers.map((x) => `step ${x.step[0]} rank ${x.rank[0]} ` +
+    `${x.delay[1]} ${x.cause[1]}`).join('; ')}) are the CLI's`);
+  await shot(page, 'ranks.png');
+  await routed(page, () => page.click('#ranks-heatmap rect.cell[data-rank="1"][data-step="3"]'));
+  const hp = new URLSearchParams(new URL(page.url()).hash.slice(1));
+  check(hp.get('tab') === 'ranks' && hp.get('step') === '3' && hp.get('rank') === '1' &&
+    await page.$('#ranks-heatmap rect.cell.chosen[data-rank="1"][data-step="3"]') !== null,
+  'ranks: clicking rank 1\'s step 3 opens it');
+  const want = expect('ranks_timeline3.json');
+  const [download] = await Promise.all([page.waitForEvent('download'),
+    page.click('#timeline-download')]);
+  const got = {name: download.suggestedFilename(),
+    trace: JSON.parse(fs.readFileSync(await download.path(), 'utf8'))};
+  check(got.name === 'ranks_step3.json' && JSON.stringify(got.trace) === JSON.stringify(want),
+    'ranks: the step\'s download is the CLI\'s ranks -step 3 -output timeline');
+  const spans = want.traceEvents.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
+  const lanes = new Set(spans.map((e) => `${e.pid}/${e.tid}`)).size;
+  const info = await page.textContent('#timeline-info');
+  check(info.startsWith(`${spans.length} events on ${lanes} lanes`),
+    `ranks: the aligned step is drawn (${info})`);
+  await shot(page, 'ranks_timeline.png', true);
+}
+
+// The overview of the DDP ranks: every step's compute, memcpy, exposed
+// communication and idle as `steps -output csv` gives them, the
+// communication overlapped with compute drawn for the rest of
+// communication_micros, and the communication card's mean per step.
+async function testRanksOverview(page) {
+  const csv = readCsv('steps.csv');
+  await open(page, 'tab=overview');
+  const parts = await page.$$eval('#steps-chart rect.part', (rs) => rs.map((r) => ({
+    step: Number(r.dataset.step), part: r.dataset.part, value: Number(r.dataset.value)})));
+  const keys = ['compute_micros', 'memcpy_micros', 'exposed_communication_micros',
+    'communication_micros', 'idle_micros'];
+  check(csv.length === 5 && csv.every((r) => r.communication_micros > 0) &&
+    parts.length === csv.length * keys.length &&
+    csv.every((row) => keys.every((k) => parts.some((p) => p.step === row.step &&
+      p.part === k && p.value === row[k]))),
+  `ranks overview: ${csv.length} steps' ${keys.join(', ')} drawn as steps -output csv`);
+  const mean = csv.reduce((a, r) => a + r.communication_micros, 0) / csv.length;
+  const card = await page.$eval('#part-communication', (e) => [Number(e.dataset.value), e.textContent]);
+  check(Math.abs(card[0] - mean) < 1e-6 && card[1].startsWith(formatTime(Math.round(mean))),
+    `ranks overview: communication per step ${card[1]} is the CSV's mean`);
+  await shot(page, 'ranks_overview.png');
+}
+
+// A one-rank input's ranks tab says so.
+async function testRanksOne(page) {
+  await open(page, 'tab=ranks');
+  const one = await page.$('#ranks-one');
+  const title = await page.$eval('#tab-ranks', (a) => a.title);
+  check(one !== null && (await one.textContent()).includes('one rank') && title === '1 rank',
+    'ranks: a one-rank input\'s ranks tab says it has one rank');
 }
 
 // The memory tab against the CLI's `memory -top 50` (text) and `memory
@@ -796,7 +919,8 @@ async function main() {
   });
   try {
     const tests = traceMode ? [testOverview, testTraceAdvise, testKernel, testTraceFlops,
-      testTraceTimeline] :
+      testTraceTimeline, testRanksOne] :
+      ranksMode ? [testRanks, testRanksOverview] :
       diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
         overviewMode ? [testOverview, testTimings] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,

@@ -6,7 +6,8 @@
 # SIGTERM and expects a clean exit. Then the same for a PyTorch trace (the
 # kernel view and its timeline), for a diff with verdicts (the trace
 # against a base copy of it with a slower and a renamed kernel) and for a
-# JAX XSpace (the memory tab); then every tab of a 24-step trace, timed.
+# JAX XSpace (the memory tab); then two DDP ranks (the ranks tab and the
+# overview's communication); then every tab of a 24-step trace, timed.
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -145,6 +146,18 @@ mkdir -p "$tmp/jax"
 serve jax "$jax"
 (cd "$here" && node web_ui_test.js --memory "$url" "$tmp/jax" ${shots:+"$shots"}) || status=1
 stop jax
+
+# Two DDP ranks: the ranks tab against the CLI's ranks report and aligned
+# timeline, the overview's communication against steps -output csv.
+ranks=--trace_path=$repo/testdata/ranks/ddp-gloo
+mkdir -p "$tmp/ranks"
+"$bin" "$ranks" ranks -output json >"$tmp/ranks/ranks.json" 2>/dev/null
+"$bin" "$ranks" ranks >"$tmp/ranks/ranks.txt" 2>/dev/null
+"$bin" "$ranks" ranks -step 3 -output "timeline:outfile=$tmp/ranks/ranks_timeline3.json" 2>/dev/null
+"$bin" "$ranks" steps -output csv >"$tmp/ranks/steps.csv" 2>/dev/null
+serve ranks "$ranks"
+(cd "$here" && node web_ui_test.js --ranks "$url" "$tmp/ranks" ${shots:+"$shots"}) || status=1
+stop ranks
 
 # A 24-step trace (the bundled one repeated by bench/gen_kineto.py): every
 # tab opened and timed (the times are printed, not asserted).

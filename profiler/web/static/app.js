@@ -6,7 +6,7 @@
 
 const VIEWS = ['scope', 'graph', 'op', 'code', 'kernel'];
 const FLAME_VIEWS = ['scope', 'code', 'kernel'];
-const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'memory', 'advise', 'diff'];
+const TABS = ['overview', ...VIEWS, 'steps', 'timeline', 'memory', 'ranks', 'advise', 'diff'];
 // Old names of tabs, still understood in links.
 const TAB_ALIASES = {summary: 'overview'};
 // Numeric attributes as the API names them, in tfprof's column order.
@@ -18,7 +18,7 @@ const MAIN_OPTIONS = ['max_depth', 'step', 'order_by', 'select',
   'min_micros'];
 // Hash parameters that are not view options.
 const PAGE_PARAMS = ['tab', 'mode', 'zoom', 'diffview', 'map', 'alpha',
-  'min_change', 'significant_only', 'checker', 'window', 'event'];
+  'min_change', 'significant_only', 'checker', 'window', 'event', 'metric', 'rank'];
 const PAGE_ROWS = 200;
 // The kernel view's own facts, after the time columns.
 const KERNEL_COLUMNS = ['launches', 'min', 'avg', 'max', 'streams', 'launched by'];
@@ -63,14 +63,17 @@ function showError(message) {
   e.hidden = !message;
 }
 
-// v >= 0 with `digits` decimals as C's printf writes it: like toFixed, but
-// a value exactly halfway goes to the even digit.
+// v >= 0 with `digits` decimals as C's printf writes it: rounded on the
+// double's exact value (as toFixed does, so 23.5815, stored a little
+// below, is 23.581), and a value exactly halfway goes to the even digit
+// (where toFixed goes up).
 function fixed(v, digits) {
-  const scale = 10 ** digits;
-  const scaled = v * scale;
-  const low = Math.floor(scaled);
-  if (scaled - low === 0.5) return ((low % 2 === 0 ? low : low + 1) / scale).toFixed(digits);
-  return v.toFixed(digits);
+  const exact = v.toFixed(Math.min(100, digits + 80));
+  const rest = exact.slice(exact.indexOf('.') + 1 + digits);
+  if (!/^50*$/.test(rest)) return v.toFixed(digits);
+  const kept = exact.slice(0, exact.indexOf('.') + 1 + digits).replace(/\.$/, '');
+  const last = Number(kept[kept.length - 1]);
+  return last % 2 === 0 ? kept : v.toFixed(digits);
 }
 
 // tfprof's units: 12us, 1.23ms, 1.23sec; 12B, 1.23KB, 1.23MB; 12, 1.23k.
@@ -153,7 +156,9 @@ function renderTabs(active, current) {
     if (t === 'memory' && !info.has_memory) continue;
     const hp = VIEWS.includes(t) ? optionParams(current) : new URLSearchParams();
     hp.set('tab', t);
-    nav.append(el('a', {href: '#' + hp, id: 'tab-' + t,
+    // The ranks tab of a one-rank input says so when opened.
+    const title = t === 'ranks' ? `${info.ranks} rank${info.ranks === 1 ? '' : 's'}` : undefined;
+    nav.append(el('a', {href: '#' + hp, id: 'tab-' + t, title,
       class: t === active ? 'active' : ''}, t));
   }
 }
@@ -597,6 +602,7 @@ async function route() {
     else if (tab === 'steps') await renderSteps(hp, content);
     else if (tab === 'timeline') await renderTimeline(hp, content);
     else if (tab === 'memory') await renderMemory(hp, content);
+    else if (tab === 'ranks') await renderRanks(hp, content);
     else if (tab === 'advise') await renderAdvise(hp, content);
     else if (tab === 'diff') await renderDiff(hp, content);
     else await renderOverview(hp, content);

@@ -8,20 +8,28 @@
 // drawn; app.js's router calls renderOverview() and renderSteps().
 
 // The parts of a step's wall time, stacked from the bottom, as the steps
-// API names them. A part the API does not give (communication, until the
-// steps table has it) is left out of the chart and its legend.
+// API names them. Communication is stacked by its exposed part (no compute
+// kernel ran meanwhile); the rest of it, overlapped with compute, is drawn
+// hatched over the compute part (`overlapped`: the column of the whole).
+// Parts may still overlap each other (a copy beside a kernel), so a stack
+// can pass the wall time; the bar's outline is the wall time.
 const STEP_PARTS = [
   {key: 'compute_micros', label: 'compute'},
   {key: 'memcpy_micros', label: 'memcpy'},
-  {key: 'communication_micros', label: 'communication'},
+  {key: 'exposed_communication_micros', label: 'communication',
+    whole: 'communication_micros'},
   {key: 'idle_micros', label: 'idle'},
 ];
 
-// The parts present in `steps`, or [] when no step ran accelerator work
-// (a CPU-only run: the chart draws the wall time).
+// The parts present in `steps` (communication only when some step has
+// it), or [] when no step ran accelerator work or communication (a
+// CPU-only run: the chart draws the wall time).
 function stepParts(steps) {
-  if (!steps.some((s) => s.accelerator_micros > 0)) return [];
-  return STEP_PARTS.filter((p) => steps.every((s) => typeof s[p.key] === 'number'));
+  const comm = steps.some((s) => s.communication_micros > 0);
+  if (!comm && !steps.some((s) => s.accelerator_micros > 0)) return [];
+  return STEP_PARTS.filter((p) => (p.whole ? comm : true) &&
+    steps.every((s) => typeof s[p.key] === 'number' &&
+      (!p.whole || typeof s[p.whole] === 'number')));
 }
 
 function percentText(part, whole) {
@@ -33,7 +41,8 @@ function percentText(part, whole) {
 function stepsChart(steps) {
   const parts = stepParts(steps);
   const walls = steps.map((s) => Number(s.wall_micros) || 0);
-  const max = Math.max(1, ...walls);
+  const stacks = steps.map((s) => parts.reduce((a, p) => a + (Number(s[p.key]) || 0), 0));
+  const max = Math.max(1, ...walls, ...stacks);
   const w = Math.max(300, Math.min(1200, steps.length * 24));
   const h = 160;
   const bw = w / Math.max(1, steps.length);
@@ -56,16 +65,34 @@ function stepsChart(steps) {
     const width = Math.max(1, bw - 2);
     let y = h;
     const lines = [`step ${s.step}: ${formatTime(Math.round(walls[i]))} wall`];
+    let computeTop = h;
     for (const p of parts) {
       const v = Number(s[p.key]) || 0;
       const ph = h * v / max;
       y -= ph;
       add('rect', {class: `part part-${p.label}`, x, y, width, height: ph,
         'data-step': s.step, 'data-part': p.key, 'data-value': v});
-      lines.push(`${p.label}: ${formatTime(Math.round(v))} (${percentText(v, walls[i])})`);
+      if (p.key === 'compute_micros') computeTop = y;
+      if (!p.whole) {
+        lines.push(`${p.label}: ${formatTime(Math.round(v))} (${percentText(v, walls[i])})`);
+        continue;
+      }
+      const whole = Number(s[p.whole]) || 0;
+      const over = Math.max(0, whole - v);
+      // The overlapped part, hatched over the top of the compute part.
+      add('rect', {class: `part part-${p.label}-overlapped`, x, y: computeTop, width,
+        height: h * over / max, 'data-step': s.step, 'data-part': p.whole,
+        'data-value': whole});
+      lines.push(`${p.label}: ${formatTime(Math.round(whole))}, exposed ` +
+        `${formatTime(Math.round(v))} (${percentText(v, walls[i])}), overlapped with ` +
+        `compute ${formatTime(Math.round(over))}`);
     }
     // The whole bar: the wall time, the tooltip and the click.
     const bh = h * walls[i] / max;
+    if (parts.length) {
+      add('line', {class: 'wall-mark', x1: x, x2: x + width, y1: h - bh, y2: h - bh,
+        'data-step': s.step});
+    }
     const r = add('rect', {class: parts.length ? 'bar stacked' : 'bar', x,
       y: h - bh, width, height: bh, 'data-step': s.step, 'data-value': walls[i]});
     const t = document.createElementNS(svg.namespaceURI, 'title');
@@ -83,8 +110,13 @@ function stepsChart(steps) {
   });
   const box = el('div', {class: 'chart-box'}, svg);
   if (parts.length) {
-    box.append(el('div', {class: 'legend', id: 'steps-legend'}, parts.map((p) =>
-      el('span', {}, el('i', {class: `swatch part-${p.label}`}), p.label))));
+    box.append(el('div', {class: 'legend', id: 'steps-legend'}, parts.flatMap((p) => [
+      el('span', {}, el('i', {class: `swatch part-${p.label}`}),
+        p.whole ? `${p.label} (exposed)` : p.label),
+      p.whole ? el('span', {}, el('i', {class: `swatch part-${p.label}-overlapped`}),
+        `${p.label} overlapped with compute`) : null]),
+    el('span', {}, el('i', {class: 'swatch wall-swatch'}),
+      'wall time (parts that ran side by side can stack past it)')));
   }
   return box;
 }
@@ -150,7 +182,8 @@ function stepTotals(steps) {
   const sum = (k) => steps.reduce((a, s) => a + (Number(s[k]) || 0), 0);
   const wall = sum('wall_micros');
   return {wall, busy: sum('accelerator_micros'),
-    parts: stepParts(steps).map((p) => ({...p, micros: sum(p.key)}))};
+    parts: stepParts(steps).map((p) => ({...p, micros: sum(p.key),
+      wholeMicros: p.whole ? sum(p.whole) : undefined}))};
 }
 
 // One line: how idle the accelerator is and the advisor's largest finding.
@@ -183,11 +216,16 @@ function overviewCards(s, steps) {
   if (totals.busy > 0) {
     cards.push(card('GPU utilization (busy / wall, all steps)', 'gpu-utilization',
       percentText(totals.busy, totals.wall), totals.busy / totals.wall));
-    for (const p of totals.parts) {
-      cards.push(card(`${p.label} per step (share of wall)`, `part-${p.label}`,
-        `${formatTime(Math.round(p.micros / steps.length))} (${percentText(p.micros, totals.wall)})`,
+  }
+  const each = (us) => formatTime(Math.round(us / steps.length));
+  for (const p of totals.parts) {
+    cards.push(p.whole ?
+      card(`${p.label} per step (exposed: share of wall)`, `part-${p.label}`,
+        `${each(p.wholeMicros)} (exposed ${each(p.micros)}: ` +
+        `${percentText(p.micros, totals.wall)})`, p.wholeMicros / steps.length) :
+      card(`${p.label} per step (share of wall)`, `part-${p.label}`,
+        `${each(p.micros)} (${percentText(p.micros, totals.wall)})`,
         p.micros / steps.length));
-    }
   }
   if (s.flops_per_step > 0) {
     cards.push(card(`float ops per step (${s.flops_set})`, 'flops-per-step',

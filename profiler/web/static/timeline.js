@@ -223,7 +223,11 @@ function drawTrace(canvas, d) {
     g.fillRect(0, y, width, rows.get(l) * TL_LANE_H);
     g.fillStyle = '#333';
     const label = `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
-    g.fillText(fitLeft(g, label, TL_LABEL_W - 8), 4, y + 13);
+    // An aligned trace of several ranks keeps its "rank N: " in front.
+    const rank = /^rank \d+: /.exec(label);
+    const head = rank ? rank[0] : '';
+    g.fillText(head + fitLeft(g, label.slice(head.length),
+      TL_LABEL_W - 8 - g.measureText(head).width), 4, y + 13);
   });
   g.save();
   g.beginPath();
