@@ -38,6 +38,18 @@ bool IsGradientNode(const std::string& name, std::string* forward) {
   return true;
 }
 
+// A flat structure's nodes (`index`: name -> node, in name order) made the
+// children of a new root.
+template <typename Index>
+void FinishUnderRoot(const Index& index, Structure* s) {
+  std::vector<std::vector<int>> children(s->nodes.size() + 1);
+  for (const auto& [name, i] : index) children.back().push_back(i);
+  s->nodes.emplace_back().name = kRootName;
+  s->root = static_cast<int>(s->nodes.size() - 1);
+  s->SetChildren(children);
+  s->RankNames();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -171,12 +183,7 @@ void BuildOp(const Model& model, Structure* s) {
     if (added) s->nodes.emplace_back().name = g->op;
     s->nodes[it->second].members.push_back(g);  // names arrive sorted
   }
-  std::vector<std::vector<int>> children(s->nodes.size() + 1);
-  for (const auto& [name, i] : index) children.back().push_back(i);
-  s->nodes.emplace_back().name = kRootName;
-  s->root = static_cast<int>(s->nodes.size() - 1);
-  s->SetChildren(children);
-  s->RankNames();
+  FinishUnderRoot(index, s);
 }
 
 // The op view grouped by HLO category (-op_group hlo): nodes of XLA
@@ -196,12 +203,7 @@ void BuildOpHlo(const Model& model, Structure* s) {
     if (added) s->nodes.emplace_back().name = s->own_names.emplace_back(key);
     s->nodes[it->second].members.push_back(g);
   }
-  std::vector<std::vector<int>> children(s->nodes.size() + 1);
-  for (const auto& [name, i] : index) children.back().push_back(i);
-  s->nodes.emplace_back().name = kRootName;
-  s->root = static_cast<int>(s->nodes.size() - 1);
-  s->SetChildren(children);
-  s->RankNames();
+  FinishUnderRoot(index, s);
 }
 
 void BuildCode(const Model& model, Structure* s) {

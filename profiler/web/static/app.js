@@ -31,6 +31,16 @@ let info = null;  // /api/info
 
 // ---------------------------------------------------------------- helpers
 
+// A new SVG element `tag` with `attrs` (and text) appended to `parent`
+// (charts of the overview, memory and ranks pages).
+function svgElement(parent, tag, attrs, text) {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  parent.append(e);
+  return e;
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {

@@ -17,13 +17,7 @@ function memoryChart(a, id) {
   const x = (t) => 70 + (t - t0) / span * w;
   const y = (b) => 10 + h - h * b / max;
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  const add = (tag, attrs, text) => {
-    const e = document.createElementNS(svg.namespaceURI, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
+  const add = (tag, attrs, text) => svgElement(svg, tag, attrs, text);
   svg.setAttribute('class', 'chart memory-chart');
   svg.setAttribute('id', id);
   svg.setAttribute('width', w + 80);

@@ -51,13 +51,7 @@ function stepsChart(steps) {
   svg.setAttribute('id', 'steps-chart');
   svg.setAttribute('width', w + 60);
   svg.setAttribute('height', h + 20);
-  const add = (tag, attrs, text) => {
-    const e = document.createElementNS(svg.namespaceURI, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
+  const add = (tag, attrs, text) => svgElement(svg, tag, attrs, text);
   add('text', {x: 2, y: 10}, formatTime(Math.round(max)));
   add('text', {x: 2, y: h}, '0');
   steps.forEach((s, i) => {

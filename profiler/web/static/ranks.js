@@ -55,13 +55,7 @@ function rankHeatMap(report, metric, chosen) {
   const left = 70;
   const top = 18;
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  const add = (parent, tag, attrs, text) => {
-    const e = document.createElementNS(svg.namespaceURI, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    parent.append(e);
-    return e;
-  };
+  const add = svgElement;
   svg.setAttribute('class', 'chart heatmap');
   svg.setAttribute('id', 'ranks-heatmap');
   svg.setAttribute('data-metric', metric.key);
