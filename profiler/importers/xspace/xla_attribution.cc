@@ -22,6 +22,7 @@ absl::string_view Innermost(absl::string_view hlo_op) {
 
 // XLA's PrimitiveType as the peak table's element types.
 Dtype DtypeOf(int32_t primitive_type) {
+  if (IsXlaFp8(primitive_type)) return Dtype::kFp8;
   switch (primitive_type) {
     case 12:
       return Dtype::kFp64;
@@ -31,15 +32,6 @@ Dtype DtypeOf(int32_t primitive_type) {
       return Dtype::kBf16;
     case 10:
       return Dtype::kFp16;
-    case 19:
-    case 20:
-    case 23:
-    case 24:
-    case 25:
-    case 28:
-    case 29:
-    case 33:
-      return Dtype::kFp8;
     case 0:
     case 13:
     case 14:

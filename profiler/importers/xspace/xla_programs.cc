@@ -103,19 +103,12 @@ const hlo::ShapeProto& ArrayShape(const hlo::ShapeProto& shape) {
 
 // Bytes per element of XLA's PrimitiveType (0: not an array type).
 int64_t ElementBytes(int32_t type) {
+  if (IsXlaFp8(type)) return 1;
   switch (type) {
     case 1:
     case 2:
     case 6:
-    case 19:
-    case 20:
-    case 23:
-    case 24:
-    case 25:
-    case 28:
-    case 29:
-    case 33:
-      return 1;  // pred, s8, u8, fp8 kinds
+      return 1;  // pred, s8, u8
     case 3:
     case 7:
     case 10:
@@ -615,6 +608,22 @@ const XlaModule* XlaPrograms::Find(std::optional<int64_t> program_id,
   }
   auto it = by_name_.find(module_name);
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+bool IsXlaFp8(int32_t type) {
+  switch (type) {
+    case 19:
+    case 20:
+    case 23:
+    case 24:
+    case 25:
+    case 28:
+    case 29:
+    case 33:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace trace_internal

@@ -24,6 +24,9 @@
 namespace tfprof {
 namespace trace_internal {
 
+// Whether XLA's PrimitiveType `type` is one of its 8-bit float kinds.
+bool IsXlaFp8(int32_t type);
+
 // A name stack ("jit(train_step)/transpose(jvp(block0))/mlp/dot_general")
 // read as tfprof shows it.
 struct NameStack {
