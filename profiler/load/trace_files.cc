@@ -89,8 +89,21 @@ absl::Status AddGlob(const std::string& pattern,
 
 // The first `limit` bytes of a file, decompressed when it is gzip.
 std::string Head(const std::string& path, size_t limit) {
-  absl::StatusOr<std::string> raw = ReadFileToString(path);
-  if (!raw.ok()) return "";
+  // Only the first `limit` bytes of the file are read: a gzip file's first
+  // `limit` compressed bytes hold at least as many decompressed ones.
+  absl::StatusOr<InputFile> file = InputFile::OpenRegular(path);
+  if (!file.ok()) return "";
+  absl::StatusOr<std::string> raw = std::string();
+  const size_t want =
+      file->size() >= 0 ? std::min<size_t>(limit, file->size()) : limit;
+  raw->resize(want);
+  size_t got = 0;
+  while (got < want) {
+    absl::StatusOr<size_t> n = file->Read(raw->data() + got, want - got);
+    if (!n.ok() || *n == 0) break;
+    got += *n;
+  }
+  raw->resize(got);
   if (!IsGzip(*raw)) {
     if (raw->size() > limit) raw->resize(limit);
     return std::move(*raw);
