@@ -47,6 +47,79 @@ std::string KinetoType(const std::string& name) {
   return name.rfind("ProfilerStep#", 0) == 0 ? "ProfilerStep" : name;
 }
 
+// The autograd engine's ops, by name, as PyTorch releases record them.
+bool AutogradName(const std::string& name) {
+  static const re2::RE2 kBare("[A-Za-z0-9_]+Backward[0-9]*");
+  return name.rfind("autograd::engine::evaluate_function", 0) == 0 ||
+         (name.size() >= 14 &&
+          name.compare(name.size() - 14, 14, "AccumulateGrad") == 0) ||
+         re2::RE2::FullMatch(name, kBare);
+}
+
+// Backward on the autograd threads, as the importer's docs state it: the
+// top-level ranges of a thread that records autograd ops, starting inside a
+// ProfilerStep span of the step thread, are that step's; the step thread's
+// own time (outside its nested ops) from the first such range's start to
+// the last one's end is its wait: it leaves the ProfilerStep's own time, and
+// what of it no adopted range covers is a "backward_wait" run. Counted here
+// microsecond by microsecond. `wait(step, uncovered)` gets each.
+template <typename Ev, typename Wait>
+void AdoptBackward(std::vector<Ev>* cpu, Wait wait) {
+  std::string step_thread;
+  std::set<std::string> autograd;
+  for (const Ev& e : *cpu) {
+    if (e.memory) continue;
+    if (e.name.rfind("ProfilerStep#", 0) == 0 && step_thread.empty()) {
+      step_thread = e.thread;
+    } else if (AutogradName(e.name)) {
+      autograd.insert(e.thread);
+    }
+  }
+  autograd.erase(step_thread);
+  for (Ev& p : *cpu) {
+    if (p.memory || p.thread != step_thread ||
+        p.name.rfind("ProfilerStep#", 0) != 0) {
+      continue;
+    }
+    const int64_t end = p.start + p.dur;
+    std::vector<const Ev*> roots;
+    for (const Ev& r : *cpu) {
+      if (!r.memory && r.parent < 0 && autograd.count(r.thread) &&
+          r.start >= p.start && r.start < end) {
+        roots.push_back(&r);
+      }
+    }
+    if (roots.empty()) continue;
+    int64_t lo = end, hi = p.start;
+    for (const Ev* r : roots) {
+      lo = std::min(lo, r->start);
+      hi = std::max(hi, r->start + r->dur);
+    }
+    hi = std::min(hi, end);
+    std::vector<char> own(static_cast<size_t>(std::max<int64_t>(hi - lo, 0)),
+                          1);
+    std::vector<char> work(own.size(), 0);
+    auto mark = [&](const Ev& e, std::vector<char>* v, char value) {
+      for (int64_t t = std::max(e.start, lo); t < std::min(e.start + e.dur, hi);
+           ++t) {
+        (*v)[static_cast<size_t>(t - lo)] = value;
+      }
+    };
+    const int index = static_cast<int>(&p - cpu->data());
+    for (const Ev& c : *cpu) {
+      if (!c.memory && c.parent == index) mark(c, &own, 0);
+    }
+    for (const Ev* r : roots) mark(*r, &work, 1);
+    int64_t waited = 0, uncovered = 0;
+    for (size_t t = 0; t < own.size(); ++t) {
+      waited += own[t];
+      uncovered += own[t] && !work[t];
+    }
+    p.excl -= waited;
+    wait(p.step, uncovered);
+  }
+}
+
 Raw RawKineto(const std::string& json) {
   simdjson::dom::parser parser;
   Element root;
@@ -139,6 +212,12 @@ Raw RawKineto(const std::string& json) {
     stack.push_back(i);
   }
   Raw raw;
+  AdoptBackward(&cpu, [&](int64_t step, int64_t wait) {
+    Sums& w = raw.steps[step]["backward_wait"];
+    w.cpu += wait;
+    ++w.runs;
+    raw.devices[kCpu] += wait;
+  });
   std::map<std::string, int> by_corr, by_ext;
   for (size_t i = 0; i < cpu.size(); ++i) {
     const Ev& e = cpu[i];

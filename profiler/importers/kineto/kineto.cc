@@ -23,8 +23,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "profiler/base/collectives.h"
 #include "profiler/importers/common/nesting.h"
@@ -32,6 +30,7 @@
 #include "profiler/importers/kineto/kineto_args.h"
 #include "profiler/importers/kineto/kineto_events.h"
 #include "profiler/importers/kineto/torch_flops.h"
+#include "profiler/importers/kineto/torch_structure.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -87,56 +86,6 @@ std::string OpType(absl::string_view name) {
   return std::string(name);
 }
 
-// "path/file.py(123): function" -> frame; anything else is a function name.
-Frame ParseFrame(absl::string_view text) {
-  Frame f;
-  const size_t close = text.find("): ");
-  const size_t open =
-      close == absl::string_view::npos ? close : text.rfind('(', close);
-  int32_t line = 0;
-  if (open != absl::string_view::npos &&
-      absl::SimpleAtoi(text.substr(open + 1, close - open - 1), &line)) {
-    f.file = std::string(text.substr(0, open));
-    f.lineno = line;
-    f.function = std::string(text.substr(close + 3));
-  } else {
-    f.function = std::string(text);
-  }
-  return f;
-}
-
-// "Call stack" args: frames joined by ';', innermost first.
-std::vector<Frame> ParseCallStack(absl::string_view text) {
-  std::vector<Frame> frames;
-  for (absl::string_view part : absl::StrSplit(text, ';', absl::SkipEmpty())) {
-    frames.push_back(ParseFrame(part));
-  }
-  std::reverse(frames.begin(), frames.end());
-  if (frames.size() > kMaxFrames) {
-    frames.erase(frames.begin(), frames.end() - kMaxFrames);
-  }
-  return frames;
-}
-
-// [864, 1, 1] -> "864,1,1".
-std::string Dims(const JsonInts& dims) {
-  return absl::StrJoin(dims.values, dims.values + dims.size, ",");
-}
-
-// A kernel's launch as XSpace's kernel_details writes it.
-std::string LaunchText(const EventFields& f) {
-  return absl::StrCat("regs:", f.registers.Int().value_or(0),
-                      " shm:", f.shared_memory.Int().value_or(0),
-                      " grid:", Dims(f.grid), " block:", Dims(f.block));
-}
-
-std::string AllocatorName(int64_t device_type, int64_t device_id) {
-  // c10::DeviceType: 0 = CPU, 1 = CUDA.
-  if (device_type == 0) return "cpu";
-  if (device_type == 1) return absl::StrCat("GPU_", device_id);
-  return absl::StrCat("device_type_", device_type, "_", device_id);
-}
-
 // One Kineto file's import: the events that matter are collected in one pass
 // over the JSON, then nested per thread, then turned into executions.
 class KinetoImport {
@@ -159,6 +108,7 @@ class KinetoImport {
     legacy_ = IsLegacyAutogradTrace();
     FindSteps();
     Nest();
+    AccountBackwardWaits();
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
@@ -190,6 +140,14 @@ class KinetoImport {
   void FindSteps();
   void Nest();
   void NestCpu(int32_t i);
+  // The ProfilerStep range of the step thread whose span holds `t_ns`, or -1.
+  int32_t StepSpanAt(int64_t t_ns) const;
+  // A top-level range of an autograd thread inside ProfilerStep `step`: its
+  // path goes on under "<step>/backward".
+  void Adopt(int32_t i, int32_t step);
+  // The step thread's wait in each ProfilerStep with adopted ranges: taken
+  // out of the step's own time, given to its "backward" node.
+  void AccountBackwardWaits();
   void NestMemory(int32_t i);
   // The extended rule: a computation recorded by nested records (autocast's
   // outer and inner aten::conv2d, conv2d over cudnn_convolution, linear over
@@ -238,6 +196,19 @@ class KinetoImport {
   ShapeArgs shapes_;
   KinetoHeader header_;
   StepStarts steps_;
+  // The thread of the ProfilerStep ranges, its ProfilerStep events by start,
+  // the autograd engine's threads (by thread index), the ranges adopted
+  // under a step (step event, range event), and the waits found.
+  int32_t step_thread_ = -1;
+  std::vector<int32_t> step_spans_;
+  std::vector<bool> autograd_thread_;
+  std::vector<std::pair<int32_t, int32_t>> adopted_;
+  struct Wait {
+    int64_t step;
+    int32_t node;
+    int64_t start_ns, exclusive_ns;
+  };
+  std::vector<Wait> waits_;
   // The sweep's open CPU events and Python frames on the current thread.
   std::vector<int32_t> cpu_stack_, py_stack_;
   int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
@@ -422,14 +393,38 @@ void KinetoImport::KeepStepSpan(const Event& e, absl::string_view name) {
   builder_->activity()->AddStepSpan(*step, start, SatAdd(start, duration));
 }
 
-// Steps: ProfilerStep#N ranges delimit steps by their start times.
+// Steps: ProfilerStep#N ranges delimit steps by their start times. The
+// thread of the first one is the step thread; other threads that record the
+// autograd engine's ops run backward for it.
 void KinetoImport::FindSteps() {
-  for (const Event& e : events_) {
+  autograd_thread_.assign(thread_names_.size(), false);
+  for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
+    const Event& e = events_[i];
     if (e.kind != Kind::kCpu) continue;
-    std::optional<int64_t> step = ProfilerStep(strings_.Get(e.name));
-    if (step.has_value()) steps_.Add(e.start, *step);
+    const std::string& name = strings_.Get(e.name);
+    std::optional<int64_t> step = ProfilerStep(name);
+    if (step.has_value()) {
+      steps_.Add(e.start, *step);
+      if (step_thread_ < 0) step_thread_ = e.thread;
+      if (e.thread == step_thread_) step_spans_.push_back(i);
+    } else if (IsAutogradEngineOp(name)) {
+      autograd_thread_[e.thread] = true;
+    }
   }
+  if (step_thread_ >= 0) autograd_thread_[step_thread_] = false;
+  std::sort(step_spans_.begin(), step_spans_.end(), [&](int32_t a, int32_t b) {
+    return events_[a].start_ns < events_[b].start_ns;
+  });
   steps_.Sort();
+}
+
+int32_t KinetoImport::StepSpanAt(int64_t t_ns) const {
+  auto it = std::upper_bound(
+      step_spans_.begin(), step_spans_.end(), t_ns,
+      [&](int64_t t, int32_t s) { return t < events_[s].start_ns; });
+  if (it == step_spans_.begin()) return -1;
+  const Event& s = events_[*std::prev(it)];
+  return t_ns < SatAdd(s.start_ns, s.duration_ns) ? *std::prev(it) : -1;
 }
 
 // Nesting on each thread: sort once by (thread, start, longer first), then
@@ -440,8 +435,14 @@ void KinetoImport::Nest() {
   for (int32_t i = 0; i < static_cast<int32_t>(events_.size()); ++i) {
     if (events_[i].kind != Kind::kGpu) order.push_back(i);
   }
+  // The step thread first: ranges adopted from other threads extend its
+  // ProfilerStep's name.
   SortForNesting(
-      events_, [](const Event& e) { return e.thread; }, &order);
+      events_,
+      [&](const Event& e) {
+        return std::make_pair(e.thread != step_thread_, e.thread);
+      },
+      &order);
   int32_t current_thread = -1;
   for (int32_t i : order) {
     const Event& e = events_[i];
@@ -522,19 +523,68 @@ void KinetoImport::NestCpu(int32_t i) {
     e.depth = 1;
   }
   const std::string& name = strings_.Get(e.name);
-  const std::string path =
-      e.anchor >= 0 ? absl::StrCat(builder_->NodeName(events_[e.anchor].node),
-                                   "/", Component(name))
-                    : Component(name);
-  e.node = builder_->Node(path, OpType(name));
+  const int32_t step_span =
+      e.parent < 0 && autograd_thread_[e.thread] ? StepSpanAt(e.start_ns) : -1;
+  if (step_span >= 0) {
+    Adopt(i, step_span);
+  } else {
+    const std::string path =
+        e.anchor >= 0 ? absl::StrCat(builder_->NodeName(events_[e.anchor].node),
+                                     "/", Component(name))
+                      : Component(name);
+    e.node = builder_->Node(path, OpType(name));
+  }
   e.step = steps_.At(e.start);
   if (!py_stack_.empty() && !builder_->HasCode(e.node)) {
-    builder_->SetCode(e.node,
-                      OpenFrames(events_, py_stack_, [&](const Event& py) {
-                        return ParseFrame(strings_.Get(py.name));
-                      }));
+    std::vector<Frame> frames = OpenFrames(
+        events_, py_stack_,
+        [&](const Event& py) { return ParseFrame(strings_.Get(py.name)); });
+    DropProfilerFrames(&frames);
+    builder_->SetCode(e.node, frames);
   }
   cpu_stack_.push_back(i);
+}
+
+void KinetoImport::Adopt(int32_t i, int32_t step) {
+  Event& e = events_[i];
+  const std::string backward = absl::StrCat(
+      builder_->NodeName(events_[step].node), "/", kBackwardComponent);
+  builder_->Node(backward, kBackwardWaitType);
+  e.node = builder_->Node(
+      absl::StrCat(backward, "/", Component(strings_.Get(e.name))),
+      OpType(strings_.Get(e.name)));
+  e.depth = events_[step].depth + 2;
+  adopted_.emplace_back(step, i);
+}
+
+void KinetoImport::AccountBackwardWaits() {
+  if (adopted_.empty()) return;
+  std::sort(adopted_.begin(), adopted_.end());
+  absl::flat_hash_map<int32_t, std::vector<NanoRange>> children;
+  for (const std::pair<int32_t, int32_t>& a : adopted_) children[a.first];
+  auto range = [&](const Event& e) {
+    return NanoRange{e.start_ns, SatAdd(e.start_ns, e.duration_ns)};
+  };
+  for (const Event& e : events_) {
+    auto it = e.parent >= 0 ? children.find(e.parent) : children.end();
+    if (it != children.end()) it->second.push_back(range(e));
+  }
+  for (size_t a = 0; a < adopted_.size();) {
+    const int32_t index = adopted_[a].first;
+    Event& step = events_[index];
+    std::vector<NanoRange> ranges;
+    for (; a < adopted_.size() && adopted_[a].first == index; ++a) {
+      ranges.push_back(range(events_[adopted_[a].second]));
+    }
+    const BackwardWait w = MeasureBackwardWait(
+        range(step), std::move(children[index]), std::move(ranges));
+    step.exclusive_ns -= w.wait_ns;
+    const int32_t node = builder_->Node(
+        absl::StrCat(builder_->NodeName(step.node), "/", kBackwardComponent),
+        kBackwardWaitType);
+    waits_.push_back(
+        Wait{step.step, node, w.start_ns, w.wait_ns - w.covered_ns});
+  }
 }
 
 // CPU executions, with their memory, call stacks and float ops.
@@ -553,11 +603,17 @@ void KinetoImport::AddCpuExecs() {
     if (e.args >= 0) {
       const CpuArgs& a = cpu_args_[e.args];
       if (!builder_->HasCode(e.node) && a.call_stack >= 0) {
-        builder_->SetCode(e.node, ParseCallStack(strings_.Get(a.call_stack)));
+        std::vector<Frame> frames = ParseCallStack(strings_.Get(a.call_stack));
+        DropProfilerFrames(&frames);
+        builder_->SetCode(e.node, frames);
         ++call_stacks_;
       }
     }
     AddMemory(e, exec);
+  }
+  for (const Wait& w : waits_) {
+    builder_->AddExec(w.step, kHostCpuDevice, w.node, w.start_ns,
+                      std::max<int64_t>(w.exclusive_ns, 0));
   }
   AddFlops();
 }
@@ -785,6 +841,14 @@ void KinetoImport::AddNotes() {
   }
   if (call_stacks_ > 0) {
     builder_->Note(file_, "call stacks taken from \"Call stack\" args");
+  }
+  if (!adopted_.empty()) {
+    builder_->Note(
+        file_, absl::StrCat(adopted_.size(),
+                            " ranges of the autograd threads nested under the "
+                            "ProfilerStep they ran in, as "
+                            "ProfilerStep/backward/...; the step thread's wait "
+                            "for them moved there from the step's own time"));
   }
 }
 

@@ -123,5 +123,11 @@ bool ReadHeaderField(JsonReader* reader, absl::string_view key,
   });
 }
 
+std::string AllocatorName(int64_t device_type, int64_t device_id) {
+  if (device_type == 0) return "cpu";
+  if (device_type == 1) return absl::StrCat("GPU_", device_id);
+  return absl::StrCat("device_type_", device_type, "_", device_id);
+}
+
 }  // namespace trace_internal
 }  // namespace tfprof

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct KinetoHeader {
   // distributedInfo's rank, world size and backend; baseTimeNanoseconds.
   RankInfo rank;
 };
+
+// A [memory] event's allocator: "cpu", "GPU_<id>", else
+// "device_type_<type>_<id>" (c10::DeviceType: 0 = CPU, 1 = CUDA).
+std::string AllocatorName(int64_t device_type, int64_t device_id);
 
 // Reads a field of the root object before "traceEvents" into *header
 // (others are skipped); false on a JSON error.

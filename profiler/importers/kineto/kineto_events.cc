@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -25,6 +26,15 @@ IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
     key.text = Intern(strings, *text);
   }
   return key;
+}
+
+std::string LaunchText(const EventFields& f) {
+  auto dims = [](const JsonInts& d) {  // [864, 1, 1] -> "864,1,1"
+    return absl::StrJoin(d.values, d.values + d.size, ",");
+  };
+  return absl::StrCat("regs:", f.registers.Int().value_or(0),
+                      " shm:", f.shared_memory.Int().value_or(0),
+                      " grid:", dims(f.grid), " block:", dims(f.block));
 }
 
 JsonScalar* EventFields::ArgSlot(absl::string_view key) {

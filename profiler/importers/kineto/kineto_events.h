@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -121,6 +122,10 @@ struct EventFields : TraceEventFields {
   // The slot an args key is read into, or null for keys not read.
   JsonScalar* ArgSlot(absl::string_view key);
 };
+
+// A kernel's launch as XSpace's kernel_details writes it:
+// "regs:R shm:S grid:x,y,z block:x,y,z".
+std::string LaunchText(const EventFields& f);
 
 // Reads one event's fields, its args' slots and its shapes; false on a JSON
 // error.
