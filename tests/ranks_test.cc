@@ -19,6 +19,7 @@
 #include "profiler/render/render_ranks.h"
 #include "profiler/session/rank_loader.h"
 #include "profiler/session/session.h"
+#include "profiler/views/communication.h"
 #include "profiler/views/rank_codec.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"
@@ -38,6 +39,9 @@ struct JobSpec {
   int straggler = 2, straggler_step = 3;
   int64_t delay_us = 8000;
   bool nccl = false;  // NCCL kernels with Seq tags, else gloo host ranges
+  // NCCL: the Seq and group on the record_param_comms range that launches
+  // the kernel (as PyTorch writes them), not on the kernel.
+  bool seq_on_enqueue = false;
   // A rank whose trace lost one collective (a full trace buffer).
   int lossy_rank = -1;
 };
@@ -86,15 +90,20 @@ std::string RankTrace(const JobSpec& j, int r) {
       continue;
     }
     ++corr;
+    const std::string tag =
+        absl::StrCat(", \"Seq\": ", s, ", \"Process Group Name\": \"0\"");
+    if (j.seq_on_enqueue) {
+      ev.push_back(Ev("cpu_op", "record_param_comms", 1, arrive + off - 2, 9,
+                      absl::StrCat("\"External id\": ", corr, tag)));
+    }
     ev.push_back(Ev("cuda_runtime", "cudaLaunchKernel", 1, arrive + off, 5,
                     absl::StrCat("\"correlation\": ", corr)));
-    ev.push_back(Ev(
-        "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 7,
-        arrive + 10 + off, end + jitter - arrive - 10,
-        absl::StrCat("\"device\": 0, \"stream\": 7, "
-                     "\"correlation\": ",
-                     corr, ", \"Seq\": ", s, ", \"Process Group Name\": \"0\""),
-        0));
+    ev.push_back(Ev("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 7,
+                    arrive + 10 + off, end + jitter - arrive - 10,
+                    absl::StrCat("\"device\": 0, \"stream\": 7, "
+                                 "\"correlation\": ",
+                                 corr, j.seq_on_enqueue ? "" : tag),
+                    0));
   }
   return absl::StrCat(
       "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"",
@@ -179,6 +188,32 @@ TEST_CASE("generated NCCL ranks: sequence numbers survive a lost event",
   CheckRecovered(j, rep);
   // Matched by (group, seq): rank 1's later collectives still pair up.
   CHECK(rep.ranks[1].matched == j.steps - 1);
+}
+
+TEST_CASE("generated NCCL ranks: the enqueue range's Seq tags its kernel",
+          "[ranks]") {
+  JobSpec j;
+  j.nccl = true;
+  j.seq_on_enqueue = true;
+  j.lossy_rank = 1;
+  const std::string dir = WriteJob(j);
+  const RanksReport rep = Analyze(dir);
+  CheckRecovered(j, rep);
+  CHECK(rep.ranks[1].matched == j.steps - 1);
+  // Each kernel carries its enqueue's Seq (the step number here) and group.
+  InputPaths in;
+  in.trace_path = dir + "/rank0.pt.trace.json";
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  const Activity& a = (*session)->model().activity();
+  int64_t kernels = 0;
+  for (const CollectiveEvent& e : FindCollectives(a)) {
+    if (e.kind != CollectiveKind::kDeviceKernel) continue;
+    ++kernels;
+    CHECK(e.seq == e.step);
+    CHECK(a.String(e.group) == "0");
+  }
+  CHECK(kernels == j.steps);
 }
 
 TEST_CASE("ranks report contract: json and csv", "[ranks]") {
@@ -436,6 +471,59 @@ void CheckDdpGloo(const std::string& dir) {
     }
     CHECK(compared == 5);
   }
+}
+
+// The views over two ranks show the mean per rank: checked against the raw
+// events of both rank files (injected_delay is a leaf range on rank 1 only;
+// ProfilerStep's total is its span, see torch_structure_test), and the
+// check's node terms read the same figure.
+TEST_CASE("views on several ranks: the mean per rank", "[ranks]") {
+  const std::string dir = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  InputPaths in;
+  in.trace_path = dir;
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  Session& s = **session;
+  CHECK(s.model().ranks() == 2);
+  const RawRank raw[] = {ReadRaw(dir + "/ddp2_rank0.pt.trace.json.gz"),
+                         ReadRaw(dir + "/ddp2_rank1.pt.trace.json.gz")};
+  for (int64_t step : {3, 4, 5}) {
+    INFO("step " << step);
+    double delay_us = 0, span_us = 0;
+    for (const RawRank& r : raw) {
+      const auto& [ts, dur] = r.steps.at(step);
+      span_us += dur;
+      for (const auto& [dts, ddur] : r.delays) {
+        if (dts >= ts && dts < ts + dur) delay_us += ddur;
+      }
+    }
+    Options o;
+    o.max_depth = 1000;
+    o.step = step;
+    auto op = s.Query(ViewKind::kOp, o);
+    REQUIRE(op.ok());
+    double delay = 0;
+    for (const ResultNode& n : op->nodes) {
+      if (n.name == "injected_delay") delay = n.self.cpu_exec_micros;
+    }
+    CHECK(std::fabs(delay - delay_us / 2) <= 1);
+    auto scope = s.Query(ViewKind::kScope, o);
+    REQUIRE(scope.ok());
+    for (const ResultNode& n : scope->nodes) {
+      if (n.name != "ProfilerStep") continue;
+      CHECK(static_cast<double>(n.total.cpu_exec_micros) ==
+            Approx(span_us / 2).epsilon(0.005));
+    }
+    auto c = ParseCondition("cpu_micros[.*injected_delay]<1s");
+    REQUIRE(c.ok());
+    auto results = s.Check({*c}, step, GateBase());
+    REQUIRE(results.ok());
+    CHECK(std::fabs((*results)[0].value - delay_us / 2) <= 1);
+  }
+  // Rank 1 alone: its own figure, undivided.
+  auto one = s.ForRank(1);
+  REQUIRE(one.ok());
+  CHECK((*one)->model().ranks() == 1);
 }
 
 TEST_CASE("ddp-gloo (bundled): rank 1 straggles in steps 3 and 5", "[ranks]") {

@@ -954,6 +954,37 @@ TEST_CASE("Kernels of RunMetadata GPU streams, by op type") {
   CHECK(KernelRows((*loaded)->model) == want);
 }
 
+TEST_CASE("The kernel view rejects orders a kernel has no figure for") {
+  InputPaths paths;
+  paths.trace_path =
+      CorpusFile("pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  for (const char* bad : {"bytes", "cpu_micros", "params", "peak_bytes"}) {
+    Options o;
+    o.order_by = bad;
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message()) ==
+          std::string("invalid value '") + bad +
+              "' for option -order_by: the kernel view orders by name, "
+              "micros, accelerator_micros, occurrence, float_ops");
+  }
+  // The orders it has sort by their figure, largest first.
+  Options o;
+  o.order_by = "occurrence";
+  o.max_depth = 1000;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+  REQUIRE(r.ok());
+  const std::vector<size_t>& rows = r->root().children;
+  REQUIRE(rows.size() > 10);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    CHECK(r->nodes[rows[i - 1]].self.run_count >=
+          r->nodes[rows[i]].self.run_count);
+  }
+}
+
 TEST_CASE("The kernel view needs kernels") {
   InputPaths paths;
   paths.run_meta_path =

@@ -459,8 +459,10 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         SatInc(&base_value, Pick(node->Stats(step), c.attribute));
       }
     }
-    r.value = static_cast<double>(value);
-    r.base_value = static_cast<double>(base_value);
+    // Several ranks: the mean per rank, as the views show it.
+    r.value = static_cast<double>(value / model.ranks());
+    r.base_value = static_cast<double>(
+        base.model == nullptr ? base_value : base_value / base.model->ranks());
     if (c.counts_verdicts()) {
       r.value = 0;
       CountVerdicts(model, base, matched, c, &r);

@@ -241,6 +241,14 @@ absl::Status LoadTraces(const std::string& trace_path,
       absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
                       TraceFormatName(trace->format()), out->model.size(),
                       out->model.steps().size()));
+  const size_t ranks = GroupByRank(files).size();
+  if (ranks >= 2) {
+    out->model.set_ranks(static_cast<int64_t>(ranks));
+    out->notes.push_back(absl::StrFormat(
+        "note: %d ranks: the views show the mean per rank (the sum over the "
+        "ranks divided by %d); -rank N shows one rank",
+        ranks, ranks));
+  }
   for (const std::string& n : trace->notes()) {
     out->notes.push_back("note: " + n);
   }

@@ -172,6 +172,14 @@ int64_t GraphNode::Parameters() const {
   return params;
 }
 
+void NodeStats::DivideBy(int64_t n) {
+  for (int64_t* v : {&run_count, &exec_micros, &accelerator_exec_micros,
+                     &cpu_exec_micros, &requested_bytes, &peak_bytes,
+                     &residual_bytes, &output_bytes, &float_ops}) {
+    *v /= n;
+  }
+}
+
 NodeStats GraphNode::Stats(int64_t step) const {
   NodeStats s;
   s.parameters = Parameters();
@@ -202,15 +210,7 @@ NodeStats GraphNode::Stats(int64_t step) const {
       SatInc(&s.residual_bytes, e.residual_bytes);
       SatInc(&s.output_bytes, e.output_bytes);
     }
-    const int64_t n = static_cast<int64_t>(execs.size());
-    s.run_count /= n;
-    s.exec_micros /= n;
-    s.accelerator_exec_micros /= n;
-    s.cpu_exec_micros /= n;
-    s.requested_bytes /= n;
-    s.peak_bytes /= n;
-    s.residual_bytes /= n;
-    s.output_bytes /= n;
+    s.DivideBy(static_cast<int64_t>(execs.size()));
   }
   s.float_ops = SatMul(float_ops, s.run_count);
   return s;

@@ -11,6 +11,7 @@
 #ifndef TFPROF_PROFILER_MODEL_MODEL_H_
 #define TFPROF_PROFILER_MODEL_MODEL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -159,6 +160,10 @@ struct NodeStats {
   int64_t output_bytes = 0;
   int64_t parameters = 0;
   int64_t float_ops = 0;
+
+  // Divides the figures that add up over runs (counts, times, bytes, float
+  // ops; not parameters) by n > 0, rounding toward zero as tfprof does.
+  void DivideBy(int64_t n);
 };
 
 // The member of NodeStats (or of a struct with the same field names, such
@@ -347,6 +352,10 @@ class Model {
   // not record it).
   ProfileSource source() const { return source_; }
   void set_source(ProfileSource source) { source_ = source; }
+  // How many ranks' traces the model holds (1 unless set): the views show
+  // the mean per rank, their sum divided by this.
+  int64_t ranks() const { return ranks_; }
+  void set_ranks(int64_t ranks) { ranks_ = std::max<int64_t>(ranks, 1); }
   // What a trace recorded beyond the node statistics (empty for other
   // inputs).
   const Activity& activity() const { return activity_; }
@@ -433,6 +442,7 @@ class Model {
   std::set<int64_t> covered_nodes_;
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
+  int64_t ranks_ = 1;
   Activity activity_;
   // KernelStreams' index (node index -> streams), built for `version`; a
   // moved model builds it again.

@@ -172,9 +172,9 @@ class Session {
 
   // --- Several ranks. --trace_path naming the traces of two or more ranks
   // (PeekTraceRank) makes a multi-rank session: its model holds every
-  // rank's events (the views sum over ranks), Steps() combines the ranks'
-  // tables (CombineRankSteps) and Ranks() is the job's account; ForRank(n)
-  // is a session of rank n's files alone.
+  // rank's events (the views show the mean per rank), Steps() combines the
+  // ranks' tables (CombineRankSteps) and Ranks() is the job's account;
+  // ForRank(n) is a session of rank n's files alone.
 
   // The input's ranks (one group for a one-rank input; none without
   // traces). Peeks at the files once.

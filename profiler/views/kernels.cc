@@ -8,11 +8,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "profiler/base/saturate.h"
 #include "profiler/views/flops.h"
 #include "re2/re2.h"
@@ -115,6 +117,16 @@ OpTotals SumOps(const absl::flat_hash_map<uint32_t, KernelSum>& sums) {
   return totals;
 }
 
+// What a kernel's summed figures are divided by: its steps for the average
+// over steps (-step -1), times the ranks a multi-rank model holds (the mean
+// per rank).
+template <typename Steps>
+int64_t Divisor(const Model& model, int64_t step, const Steps& steps) {
+  const int64_t n =
+      step >= 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>(steps.size()));
+  return n * model.ranks();
+}
+
 // A kernel's float ops: those of each op that launched it (the extended
 // rule), split over the op's kernels by their time; per launch where the
 // importer recorded them (the launching record's share), else from the
@@ -126,9 +138,7 @@ void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
   double by_dtype[8] = {};
   auto facts = std::make_shared<FlopFacts>();
   if (k.per_launch) {
-    const double div =
-        step >= 0 ? 1
-                  : std::max<double>(1, static_cast<double>(k.steps.size()));
+    const double div = static_cast<double>(Divisor(model, step, k.steps));
     flops = k.flops / div;
     bytes = k.bytes / div;
     std::copy(std::begin(k.by_dtype), std::end(k.by_dtype), by_dtype);
@@ -142,7 +152,8 @@ void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
         total->second.ns <= 0) {
       continue;
     }
-    const NodeStats st = node->Stats(step);
+    NodeStats st = node->Stats(step);
+    st.DivideBy(model.ranks());
     const double share =
         static_cast<double>(sum.second) / static_cast<double>(total->second.ns);
     const double f = static_cast<double>(st.float_ops) * share;
@@ -166,9 +177,7 @@ void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
 ResultNode KernelRow(const Model& model, const std::string& name,
                      const KernelSum& k, const OpTotals& ops, int64_t step) {
   const Activity& a = model.activity();
-  const int64_t div =
-      step >= 0 ? 1
-                : std::max<int64_t>(1, static_cast<int64_t>(k.steps.size()));
+  const int64_t div = Divisor(model, step, k.steps);
   ResultNode r;
   r.name = name;
   r.account = true;
@@ -226,17 +235,29 @@ bool Shown(const ResultNode& r, const Options& o,
   return AnyMatch(show, r.name) && !AnyMatch(hide, r.name);
 }
 
+int64_t OrderKey(std::string_view by, const ResultNode& r) {
+  if (by == "micros") return r.self.exec_micros;
+  if (by == "accelerator_micros") return r.self.accelerator_exec_micros;
+  if (by == "occurrence") return r.self.run_count;
+  if (by == "float_ops") return r.self.float_ops;
+  return 0;
+}
+
+absl::Status CheckOrder(const std::string& by) {
+  const std::vector<std::string> orders = KernelOrderByValues();
+  if (std::find(orders.begin(), orders.end(), by) != orders.end()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid value '", by,
+                   "' for option -order_by: the kernel view orders by ",
+                   absl::StrJoin(orders, ", ")));
+}
+
 void SortRows(const std::string& by, std::vector<ResultNode>* rows) {
-  auto key = [&](const ResultNode& r) -> int64_t {
-    if (by == "micros") return r.self.exec_micros;
-    if (by == "accelerator_micros") return r.self.accelerator_exec_micros;
-    if (by == "occurrence") return r.self.run_count;
-    if (by == "float_ops") return r.self.float_ops;
-    return 0;
-  };
   std::stable_sort(rows->begin(), rows->end(),
                    [&](const ResultNode& x, const ResultNode& y) {
-                     const int64_t kx = key(x), ky = key(y);
+                     const int64_t kx = OrderKey(by, x), ky = OrderKey(by, y);
                      return kx != ky ? kx > ky : x.name < y.name;
                    });
 }
@@ -292,10 +313,7 @@ void AttachKernels(const Model& model, ResultTree* tree) {
       }
     }
     for (const auto& [name, k] : kernels) {
-      const int64_t div =
-          o.step >= 0
-              ? 1
-              : std::max<int64_t>(1, static_cast<int64_t>(k.steps.size()));
+      const int64_t div = Divisor(model, o.step, k.steps);
       ResultNode child;
       child.name = name;
       child.account = true;
@@ -306,6 +324,10 @@ void AttachKernels(const Model& model, ResultTree* tree) {
       tree->nodes[i].children.push_back(tree->nodes.size() - 1);
     }
   }
+}
+
+std::vector<std::string> KernelOrderByValues() {
+  return {"name", "micros", "accelerator_micros", "occurrence", "float_ops"};
 }
 
 bool HasKernels(const Model& model) {
@@ -323,6 +345,9 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
         "the kernel view needs accelerator kernels: GPU stream stats in "
         "RunMetadata, a PyTorch (Kineto) trace or an XSpace with GPU "
         "activity; this profile has none");
+  }
+  if (absl::Status order = CheckOrder(opts.order_by); !order.ok()) {
+    return order;
   }
   std::vector<ResultNode> rows;
   const absl::flat_hash_map<uint32_t, KernelSum> sums =

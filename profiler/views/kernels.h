@@ -5,12 +5,19 @@
 #ifndef TFPROF_PROFILER_VIEWS_KERNELS_H_
 #define TFPROF_PROFILER_VIEWS_KERNELS_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "profiler/model/model.h"
 #include "profiler/views/options.h"
 #include "profiler/views/result.h"
 
 namespace tfprof {
+
+// The -order_by values the kernel view takes (a kernel has no bytes, CPU
+// time or parameters): it rejects the others as an invalid value.
+std::vector<std::string> KernelOrderByValues();
 
 // Whether the model has accelerator kernels (the kernel view needs them).
 bool HasKernels(const Model& model);
@@ -22,12 +29,12 @@ bool HasKernels(const Model& model);
 // float ops are those of the ops that launched it (the extended rule), each
 // op's split over its kernels by their time. -min_* compare a row's own
 // figures; -order_by micros, accelerator_micros, occurrence (launches),
-// float_ops or name; -show/-hide_name_regexes match kernel
-// names, -start/-trim_name_regexes and -max_depth limit the list as in the
-// op view. Kernels do not nest, so a row's total is its own figures (the
-// op view's totals are cumulative down its list); the root's total covers
-// every kernel of the step, shown or not.
-// Members are the launching ops with their share of the kernel.
+// float_ops or name (others are an error); -show/-hide_name_regexes match
+// kernel names, -start/-trim_name_regexes and -max_depth limit the list as in
+// the op view. Kernels do not nest, so a row's total is its own figures (the op
+// view's totals are cumulative down its list); the root's total covers every
+// kernel of the step, shown or not. Members are the launching ops with their
+// share of the kernel.
 absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
                                            const Options& opts);
 

@@ -249,7 +249,7 @@ const std::vector<OptionSpec>& OptionTable() {
            absl::StrJoin(SelectValues(), ", ") + "."},
       {"rank", K::kInt, "-1",
        "With the traces of several ranks: read rank N's files only (-1: "
-       "every rank, views summed over the ranks, steps combined)."},
+       "every rank, views show the mean per rank, steps combined)."},
       {"output", K::kOutput, "stdout", OutputHelp()},
   };
   return table;

@@ -103,6 +103,10 @@ class ViewCache {
           st.float_ops = SatMul(g->pytorch_float_ops, st.run_count);
         }
       }
+      if (model.ranks() > 1) {
+        // Several ranks' traces: the mean per rank.
+        for (NodeStats& st : stats_) st.DivideBy(model.ranks());
+      }
       stats_valid_ = true;
       stats_pytorch_rule_ = pytorch_rule;
       stats_step_ = step;

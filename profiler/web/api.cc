@@ -352,6 +352,7 @@ std::string WebApi::InfoJson() const {
       ",\n \"has_flops\": ", HasFlops(model) ? "true" : "false",
       ",\n \"views\": [\"scope\", \"graph\", \"op\", \"code\", \"kernel\"]",
       ",\n \"order_by\": ", JsonStrings(OrderByValues()),
+      ",\n \"kernel_order_by\": ", JsonStrings(KernelOrderByValues()),
       ",\n \"select\": ", JsonStrings(SelectValues()),
       ",\n \"endpoints\": ", JsonStrings(paths),
       ",\n \"options\": ", OptionsJson(defaults_), "}\n");

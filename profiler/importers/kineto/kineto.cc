@@ -24,10 +24,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "profiler/base/collectives.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
 #include "profiler/importers/kineto/kineto_args.h"
+#include "profiler/importers/kineto/kineto_collectives.h"
 #include "profiler/importers/kineto/kineto_events.h"
 #include "profiler/importers/kineto/torch_flops.h"
 #include "profiler/importers/kineto/torch_structure.h"
@@ -92,7 +92,10 @@ class KinetoImport {
  public:
   KinetoImport(const std::string& file, int64_t file_index,
                TraceBuilder* builder)
-      : file_(file), builder_(builder), steps_(file_index) {}
+      : file_(file),
+        builder_(builder),
+        steps_(file_index),
+        tags_(builder->activity()) {}
 
   absl::Status Run(JsonReader* reader) {
     if (!reader->ForEachEvent(
@@ -127,9 +130,6 @@ class KinetoImport {
                 absl::string_view name, Event* e);
   // Keeps what the later passes need of the event's args.
   void KeepArgs(int32_t index, Event* e);
-  // Keeps a collective's process group and sequence number, when its args
-  // have them.
-  void KeepCollectiveTag(const Event& e, absl::string_view name);
   // A ProfilerStep#N range's span, in nanoseconds.
   void KeepStepSpan(const Event& e, absl::string_view name);
   // The event's start and duration in nanoseconds (as read, not rounded to
@@ -196,6 +196,7 @@ class KinetoImport {
   ShapeArgs shapes_;
   KinetoHeader header_;
   StepStarts steps_;
+  KinetoCollectiveTags tags_;
   // The thread of the ProfilerStep ranges, its ProfilerStep events by start,
   // the autograd engine's threads (by thread index), the ranges adopted
   // under a step (step event, range event), and the waits found.
@@ -249,25 +250,11 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
     e.thread = it->second;
   }
   KeepArgs(index, &e);
-  KeepCollectiveTag(e, name);
+  if (e.kind == Kind::kCpu || e.kind == Kind::kGpu) {
+    tags_.Keep(index, name, NanoTimes(e).first, f_);
+  }
   events_.push_back(e);
   return true;
-}
-
-void KinetoImport::KeepCollectiveTag(const Event& e, absl::string_view name) {
-  if (e.kind != Kind::kCpu && e.kind != Kind::kGpu) return;
-  std::optional<int64_t> seq = f_.seq.Int();
-  if (!seq.has_value()) seq = f_.seq_num.Int();
-  const std::optional<std::string> group = f_.process_group.IdText();
-  if (!seq.has_value() && !group.has_value()) return;
-  if (ClassifyCollective(name).kind == CollectiveKind::kNone) return;
-  Activity* activity = builder_->activity();
-  CollectiveTag t;
-  t.name = activity->Intern(std::string_view(name.data(), name.size()));
-  t.start_ns = NanoTimes(e).first;
-  t.group = activity->Intern(group.value_or(""));
-  t.seq = seq.value_or(-1);
-  activity->AddCollectiveTag(t);
 }
 
 bool KinetoImport::Classify(absl::string_view ph, absl::string_view category,
@@ -771,6 +758,9 @@ void KinetoImport::AddGpuExecs() {
       flops.flops_split = share->second.second > 1;
     }
     AddWork(g, stream, launcher >= 0 ? node : -1, step, flops);
+    tags_.Inherit(static_cast<int32_t>(&g - events_.data()),
+                  strings_.Get(g.name), a.start_ns, launcher,
+                  [&](int32_t e) { return events_[e].parent; });
   }
 }
 

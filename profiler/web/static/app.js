@@ -183,8 +183,9 @@ function renderOptions(hp, extra) {
     const value = hp.get(o.name) ?? o.value;
     let input;
     if (o.name === 'order_by') {
+      const orders = hp.get('tab') === 'kernel' ? info.kernel_order_by : info.order_by;
       input = el('select', {name: o.name},
-        info.order_by.map((v) => el('option', {value: v}, v)));
+        orders.map((v) => el('option', {value: v}, v)));
       input.value = value;
     } else if (o.name === 'step' && info.steps.length) {
       input = el('select', {name: o.name}, el('option', {value: '-1'}, 'all'),
@@ -530,6 +531,10 @@ async function renderView(view, hp, content) {
   }
   // The op and kernel tables open ordered by time with every row (paged).
   if ((view === 'op' || view === 'kernel') && !hp.has('order_by')) hp.set('order_by', 'micros');
+  // An order kept from another tab that kernels do not have (bytes, ...).
+  if (view === 'kernel' && !info.kernel_order_by.includes(hp.get('order_by'))) {
+    hp.set('order_by', 'micros');
+  }
   if ((view === 'op' || view === 'kernel') && !hp.has('max_depth')) hp.set('max_depth', '1000000');
   renderOptions(hp, [toggle]);
   const query = optionParams(hp);
