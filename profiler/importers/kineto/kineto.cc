@@ -162,6 +162,7 @@ class KinetoImport {
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
+    AddGpuAnnotations();
     AddHeader();
     NoteLegacyTrace();
     AddNotes();
@@ -177,6 +178,13 @@ class KinetoImport {
                 absl::string_view name, Event* e);
   // Keeps what the later passes need of the event's args.
   void KeepArgs(int32_t index, Event* e);
+  // Keeps a gpu_user_annotation range (a record_function or ProfilerStep
+  // range as a GPU stream saw it) for AddGpuAnnotations().
+  void KeepGpuAnnotation(absl::string_view name);
+  // Records the kept ranges in the activity, each in the step of the CPU
+  // range it mirrors (same External id), else the one its name says
+  // (ProfilerStep#N), else the one its start falls in.
+  void AddGpuAnnotations();
   // Keeps a collective's process group and sequence number, when its args
   // have them.
   void KeepCollectiveTag(const Event& e, absl::string_view name);
@@ -228,6 +236,12 @@ class KinetoImport {
   std::vector<CpuArgs> cpu_args_;
   std::vector<MemoryArgs> memory_args_;
   std::vector<GpuArgs> gpu_args_;
+  struct GpuAnnotation {
+    int64_t start_ns = 0, duration_ns = 0, device = 0;
+    int32_t name = 0, stream = 0;
+    IdKey external_id;
+  };
+  std::vector<GpuAnnotation> annotations_;
   absl::flat_hash_map<std::string, int32_t> threads_;
   std::vector<std::string> thread_names_;  // "<pid>/<tid>" by index
   // The launching runtime call of a correlation id, the op of an External
@@ -315,6 +329,9 @@ bool KinetoImport::Classify(absl::string_view ph, absl::string_view category,
       e->kind = Kind::kPython;
     } else if (IsGpuCategory(category)) {
       e->kind = Kind::kGpu;
+    } else if (category == "gpu_user_annotation") {
+      KeepGpuAnnotation(name);
+      return false;  // not an event the passes nest
     } else if (IsGpuSideNonWork(category)) {
       builder_->Count(file_, absl::StrCat("\"", category,
                                           "\" events not mapped (GPU-side "
@@ -402,6 +419,44 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
     }
     case Kind::kPython:
       break;
+  }
+}
+
+void KinetoImport::KeepGpuAnnotation(absl::string_view name) {
+  GpuAnnotation a;
+  if (!f_.ts.Nanos(&a.start_ns) || !f_.dur.Nanos(&a.duration_ns) ||
+      a.duration_ns < 0) {
+    builder_->Count(file_, "events without a valid ts/dur, skipped");
+    return;
+  }
+  a.name = Intern(&strings_, name);
+  // Kineto writes the GPU as the pid and the stream as the tid.
+  a.device = f_.device.Int().value_or(f_.pid.Int().value_or(0));
+  a.stream = Intern(&strings_,
+                    f_.stream.IdText().value_or(f_.tid.IdText().value_or("0")));
+  a.external_id = MakeIdKey(f_.external_id, &strings_);
+  annotations_.push_back(a);
+}
+
+void KinetoImport::AddGpuAnnotations() {
+  Activity* activity = builder_->activity();
+  for (const GpuAnnotation& a : annotations_) {
+    DeviceAnnotation d;
+    d.start_ns = a.start_ns;
+    d.duration_ns = a.duration_ns;
+    auto it = a.external_id.present() ? by_external_id_.find(a.external_id)
+                                      : by_external_id_.end();
+    const std::string& name = strings_.Get(a.name);
+    const std::optional<int64_t> named = ProfilerStep(name);
+    if (it != by_external_id_.end()) {
+      d.step = events_[it->second].step;
+    } else {
+      d.step = named.has_value() ? *named : steps_.At(a.start_ns / 1000);
+    }
+    d.name = activity->Intern(name);
+    d.stream =
+        activity->Intern(GpuStreamDevice(a.device, strings_.Get(a.stream)));
+    activity->AddAnnotation(d);
   }
 }
 
