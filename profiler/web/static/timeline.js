@@ -203,10 +203,16 @@ function renderTrace(container, trace, hp) {
   const search = el('input', {id: 'timeline-search', type: 'search',
     placeholder: 'search event names'});
   const found = el('span', {id: 'timeline-search-count', class: 'notes'});
-  const blob = new Blob([JSON.stringify(trace)], {type: 'application/json'});
-  container.append(el('div', {class: 'timeline-bar'}, search, found,
-    el('a', {id: 'timeline-download', href: URL.createObjectURL(blob),
-      download: 'timeline.json'}, 'download the Chrome trace (Perfetto, chrome://tracing)')));
+  const download = el('a', {id: 'timeline-download', href: '#', download: 'timeline.json'},
+    'download the Chrome trace (Perfetto, chrome://tracing)');
+  // The trace's JSON is written when the link is first used (half a second
+  // for a step of 100k events), before the click follows the link.
+  download.addEventListener('click', () => {
+    if (download.href.startsWith('blob:')) return;
+    download.href = URL.createObjectURL(new Blob([JSON.stringify(trace)],
+      {type: 'application/json'}));
+  });
+  container.append(el('div', {class: 'timeline-bar'}, search, found, download));
   const canvas = el('canvas', {class: 'timeline', id: 'timeline-canvas'});
   const width = Math.max(600, container.clientWidth - 30);
   canvas.width = width;
