@@ -127,14 +127,16 @@ void AppendMemoryCounters(const Activity& a, int64_t lo, int64_t hi,
         ", \"ts\": ", NanosAsMicros(SatAdd(t, shift_ns)),
         ", \"args\": {\"bytes_in_use\": ", m.bytes_in_use, "}}");
   };
+  // Binary searches for each allocator's samples and its first one at or
+  // after lo: no walk of the samples outside the span.
   for (size_t i = 0; i < memory.size();) {
-    size_t end = i;
-    while (end < memory.size() &&
-           memory[end].allocator == memory[i].allocator) {
-      ++end;
-    }
-    // The first sample at or after lo (binary search: no walk of the
-    // samples before the step).
+    const size_t end = static_cast<size_t>(
+        std::upper_bound(memory.begin() + static_cast<ptrdiff_t>(i),
+                         memory.end(), memory[i].allocator,
+                         [](uint32_t id, const MemorySample& m) {
+                           return id < m.allocator;
+                         }) -
+        memory.begin());
     const auto first = std::lower_bound(
         memory.begin() + static_cast<ptrdiff_t>(i),
         memory.begin() + static_cast<ptrdiff_t>(end), lo,
