@@ -12,10 +12,9 @@ import sys
 from trace_copies import read_trace, time_span, write_copies
 
 
-def main():
-    src, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    trace, events = read_trace(src)
-    span = time_span(events) + 1000.0
+def copy_editor(events):
+    """The edit of copy k: its correlation ids, external ids and
+    ProfilerStep numbers moved past those of the copies before it."""
 
     def ids(key):
         return max([int(e.get("args", {}).get(key, 0)) for e in events] + [0]) + 1
@@ -38,7 +37,14 @@ def main():
         if m:
             c["name"] = "ProfilerStep#%d" % (int(m.group(1)) + k * steps)
 
-    write_copies(trace, events, out, copies, span, edit)
+    return edit
+
+
+def main():
+    src, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    trace, events = read_trace(src)
+    span = time_span(events) + 1000.0
+    write_copies(trace, events, out, copies, span, copy_editor(events))
 
 
 if __name__ == "__main__":

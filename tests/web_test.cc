@@ -236,6 +236,11 @@ TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
       {"/api/diff", {}, 400, "no base run"},
       {"/api/advise", {{"checker", "nope"}}, 400, "no checker"},
       {"/api/timeline", {{"step", "x"}}, 400, "step=N"},
+      {"/api/timeline", {{"steps", "5-3"}}, 400, "steps=A-B"},
+      {"/api/timeline", {{"steps", "3"}}, 400, "steps=A-B"},
+      {"/api/timeline", {{"steps", "1-2-3"}}, 400, "steps=A-B"},
+      // A ProfileProto's timeline is the graph view's: one step.
+      {"/api/timeline", {{"steps", "0-1"}}, 400, "range of steps"},
       {"/api/../etc/passwd", {}, 404, "no such endpoint"},
       {"/api/nothing", {}, 404, "no such endpoint"},
   };
@@ -609,6 +614,36 @@ TEST_CASE("web API: one rank's /api/ranks says it has one") {
   CHECK(v.at("ranks").array.size() == 1);
   REQUIRE_FALSE(v.at("notes").array.empty());
   CHECK_THAT(v.at("notes").array[0].string, Catch::StartsWith("one rank"));
+}
+
+TEST_CASE("web API: a trace's timeline of a range of steps") {
+  const std::string path =
+      std::string(kDdpGloo) + "/ddp2_rank0.pt.trace.json.gz";
+  std::unique_ptr<Session> run = LoadTraces(path);
+  WebApi api(run.get(), WebInputFlags{"--trace_path=r", ""}, Options());
+  const WebReply r = Get(api, "/api/timeline", {{"steps", "3-4"}});
+  REQUIRE(r.status == 200);
+  const JsonValue v = Parse(r.body);
+  CHECK(v.at("step").number == 3);
+  CHECK(v.at("last_step").number == 4);
+  CHECK(v.at("source").string == "trace");
+  // Both steps' events and GPU annotations (trace_timeline_test checks
+  // them against the raw trace).
+  std::set<double> steps;
+  int annotations = 0;
+  for (const JsonValue& e : v.at("trace").at("traceEvents").array) {
+    if (e.at("ph").string != "X") continue;
+    steps.insert(e.at("args").at("step").number);
+    annotations += e.at("cat").string == "Annotation";
+  }
+  CHECK(steps == std::set<double>{3, 4});
+  CHECK(annotations > 2);
+  const JsonValue one = Parse(Get(api, "/api/timeline", {{"step", "3"}}).body);
+  CHECK(one.at("last_step").number == 3);
+  const WebReply none = Get(api, "/api/timeline", {{"steps", "900-901"}});
+  CHECK(none.status == 400);
+  CHECK_THAT(Parse(none.body).at("error").string,
+             Catch::Contains("no trace events in steps 900-901"));
 }
 
 TEST_CASE("web API: ranks requests from several threads answer as alone") {

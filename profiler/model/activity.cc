@@ -36,6 +36,10 @@ void Activity::Finish() {
                    [](const HostSpan& a, const HostSpan& b) {
                      return a.start_ns < b.start_ns;
                    });
+  std::stable_sort(annotations_.begin(), annotations_.end(),
+                   [](const DeviceAnnotation& a, const DeviceAnnotation& b) {
+                     return a.start_ns < b.start_ns;
+                   });
   std::stable_sort(memory_.begin(), memory_.end(),
                    [](const MemorySample& a, const MemorySample& b) {
                      if (a.allocator != b.allocator) {
@@ -78,6 +82,9 @@ void Activity::Shift(int64_t ns) {
   }
   for (DeviceWork& w : work_) w.start_ns = SatAdd(w.start_ns, ns);
   for (HostSpan& h : host_) h.start_ns = SatAdd(h.start_ns, ns);
+  for (DeviceAnnotation& a : annotations_) {
+    a.start_ns = SatAdd(a.start_ns, ns);
+  }
   for (MemorySample& m : memory_) m.time_ns = SatAdd(m.time_ns, ns);
   for (CollectiveTag& t : tags_) t.start_ns = SatAdd(t.start_ns, ns);
   rank_.base_ns = SatAdd(rank_.base_ns, -ns);

@@ -1,8 +1,9 @@
 // What a trace records besides tfprof's per-node statistics, at the trace's
 // own time resolution (nanoseconds on the trace's clock): the span of each
 // step from its own markers, every piece of accelerator work (kernels,
-// copies, sets) with the stream it ran on and the op that launched it, and
-// the bytes in use of each allocator over time. The trace importers fill it;
+// copies, sets) with the stream it ran on and the op that launched it, the
+// ranges the program marked as the accelerator saw them, and the bytes in
+// use of each allocator over time. The trace importers fill it;
 // GraphDef + RunMetadata and ProfileProto inputs leave it empty (their steps
 // and devices come from the node executions).
 #ifndef TFPROF_PROFILER_MODEL_ACTIVITY_H_
@@ -59,6 +60,17 @@ struct HostSpan {
   uint32_t name = 0;    // the event's own name
   uint32_t node = 0;    // the node it counts on
   uint32_t thread = 0;  // "<pid>/<tid>" (Kineto), "<plane>/<line>" (XSpace)
+};
+
+// A range the program marked (PyTorch's record_function or ProfilerStep#N)
+// as an accelerator stream recorded it (Kineto's gpu_user_annotation): not
+// work, the span of the work the range launched on that stream.
+struct DeviceAnnotation {
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t step = 0;
+  uint32_t name = 0;    // the range's name (Activity::String() id)
+  uint32_t stream = 0;  // ".../device:gpu:N/stream:S"
 };
 
 // The bytes in use of one allocator right after an allocation or a free.
@@ -137,6 +149,7 @@ class Activity {
   // there: a merge, not a sort).
   void MergeWork(std::vector<DeviceWork> work);
   void AddMemorySample(const MemorySample& m) { memory_.push_back(m); }
+  void AddAnnotation(const DeviceAnnotation& a) { annotations_.push_back(a); }
   // An accelerator the input declares (".../device:gpu:N"), whether or not
   // anything ran on it.
   void AddDevice(std::string_view device);
@@ -153,7 +166,8 @@ class Activity {
   void AddFlopsNote(std::string note) {
     flops_notes_.push_back(std::move(note));
   }
-  // Sorts everything: spans by step, work and host spans by start, memory
+  // Sorts everything: spans by step, work, host spans and annotations by
+  // start, memory
   // samples by allocator, then time (ties keep the order they were added in);
   // fills in the bytes in use that were not recorded.
   void Finish();
@@ -161,12 +175,16 @@ class Activity {
   void Shift(int64_t ns);
 
   bool empty() const {
-    return steps_.empty() && work_.empty() && memory_.empty() && host_.empty();
+    return steps_.empty() && work_.empty() && memory_.empty() &&
+           host_.empty() && annotations_.empty();
   }
   const std::vector<StepSpan>& steps() const { return steps_; }
   const std::vector<DeviceWork>& work() const { return work_; }
   const std::vector<MemorySample>& memory() const { return memory_; }
   const std::vector<HostSpan>& host() const { return host_; }
+  const std::vector<DeviceAnnotation>& annotations() const {
+    return annotations_;
+  }
   // Declared accelerators, sorted.
   const std::vector<std::string>& devices() const { return devices_; }
   // Accelerators the trace describes, by ".../device:gpu:N".
@@ -187,6 +205,7 @@ class Activity {
   std::vector<DeviceWork> work_;
   std::vector<MemorySample> memory_;
   std::vector<HostSpan> host_;
+  std::vector<DeviceAnnotation> annotations_;
   std::vector<std::string> devices_;
   std::map<std::string, DeviceInfo> device_info_;
   std::vector<NodeCost> costs_;

@@ -326,10 +326,12 @@ absl::StatusOr<StepTimeline> LoadedStepTimeline(
   StepTimeline out;
   if (files.empty() && HasTraceEvents(model)) {
     if (step < 0 && !model.steps().empty()) step = *model.steps().begin();
+    const int64_t last = std::max(step, options.last_step);
     absl::StatusOr<std::string> json =
-        TraceEventsTimeline(model, step, nullptr);
+        TraceStepsTimeline(model, step, last, nullptr);
     if (!json.ok()) return json.status();
     out.step = step;
+    out.last_step = last;
     out.json = std::move(*json);
     out.trace_events = true;
     return out;
@@ -341,6 +343,11 @@ absl::StatusOr<StepTimeline> LoadedStepTimeline(
         "instead)");
   }
   if (step < 0) step = files.begin()->first;
+  if (options.last_step > step) {
+    return absl::InvalidArgumentError(
+        "timeline: a range of steps needs a trace's events (RunMetadata "
+        "timelines draw one step)");
+  }
   auto it = files.find(step);
   if (it == files.end()) {
     return absl::InvalidArgumentError(
@@ -350,6 +357,7 @@ absl::StatusOr<StepTimeline> LoadedStepTimeline(
   absl::Status s = ReadProtoFile(it->second, false, &run_meta);
   if (!s.ok()) return s;
   out.step = step;
+  out.last_step = step;
   out.json = StepStatsTimeline(run_meta.step_stats(), options);
   return out;
 }

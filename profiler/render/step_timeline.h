@@ -20,6 +20,9 @@ struct StepTimelineOptions {
   // How long an op lasts: "schedule" (its own record), "gpu" (from its first
   // to its last GPU kernel) or "all" (its own start to its last kernel).
   std::string op_time = "schedule";
+  // A trace's timeline only: the steps step..last_step on one clock (the
+  // first step's start is time 0); -1 (or the step itself): the step alone.
+  int64_t last_step = -1;
 };
 
 // Pretty-printed JSON (4-space indent), as TensorFlow writes it.
@@ -28,6 +31,7 @@ std::string StepStatsTimeline(const tfcore::StepStats& step_stats,
 
 struct StepTimeline {
   int64_t step = 0;
+  int64_t last_step = 0;  // the range's last step (== step: one step)
   std::string json;
   bool trace_events = false;  // a trace's own events (else StepStats)
 };
@@ -35,7 +39,8 @@ struct StepTimeline {
 // The timeline of one step of a loaded profile (step < 0: the first): a
 // trace's own events at their recorded times, or the step's RunMetadata
 // drawn as above. Fails for a ProfileProto (it keeps no RunMetadata), for an
-// unknown step and for an unreadable RunMetadata file.
+// unknown step, for a range of steps of RunMetadata and for an unreadable
+// RunMetadata file.
 absl::StatusOr<StepTimeline> LoadedStepTimeline(
     const LoadedProfile& profile, int64_t step,
     const StepTimelineOptions& options);

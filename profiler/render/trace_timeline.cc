@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +15,10 @@ namespace tfprof {
 namespace {
 
 constexpr int kHostPid = 1;
+constexpr int kMemoryPid = 2;
 constexpr int kFirstGpuPid = 100;
+// The annotation lane's thread in each GPU's process (streams count from 1).
+constexpr int kAnnotationTid = 0;
 
 // Chrome trace lanes of one trace: a process for the host and one per GPU
 // (the part of the stream name before "/stream:"), a thread per host thread
@@ -37,20 +41,42 @@ class Lanes {
   }
   std::pair<int, int> Stream(const std::string& stream) {
     const size_t cut = stream.rfind("/stream:");
-    const std::string gpu = stream.substr(0, cut);
-    auto [g, gadded] = gpus_.emplace(
-        gpu, pid_base_ + kFirstGpuPid + static_cast<int>(gpus_.size()));
-    if (gadded) NameProcess(g->second, gpu);
+    const int pid = Gpu(stream.substr(0, cut));
     auto [s, sadded] =
         streams_.emplace(stream, static_cast<int>(streams_.size()) + 1);
     if (sadded) {
-      Name(g->second, s->second,
+      Name(pid, s->second,
            cut == std::string::npos ? stream : stream.substr(cut + 1));
     }
-    return {g->second, s->second};
+    return {pid, s->second};
+  }
+  // The annotation lane of the GPU a stream belongs to, above its streams.
+  std::pair<int, int> Annotations(const std::string& stream) {
+    const int pid = Gpu(stream.substr(0, stream.rfind("/stream:")));
+    if (annotated_.insert(pid).second) {
+      Name(pid, kAnnotationTid, "annotations");
+      absl::StrAppend(meta_,
+                      ",\n{\"name\": \"thread_sort_index\", \"ph\": \"M\", "
+                      "\"pid\": ",
+                      pid, ", \"tid\": ", kAnnotationTid,
+                      ", \"args\": {\"sort_index\": -1}}");
+    }
+    return {pid, kAnnotationTid};
+  }
+  // The process of the allocators' counters.
+  int Memory() {
+    if (!memory_named_) NameProcess(pid_base_ + kMemoryPid, "Memory");
+    memory_named_ = true;
+    return pid_base_ + kMemoryPid;
   }
 
  private:
+  int Gpu(const std::string& gpu) {
+    auto [g, added] = gpus_.emplace(
+        gpu, pid_base_ + kFirstGpuPid + static_cast<int>(gpus_.size()));
+    if (added) NameProcess(g->second, gpu);
+    return g->second;
+  }
   void NameProcess(int pid, const std::string& name) {
     absl::StrAppend(
         meta_, meta_->empty() ? "" : ",\n",
@@ -74,6 +100,8 @@ class Lanes {
   std::string label_;
   std::string* meta_;
   std::map<std::string, int> host_, gpus_, streams_;
+  std::set<int> annotated_;
+  bool memory_named_ = false;
 };
 
 void AppendEvent(const std::string& name, const char* cat,
@@ -86,6 +114,41 @@ void AppendEvent(const std::string& name, const char* cat,
       ", \"args\": {", args, "}}");
 }
 
+// Each allocator's bytes in use over [lo, hi]: the value it had at `lo`
+// (its last sample before), then every sample in the span, as Chrome
+// counter events (memory samples are sorted by allocator, then time).
+void AppendMemoryCounters(const Activity& a, int64_t lo, int64_t hi,
+                          int64_t shift_ns, Lanes* lanes, std::string* out) {
+  const std::vector<MemorySample>& memory = a.memory();
+  auto counter = [&](const MemorySample& m, int64_t t) {
+    absl::StrAppend(
+        out, ",\n{\"name\": ", JsonQuote(a.String(m.allocator)),
+        ", \"cat\": \"Memory\", \"ph\": \"C\", \"pid\": ", lanes->Memory(),
+        ", \"ts\": ", NanosAsMicros(SatAdd(t, shift_ns)),
+        ", \"args\": {\"bytes_in_use\": ", m.bytes_in_use, "}}");
+  };
+  // Binary searches for each allocator's samples and its first one at or
+  // after lo: no walk of the samples outside the span.
+  for (size_t i = 0; i < memory.size();) {
+    const size_t end = static_cast<size_t>(
+        std::upper_bound(memory.begin() + static_cast<ptrdiff_t>(i),
+                         memory.end(), memory[i].allocator,
+                         [](uint32_t id, const MemorySample& m) {
+                           return id < m.allocator;
+                         }) -
+        memory.begin());
+    const auto first = std::lower_bound(
+        memory.begin() + static_cast<ptrdiff_t>(i),
+        memory.begin() + static_cast<ptrdiff_t>(end), lo,
+        [](const MemorySample& m, int64_t t) { return m.time_ns < t; });
+    size_t k = static_cast<size_t>(first - memory.begin());
+    if (k > i) counter(memory[k - 1], lo);
+    for (; k < end && memory[k].time_ns <= hi; ++k)
+      counter(memory[k], memory[k].time_ns);
+    i = end;
+  }
+}
+
 }  // namespace
 
 bool HasTraceEvents(const Model& model) {
@@ -96,23 +159,38 @@ int64_t StepEventsWriter::Add(const Model& model, int64_t step,
                               const std::set<std::string>* nodes,
                               int64_t shift_ns, const std::string& label,
                               int pid_base) {
+  return AddSteps(model, step, step, nodes, shift_ns, label, pid_base);
+}
+
+int64_t StepEventsWriter::AddSteps(const Model& model, int64_t first,
+                                   int64_t last,
+                                   const std::set<std::string>* nodes,
+                                   int64_t shift_ns, const std::string& label,
+                                   int pid_base) {
   const Activity& a = model.activity();
   Lanes lanes(pid_base, label, &meta_);
   int64_t n = 0;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;  // the events' span
+  auto in = [&](int64_t step) { return step >= first && step <= last; };
   auto shown = [&](uint32_t node) {
     return nodes == nullptr || nodes->count(a.String(node)) != 0;
   };
+  auto span = [&](int64_t start, int64_t dur) {
+    lo = std::min(lo, start);
+    hi = std::max(hi, SatAdd(start, dur));
+    ++n;
+  };
   for (const HostSpan& h : a.host()) {
-    if (h.step != step || !shown(h.node)) continue;
+    if (!in(h.step) || !shown(h.node)) continue;
     AppendEvent(a.String(h.name), "Op", lanes.Host(a.String(h.thread)),
                 SatAdd(h.start_ns, shift_ns), h.duration_ns,
                 absl::StrCat("\"node\": ", JsonQuote(a.String(h.node)),
                              ", \"step\": ", h.step),
                 &events_);
-    ++n;
+    span(h.start_ns, h.duration_ns);
   }
   for (const DeviceWork& w : a.work()) {
-    if (w.step != step || !shown(w.op)) continue;
+    if (!in(w.step) || !shown(w.op)) continue;
     std::string args = absl::StrCat("\"op\": ", JsonQuote(a.String(w.op)),
                                     ", \"step\": ", w.step);
     if (w.launch != 0) {
@@ -122,8 +200,19 @@ int64_t StepEventsWriter::Add(const Model& model, int64_t step,
                 w.kind == WorkKind::kKernel ? "Kernel" : "Memcpy",
                 lanes.Stream(a.String(w.stream)), SatAdd(w.start_ns, shift_ns),
                 w.duration_ns, args, &events_);
-    ++n;
+    span(w.start_ns, w.duration_ns);
   }
+  if (n == 0) return 0;
+  // The ranges the program marked, as the GPUs saw them, on a lane above
+  // each GPU's streams.
+  for (const DeviceAnnotation& d : a.annotations()) {
+    if (!in(d.step)) continue;
+    AppendEvent(a.String(d.name), "Annotation",
+                lanes.Annotations(a.String(d.stream)),
+                SatAdd(d.start_ns, shift_ns), d.duration_ns,
+                absl::StrCat("\"step\": ", d.step), &events_);
+  }
+  AppendMemoryCounters(a, lo, hi, shift_ns, &lanes, &events_);
   return n;
 }
 
@@ -149,6 +238,12 @@ int64_t StepOrigin(const Model& model, int64_t step) {
 
 absl::StatusOr<std::string> TraceEventsTimeline(
     const Model& model, int64_t step, const std::set<std::string>* nodes) {
+  return TraceStepsTimeline(model, step, step, nodes);
+}
+
+absl::StatusOr<std::string> TraceStepsTimeline(
+    const Model& model, int64_t first, int64_t last,
+    const std::set<std::string>* nodes) {
   if (!HasTraceEvents(model)) {
     return absl::FailedPreconditionError(
         "this profile keeps no trace events (a timeline of trace events needs "
@@ -156,9 +251,11 @@ absl::StatusOr<std::string> TraceEventsTimeline(
         "timeline command)");
   }
   StepEventsWriter writer;
-  if (writer.Add(model, step, nodes, -StepOrigin(model, step), "", 0) == 0) {
+  if (writer.AddSteps(model, first, last, nodes, -StepOrigin(model, first), "",
+                      0) == 0) {
     return absl::NotFoundError(
-        absl::StrCat("no trace events in step ", step,
+        absl::StrCat("no trace events in step", first == last ? " " : "s ",
+                     first, first == last ? "" : absl::StrCat("-", last),
                      nodes != nullptr ? " for the displayed nodes" : ""));
   }
   return writer.Finish();

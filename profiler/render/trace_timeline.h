@@ -1,7 +1,8 @@
 // A Chrome trace of one step of a trace input (PyTorch/Kineto, XSpace), each
 // event at its own start and duration as the trace recorded it: host events
 // on their threads (nested events included in their parents' durations),
-// accelerator work on its GPU streams.
+// accelerator work on its GPU streams, the ranges the program marked as the
+// GPUs saw them, and the allocators' bytes in use as counters.
 #ifndef TFPROF_PROFILER_RENDER_TRACE_TIMELINE_H_
 #define TFPROF_PROFILER_RENDER_TRACE_TIMELINE_H_
 
@@ -32,6 +33,13 @@ class StepEventsWriter {
   int64_t Add(const Model& model, int64_t step,
               const std::set<std::string>* nodes, int64_t shift_ns,
               const std::string& label, int pid_base);
+  // The same for the steps first..last on one clock. Besides the host
+  // events and GPU work it counts, it adds the trace's GPU annotations of
+  // those steps (a lane above each GPU's streams) and each allocator's bytes
+  // in use over the events' span (counter events of a "Memory" process).
+  int64_t AddSteps(const Model& model, int64_t first, int64_t last,
+                   const std::set<std::string>* nodes, int64_t shift_ns,
+                   const std::string& label, int pid_base);
   // The Chrome trace (times in microseconds, nanoseconds as decimals).
   std::string Finish() const;
 
@@ -45,6 +53,10 @@ class StepEventsWriter {
 // has no trace events or none in the step.
 absl::StatusOr<std::string> TraceEventsTimeline(
     const Model& model, int64_t step, const std::set<std::string>* nodes);
+// The same for the steps first..last (the first's start is time 0).
+absl::StatusOr<std::string> TraceStepsTimeline(
+    const Model& model, int64_t first, int64_t last,
+    const std::set<std::string>* nodes);
 
 }  // namespace tfprof
 

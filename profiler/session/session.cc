@@ -264,6 +264,11 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
         "the profile has no steps, so no timeline");
   }
   if (step < 0) step = *steps.begin();
+  if (options.last_step > step) {
+    return absl::InvalidArgumentError(
+        "timeline: a range of steps needs a trace's events (the graph view's "
+        "timeline draws one step)");
+  }
   absl::Status known = CheckStep(p.model, step);
   if (!known.ok()) return known;
   Options opts = view_options;
@@ -272,7 +277,7 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
   absl::StatusOr<ResultTree> r = Query(ViewKind::kGraph, opts);
   if (!r.ok()) return r.status();
   return SourcedTimeline{
-      StepTimeline{step, GraphTimeline(*r, p.model, step).json, false},
+      StepTimeline{step, step, GraphTimeline(*r, p.model, step).json, false},
       "graph view"};
 }
 

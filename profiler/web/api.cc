@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/large_stack.h"
@@ -293,8 +294,9 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
            "memory in use per allocator: the peak, the largest allocations "
            "live then (as memory -top 50) and the bytes in use over time"},
           {"/api/timeline",
-           "one step's Chrome trace (step=N): the trace's own events, the "
-           "RunMetadata's, or the graph view's timeline"},
+           "one step's Chrome trace (step=N; a trace's steps A to B on one "
+           "clock: steps=A-B): the trace's own events, the RunMetadata's, or "
+           "the graph view's timeline"},
           {"/api/ranks",
            "the ranks as one job (as ranks -output json): clock offsets, "
            "per rank and step wall, communication and wait, stragglers"},
@@ -534,16 +536,28 @@ WebReply WebApi::Advise(const WebParams& params) {
 }
 
 WebReply WebApi::Timeline(const WebParams& params) {
+  // step=N, or steps=A-B: the steps A..B on one clock.
+  StepTimelineOptions options;
   int64_t step = -1;
   for (const auto& [name, value] : params) {
-    if (name != "step" || !absl::SimpleAtoi(value, &step) || step < 0) {
-      return Error(400, "timeline takes step=N (a step of the profile)");
+    const std::vector<std::string> range = absl::StrSplit(value, '-');
+    const bool ok = name == "step"
+                        ? absl::SimpleAtoi(value, &step) && step >= 0
+                        : name == "steps" && range.size() == 2 &&
+                              absl::SimpleAtoi(range[0], &step) &&
+                              absl::SimpleAtoi(range[1], &options.last_step) &&
+                              step >= 0 && options.last_step >= step;
+    if (!ok) {
+      return Error(400,
+                   "timeline takes step=N (a step of the profile) or "
+                   "steps=A-B (the steps A to B, A <= B)");
     }
   }
   absl::StatusOr<Session::SourcedTimeline> t =
-      session_->StepTimelineOf(step, {}, defaults_);
+      session_->StepTimelineOf(step, options, defaults_);
   if (!t.ok()) return ErrorFor(t.status());
   return JsonReply(absl::StrCat("{\"step\": ", t->timeline.step,
+                                ", \"last_step\": ", t->timeline.last_step,
                                 ", \"source\": \"", t->source,
                                 "\",\n\"trace\": ", t->timeline.json, "}\n"));
 }

@@ -16,6 +16,8 @@
 //               kernel -select micros,accelerator_flop_rate); checks the
 //               kernel view, its flame graph, the summary's MFU and FLOP/s,
 //               the tables' FLOP/s column and the trace's own timeline
+//               (with timeline2.json, the next step's: its memory counter
+//               tracks and the two steps as a range)
 //   --memory    the server has a JAX XSpace: EXPECT_DIR has memory.txt
 //               (memory -top 50) and memory.csv (memory -output csv);
 //               checks the memory tab against them
@@ -27,6 +29,9 @@
 //               json, and text), ranks_timeline3.json (ranks -step 3
 //               -output timeline) and steps.csv; checks the ranks tab and
 //               the overview's communication
+//   --annotations one DDP rank's trace: EXPECT_DIR has step.txt and
+//               timeline.json (the CLI's timeline of that step); checks the
+//               GPU annotation lane against it
 //   --overview  a trace from ../shared/corpus: EXPECT_DIR has steps.csv,
 //               summary.json, kernel.json and op_{accelerator,cpu}_micros
 //               .json; checks the overview and times every tab
@@ -51,8 +56,9 @@ const memoryMode = args[0] === '--memory';
 const timingsMode = args[0] === '--timings';
 const overviewMode = args[0] === '--overview';
 const ranksMode = args[0] === '--ranks';
+const annotationsMode = args[0] === '--annotations';
 const [url, expectDir, shotDir] = traceMode || diffMode || memoryMode || timingsMode ||
-  overviewMode || ranksMode ?
+  overviewMode || ranksMode || annotationsMode ?
   args.slice(1) : args;
 const expect = (f) => JSON.parse(fs.readFileSync(path.join(expectDir, f), 'utf8'));
 let passed = 0;
@@ -112,6 +118,10 @@ async function tableRows(page) {
 }
 
 // tfprof's text units, as the CLI prints them (for the shown text).
+// The timeline tab's checks (web_ui_timeline.js), with this file's helpers.
+const {testTimeline, testTraceTimeline, testAnnotations} = require('./web_ui_timeline.js')(
+  {open, check, expect, shot, routed, expectDir});
+
 function formatTime(us) {
   if (us < 1000) return `${us}us`;
   if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
@@ -283,119 +293,6 @@ async function testSteps(page) {
   await shot(page, 'steps.png');
 }
 
-async function testTimeline(page, step = 0, shotName = 'timeline.png') {
-  const trace = expect('timeline.json');
-  const events = (trace.traceEvents || trace).filter((e) => e.ph === 'X');
-  const lanes = new Set(events.map((e) => `${e.pid}/${e.tid}`));
-  await open(page, `tab=timeline&step=${step}`);
-  const text = await page.textContent('#timeline-info');
-  check(text.startsWith(`${events.length} events on ${lanes.size} lanes`),
-    `timeline: ${events.length} events on ${lanes.size} lanes as in the CLI's timeline (${text})`);
-  // Where the page should draw each event: lanes sorted by (pid, tid),
-  // events that nest inside another on their lane one row further down.
-  const laneKeys = [...lanes].map((k) => k.split('/').map(Number))
-    .sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((k) => k.join('/'));
-  const row = new Map();
-  let rowBase = 0;
-  for (const k of laneKeys) {
-    const list = events.filter((e) => `${e.pid}/${e.tid}` === k)
-      .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
-    let depth = 0;
-    const open = [];
-    for (const e of list) {
-      while (open.length && open[open.length - 1] <= e.ts) open.pop();
-      row.set(e, rowBase + open.length);
-      depth = Math.max(depth, open.length + 1);
-      open.push(e.ts + e.dur);
-    }
-    rowBase += Math.max(depth, 1);
-  }
-  const t0 = events.reduce((m, e) => Math.min(m, e.ts), Infinity);
-  const t1 = events.reduce((m, e) => Math.max(m, e.ts + (e.dur || 0)), -Infinity);
-  // The longest event with no shorter event of its row near its middle.
-  const near = (e, o) => o !== e && row.get(o) === row.get(e) && (o.dur || 0) <= (e.dur || 0) &&
-    o.ts <= e.ts + e.dur / 2 + (t1 - t0) / 100 && o.ts + o.dur >= e.ts + e.dur / 2 - (t1 - t0) / 100;
-  const e = events.filter((x) => x.dur > 0).sort((a, b) => b.dur - a.dur)
-    .find((x) => !events.some((o) => near(x, o)));
-  const box = await page.$eval('#timeline-canvas', (c) => ({w: c.width}));
-  const x = 260 + ((e.ts + e.dur / 2) - t0) / (t1 - t0) * (box.w - 260);
-  const y = 22 + row.get(e) * 18 + 9;  // under the 22-pixel axis
-  await page.hover('#timeline-canvas', {position: {x, y}});
-  const tip = await page.textContent('#tooltip');
-  check(tip.includes(e.name) && tip.includes(`duration: ${e.dur.toFixed(3)}us`),
-    `timeline: hovering shows the event at its recorded time (${e.name}, ${e.dur}us)`);
-  // A click selects it: its details are the CLI's event (name, duration,
-  // every arg).
-  await page.click('#timeline-canvas', {position: {x, y}});
-  const shown = await page.$$eval('#timeline-details tr', (rs) => Object.fromEntries(rs.map((r) =>
-    [r.dataset.key, r.querySelector('td').textContent])));
-  const args = Object.entries(e.args || {});
-  check(shown.name === e.name && shown.duration === `${e.dur.toFixed(3)}us` &&
-    args.every(([k, v]) => shown[`args.${k}`] === (typeof v === 'object' ? JSON.stringify(v) : String(v))),
-  `timeline: clicking selects ${e.name}; the details show its duration and ${args.length} args as the CLI's`);
-  // The axis: 1, 2 or 5 times a power of ten apart, inside the view.
-  const axis = await page.$eval('#timeline-canvas', (c) => ({ticks: JSON.parse(c.dataset.ticks),
-    view: JSON.parse(c.dataset.view)}));
-  const tick = axis.ticks[1] - axis.ticks[0];
-  const mant = tick / 10 ** Math.floor(Math.log10(tick) + 1e-9);
-  check(axis.ticks.length >= 4 && [1, 2, 5].some((m) => Math.abs(mant - m) < 1e-6) &&
-    axis.ticks.every((t, i) => t >= axis.view[0] && t <= axis.view[1] &&
-      (i === 0 || Math.abs(t - axis.ticks[i - 1] - tick) < tick * 1e-6)) &&
-    Math.abs(axis.view[1] - axis.view[0] - (t1 - t0)) < 1e-6,
-  `timeline: ${axis.ticks.length} axis ticks ${tick}us apart over the step's span`);
-  // Search: the count of events whose name has the text, as the CLI's.
-  const word = e.name.slice(0, Math.max(3, Math.min(8, e.name.length)));
-  await page.fill('#timeline-search', word);
-  const count = await page.$eval('#timeline-search-count', (c) => Number(c.dataset.count));
-  const want = events.filter((o) => (o.name || '').toLowerCase().includes(word.toLowerCase())).length;
-  check(count === want && want > 0, `timeline: searching '${word}' finds ${count} events (CLI: ${want})`);
-  await page.fill('#timeline-search', '');
-  await shot(page, shotName);
-  // Zoom and selection live in the URL: zoom in, and a fresh load of that
-  // URL shows the same window with the same event selected.
-  await page.mouse.move(300, 300);
-  await page.hover('#timeline-canvas', {position: {x, y}});
-  await page.mouse.wheel(0, -300);
-  await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('window') &&
-    new URLSearchParams(location.hash.slice(1)).get('window') ===
-    JSON.parse(document.getElementById('timeline-canvas').dataset.view).map((t) => t.toFixed(3)).join(','),
-  null, {timeout: 5000}).catch(() => {});
-  const saved = await page.evaluate(() => ({hash: location.hash.slice(1),
-    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view)}));
-  await open(page, saved.hash);
-  const again = await page.evaluate(() => ({
-    view: JSON.parse(document.getElementById('timeline-canvas').dataset.view),
-    name: (document.getElementById('timeline-details') || {dataset: {}}).dataset.name}));
-  const hpSaved = new URLSearchParams(saved.hash);
-  check(saved.view[1] - saved.view[0] < t1 - t0 && hpSaved.has('event') &&
-    again.view.every((t, i) => Math.abs(t - saved.view[i]) < 0.002) && again.name === e.name,
-  `timeline: the zoomed window (${hpSaved.get('window')}) and the selected event are in the URL and come back on load`);
-  return {events, row, t0, t1, width: box.w};
-}
-
-// On a trace: a kernel's details name the host op that launched it (the
-// last run of its args.op node that started before it), a link that
-// selects that op.
-async function testLaunch(page, tl, step) {
-  const {events, row, t0, t1, width} = tl;
-  await open(page, `tab=timeline&step=${step}`);  // the whole step again
-  const k = events.filter((e) => e.cat === 'Kernel' && e.args && e.args.op)
-    .sort((a, b) => b.dur - a.dur)[0];
-  const launcher = events.filter((e) => e.args && e.args.node === k.args.op && e.ts <= k.ts)
-    .reduce((m, e) => (!m || e.ts > m.ts ? e : m), null);
-  const x = 260 + ((k.ts + k.dur / 2) - t0) / (t1 - t0) * (width - 260);
-  await page.click('#timeline-canvas', {position: {x, y: 22 + row.get(k) * 18 + 9}});
-  const sel = await page.$eval('#timeline-details', (d) => d.dataset.name);
-  const by = await page.$eval('#timeline-details .launcher a', (a) => a.textContent);
-  check(sel === k.name && launcher && by === `${launcher.name} @ ${(launcher.ts - t0).toFixed(3)}us`,
-    `timeline: the kernel ${k.name.slice(0, 40)}… was launched by ${by}`);
-  await page.click('#timeline-details .launcher a');
-  const now = await page.$eval('#timeline-details', (d) => d.dataset.name);
-  const kids = await page.$$eval('#timeline-details .launched a', (as) => as.map((a) => a.textContent));
-  check(now === launcher.name && kids.includes(`${k.name} @ ${(k.ts - t0).toFixed(3)}us`),
-    `timeline: the link selects ${launcher.name}, whose launches include the kernel (${now}; ${kids.length} launches)`);
-}
-
 async function testKernel(page) {
   const cli = expect('kernel.json').root;
   await open(page, 'tab=kernel&order_by=micros');
@@ -480,12 +377,6 @@ async function testTraceFlops(page) {
     const cmd = await page.textContent('#command');
     check(cmd.includes('accelerator_flop_rate'), `${view}: the command selects the rate (${cmd})`);
   }
-}
-
-async function testTraceTimeline(page) {
-  const steps = JSON.parse(fs.readFileSync(path.join(expectDir, 'step.txt'), 'utf8'));
-  const tl = await testTimeline(page, steps, 'trace_timeline.png');
-  await testLaunch(page, tl, steps);
 }
 
 async function testDiff(page) {
@@ -920,7 +811,7 @@ async function main() {
   try {
     const tests = traceMode ? [testOverview, testTraceAdvise, testKernel, testTraceFlops,
       testTraceTimeline, testRanksOne] :
-      ranksMode ? [testRanks, testRanksOverview] :
+      ranksMode ? [testRanks, testRanksOverview] : annotationsMode ? [testAnnotations] :
       diffMode ? [testDiffPage] : memoryMode ? [testMemory] : timingsMode ? [testTimings] :
         overviewMode ? [testOverview, testTimings] :
         [testSummaryAndAdvise, testTabs, testScope, testOp, testFlame, testSteps, testTimeline,

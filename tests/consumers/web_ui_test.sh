@@ -7,7 +7,8 @@
 # kernel view and its timeline), for a diff with verdicts (the trace
 # against a base copy of it with a slower and a renamed kernel) and for a
 # JAX XSpace (the memory tab); then two DDP ranks (the ranks tab and the
-# overview's communication); then every tab of a 24-step trace, timed.
+# overview's communication); then one rank's GPU annotation lane; then
+# every tab of a 24-step trace, timed.
 #
 # Usage: web_ui_test.sh TFPROF_BINARY [SCREENSHOT_DIR]
 # (SCREENSHOT_DIR, or $TFPROF_WEB_SCREENSHOTS: keep the page's screenshots;
@@ -103,6 +104,10 @@ done
 step=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 2p | cut -d, -f1)
 echo "$step" >"$tmp/trace/step.txt"
 "$bin" "$kineto" timeline -step "$step" -outfile "$tmp/trace/timeline.json" >/dev/null 2>&1
+# The next step too: the page draws the two as a range.
+step2=$("$bin" "$kineto" steps -output csv 2>/dev/null | sed -n 3p | cut -d, -f1)
+echo "$step2" >"$tmp/trace/step2.txt"
+"$bin" "$kineto" timeline -step "$step2" -outfile "$tmp/trace/timeline2.json" >/dev/null 2>&1
 serve trace "$kineto"
 (cd "$here" && node web_ui_test.js --trace "$url" "$tmp/trace" ${shots:+"$shots"}) || status=1
 stop trace
@@ -158,6 +163,17 @@ mkdir -p "$tmp/ranks"
 serve ranks "$ranks"
 (cd "$here" && node web_ui_test.js --ranks "$url" "$tmp/ranks" ${shots:+"$shots"}) || status=1
 stop ranks
+
+# One DDP rank's trace: the GPU annotation lane of a step against the
+# CLI's timeline of that step.
+rank0=--trace_path=$repo/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz
+mkdir -p "$tmp/rank0"
+step=$("$bin" "$rank0" steps -output csv 2>/dev/null | sed -n 3p | cut -d, -f1)
+echo "$step" >"$tmp/rank0/step.txt"
+"$bin" "$rank0" timeline -step "$step" -outfile "$tmp/rank0/timeline.json" >/dev/null 2>&1
+serve rank0 "$rank0"
+(cd "$here" && node web_ui_test.js --annotations "$url" "$tmp/rank0" ${shots:+"$shots"}) || status=1
+stop rank0
 
 # A 24-step trace (the bundled one repeated by bench/gen_kineto.py): every
 # tab opened and timed (the times are printed, not asserted).

@@ -40,52 +40,6 @@ namespace {
 // were children of their ancestor at this depth (keeps names bounded).
 constexpr int32_t kMaxPathDepth = 64;
 
-bool IsGpuCategory(absl::string_view cat) {
-  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" ||
-         cat == "Memcpy" || cat == "gpu_memset" || cat == "Memset";
-}
-
-bool IsRuntimeCategory(absl::string_view cat) {
-  return cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver" ||
-         cat == "Driver" || cat == "hip_runtime" || cat == "hip_driver" ||
-         cat == "xpu_runtime" || cat == "privateuse1_runtime" ||
-         cat == "mtia_runtime";
-}
-
-WorkKind WorkKindOf(absl::string_view category) {
-  return absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
-         : absl::StrContains(category, "emset") ? WorkKind::kMemset
-                                                : WorkKind::kKernel;
-}
-
-// GPU-side events that are not work a node launched.
-bool IsGpuSideNonWork(absl::string_view cat) {
-  return cat == "gpu_user_annotation" || cat == "cuda_sync" ||
-         cat == "cuda_profiler_range" || cat == "gpu_instant_event";
-}
-
-// "ProfilerStep#12" -> 12.
-std::optional<int64_t> ProfilerStep(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, "ProfilerStep#")) return std::nullopt;
-  int64_t step;
-  // Negative steps mean "average" to tfprof: not a step marker.
-  if (!absl::SimpleAtoi(name, &step) || step < 0) return std::nullopt;
-  return step;
-}
-
-// One path component (see ScopeComponent); ProfilerStep#N ranges are all
-// "ProfilerStep".
-std::string Component(absl::string_view name) {
-  if (ProfilerStep(name).has_value()) return "ProfilerStep";
-  return ScopeComponent(name);
-}
-
-std::string OpType(absl::string_view name) {
-  if (ProfilerStep(name).has_value()) return "ProfilerStep";
-  if (name.empty()) return "_unnamed";
-  return std::string(name);
-}
-
 // One Kineto file's import: the events that matter are collected in one pass
 // over the JSON, then nested per thread, then turned into executions.
 class KinetoImport {
@@ -115,6 +69,7 @@ class KinetoImport {
     CountNestedFlops();
     AddCpuExecs();
     AddGpuExecs();
+    AddGpuAnnotations();
     AddHeader();
     NoteLegacyTrace();
     AddNotes();
@@ -130,6 +85,13 @@ class KinetoImport {
                 absl::string_view name, Event* e);
   // Keeps what the later passes need of the event's args.
   void KeepArgs(int32_t index, Event* e);
+  // Keeps a gpu_user_annotation range (a record_function or ProfilerStep
+  // range as a GPU stream saw it) for AddGpuAnnotations().
+  void KeepGpuAnnotation(absl::string_view name);
+  // Records the kept ranges in the activity, each in the step of the CPU
+  // range it mirrors (same External id), else the one its name says
+  // (ProfilerStep#N), else the one its start falls in.
+  void AddGpuAnnotations();
   // A ProfilerStep#N range's span, in nanoseconds.
   void KeepStepSpan(const Event& e, absl::string_view name);
   // The event's start and duration in nanoseconds (as read, not rounded to
@@ -186,6 +148,12 @@ class KinetoImport {
   std::vector<CpuArgs> cpu_args_;
   std::vector<MemoryArgs> memory_args_;
   std::vector<GpuArgs> gpu_args_;
+  struct GpuAnnotation {
+    int64_t start_ns = 0, duration_ns = 0, device = 0;
+    int32_t name = 0, stream = 0;
+    IdKey external_id;
+  };
+  std::vector<GpuAnnotation> annotations_;
   absl::flat_hash_map<std::string, int32_t> threads_;
   std::vector<std::string> thread_names_;  // "<pid>/<tid>" by index
   // The launching runtime call of a correlation id, the op of an External
@@ -273,6 +241,9 @@ bool KinetoImport::Classify(absl::string_view ph, absl::string_view category,
       e->kind = Kind::kPython;
     } else if (IsGpuCategory(category)) {
       e->kind = Kind::kGpu;
+    } else if (category == "gpu_user_annotation") {
+      KeepGpuAnnotation(name);
+      return false;  // not an event the passes nest
     } else if (IsGpuSideNonWork(category)) {
       builder_->Count(file_, absl::StrCat("\"", category,
                                           "\" events not mapped (GPU-side "
@@ -360,6 +331,44 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
     }
     case Kind::kPython:
       break;
+  }
+}
+
+void KinetoImport::KeepGpuAnnotation(absl::string_view name) {
+  GpuAnnotation a;
+  if (!f_.ts.Nanos(&a.start_ns) || !f_.dur.Nanos(&a.duration_ns) ||
+      a.duration_ns < 0) {
+    builder_->Count(file_, "events without a valid ts/dur, skipped");
+    return;
+  }
+  a.name = Intern(&strings_, name);
+  // Kineto writes the GPU as the pid and the stream as the tid.
+  a.device = f_.device.Int().value_or(f_.pid.Int().value_or(0));
+  a.stream = Intern(&strings_,
+                    f_.stream.IdText().value_or(f_.tid.IdText().value_or("0")));
+  a.external_id = MakeIdKey(f_.external_id, &strings_);
+  annotations_.push_back(a);
+}
+
+void KinetoImport::AddGpuAnnotations() {
+  Activity* activity = builder_->activity();
+  for (const GpuAnnotation& a : annotations_) {
+    DeviceAnnotation d;
+    d.start_ns = a.start_ns;
+    d.duration_ns = a.duration_ns;
+    auto it = a.external_id.present() ? by_external_id_.find(a.external_id)
+                                      : by_external_id_.end();
+    const std::string& name = strings_.Get(a.name);
+    const std::optional<int64_t> named = ProfilerStep(name);
+    if (it != by_external_id_.end()) {
+      d.step = events_[it->second].step;
+    } else {
+      d.step = named.has_value() ? *named : steps_.At(a.start_ns / 1000);
+    }
+    d.name = activity->Intern(name);
+    d.stream =
+        activity->Intern(GpuStreamDevice(a.device, strings_.Get(a.stream)));
+    activity->AddAnnotation(d);
   }
 }
 

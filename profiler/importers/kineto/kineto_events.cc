@@ -2,9 +2,11 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -26,6 +28,48 @@ IdKey MakeIdKey(const JsonScalar& v, StringTable* strings) {
     key.text = Intern(strings, *text);
   }
   return key;
+}
+
+bool IsGpuCategory(absl::string_view cat) {
+  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" ||
+         cat == "Memcpy" || cat == "gpu_memset" || cat == "Memset";
+}
+
+bool IsRuntimeCategory(absl::string_view cat) {
+  return cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver" ||
+         cat == "Driver" || cat == "hip_runtime" || cat == "hip_driver" ||
+         cat == "xpu_runtime" || cat == "privateuse1_runtime" ||
+         cat == "mtia_runtime";
+}
+
+WorkKind WorkKindOf(absl::string_view category) {
+  return absl::StrContains(category, "emcpy")   ? WorkKind::kMemcpy
+         : absl::StrContains(category, "emset") ? WorkKind::kMemset
+                                                : WorkKind::kKernel;
+}
+
+bool IsGpuSideNonWork(absl::string_view cat) {
+  return cat == "gpu_user_annotation" || cat == "cuda_sync" ||
+         cat == "cuda_profiler_range" || cat == "gpu_instant_event";
+}
+
+std::optional<int64_t> ProfilerStep(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, "ProfilerStep#")) return std::nullopt;
+  int64_t step;
+  // Negative steps mean "average" to tfprof: not a step marker.
+  if (!absl::SimpleAtoi(name, &step) || step < 0) return std::nullopt;
+  return step;
+}
+
+std::string Component(absl::string_view name) {
+  if (ProfilerStep(name).has_value()) return "ProfilerStep";
+  return ScopeComponent(name);
+}
+
+std::string OpType(absl::string_view name) {
+  if (ProfilerStep(name).has_value()) return "ProfilerStep";
+  if (name.empty()) return "_unnamed";
+  return std::string(name);
 }
 
 std::string LaunchText(const EventFields& f) {

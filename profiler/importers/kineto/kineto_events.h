@@ -1,6 +1,6 @@
 // The compact form of a Kineto trace's events as the importer's passes use
-// them (the JSON is gone once they are collected), and the reading of one
-// event's fields and args.
+// them (the JSON is gone once they are collected), the reading of one
+// event's fields and args, and what its category and name say.
 #ifndef TFPROF_PROFILER_IMPORTERS_KINETO_KINETO_EVENTS_H_
 #define TFPROF_PROFILER_IMPORTERS_KINETO_KINETO_EVENTS_H_
 
@@ -12,8 +12,10 @@
 
 #include "absl/strings/string_view.h"
 #include "profiler/importers/common/json_reader.h"
+#include "profiler/importers/common/trace_builder.h"
 #include "profiler/importers/kineto/kineto_args.h"
 #include "profiler/importers/kineto/torch_flops.h"
+#include "profiler/model/activity.h"
 #include "profiler/model/string_table.h"
 
 namespace tfprof {
@@ -122,6 +124,24 @@ struct EventFields : TraceEventFields {
   // The slot an args key is read into, or null for keys not read.
   JsonScalar* ArgSlot(absl::string_view key);
 };
+
+// --- How an event's category and name are read.
+// Kernels, copies and sets on a GPU stream (current and older categories).
+bool IsGpuCategory(absl::string_view cat);
+// A runtime or driver call that launches GPU work (cuda_runtime, ...).
+bool IsRuntimeCategory(absl::string_view cat);
+// Copy, set or kernel, from a GPU event's category.
+WorkKind WorkKindOf(absl::string_view category);
+// GPU-side events that are not work a node launched.
+bool IsGpuSideNonWork(absl::string_view cat);
+// "ProfilerStep#12" -> 12 (not a step marker: nullopt).
+std::optional<int64_t> ProfilerStep(absl::string_view name);
+// One path component (see ScopeComponent); ProfilerStep#N ranges are all
+// "ProfilerStep".
+std::string Component(absl::string_view name);
+// The op type of a CPU event: its name ("ProfilerStep" for the markers,
+// "_unnamed" for none).
+std::string OpType(absl::string_view name);
 
 // A kernel's launch as XSpace's kernel_details writes it:
 // "regs:R shm:S grid:x,y,z block:x,y,z".

@@ -1,7 +1,9 @@
 'use strict';
-// The web UI's timeline tab: one step's Chrome trace on a canvas, a lane per
-// (process, thread), each complete event at its recorded start and
-// duration, under a time axis with ticks. The wheel zooms, dragging pans,
+// The web UI's timeline tab: one step's (or a range of steps') Chrome trace
+// on a canvas, a lane per (process, thread), each complete event at its
+// recorded start and duration, under a time axis with ticks; a GPU's
+// annotation lane (the program's ranges as the GPU saw them) above its
+// streams, and a track per memory counter (bytes in use over time) below. The wheel zooms, dragging pans,
 // hovering names an event, a click selects it and shows its details (args,
 // launch dimensions, the host op that launched a kernel and the kernels a
 // host op launched, each a link that selects it); the search box
@@ -11,6 +13,7 @@
 const TL_LABEL_W = 260;
 const TL_LANE_H = 18;
 const TL_AXIS_H = 22;
+const TL_COUNTER_ROWS = 2;  // a counter track's height, in lanes
 
 // The rows of a trace's complete events: a lane per (pid, tid), sorted; in
 // a lane, events that nest (a host op and the ops it called) stack
@@ -45,6 +48,37 @@ function traceLayout(spans) {
     totalRows += rows.get(l);
   }
   return {lanes, laneOf, rows, firstRow, depthOf, totalRows};
+}
+
+// The trace's counters ("C" events): a track per (pid, name), its samples
+// in time order (each holds until the next) and its largest value.
+function counterTracks(events) {
+  const tracks = new Map();
+  for (const e of events) {
+    if (e.ph !== 'C' || typeof e.ts !== 'number' || !e.args) continue;
+    const key = `${e.pid}/${e.name}`;
+    if (!tracks.has(key)) tracks.set(key, {pid: e.pid, name: e.name, samples: [], max: 0});
+    const t = tracks.get(key);
+    const v = Object.values(e.args).reduce((a, b) => a + (Number(b) || 0), 0);
+    t.samples.push([e.ts, v]);
+    t.max = Math.max(t.max, v);
+  }
+  const list = [...tracks.values()].sort((a, b) => a.pid - b.pid ||
+    (a.name > b.name) - (a.name < b.name));
+  for (const t of list) t.samples.sort((a, b) => a[0] - b[0]);
+  return list;
+}
+
+// A counter's value at time t (its last sample at or before t), or null.
+function counterAt(track, t) {
+  let lo = 0;
+  let hi = track.samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (track.samples[mid][0] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? track.samples[lo - 1][1] : null;
 }
 
 // Tick times for [from, to]: a step of 1, 2 or 5 times a power of ten,
@@ -151,28 +185,41 @@ function renderTrace(container, trace, hp) {
   }
   const spans = events.filter((e) => e.ph === 'X' && typeof e.ts === 'number');
   const {lanes, laneOf, rows, firstRow, depthOf, totalRows} = traceLayout(spans);
+  const counters = counterTracks(events);
   const rowOf = (e) => firstRow.get(`${e.pid}/${e.tid}`) + depthOf.get(e);
   // (reduce, not Math.min(...): a step can hold more events than a call
   // takes arguments)
   const t0 = spans.reduce((m, e) => Math.min(m, e.ts), Infinity);
   const t1 = spans.reduce((m, e) => Math.max(m, e.ts + (e.dur || 0)), -Infinity);
+  const annotations = spans.filter((e) => e.cat === 'Annotation').length;
   container.append(el('p', {id: 'timeline-info'}, spans.length ?
     `${spans.length} events on ${lanes.length} lanes, ` +
-    `${formatTime(Math.round(t1 - t0))} from the first event's start to the last's end` :
+    `${formatTime(Math.round(t1 - t0))} from the first event's start to the last's end` +
+    (annotations ? `; ${annotations} GPU annotation ranges` : '') +
+    (counters.length ? `; ${counters.length} memory counter track(s)` : '') :
     'no events in this step'));
   if (!spans.length) return;
   const links = launchLinks(spans);
   const search = el('input', {id: 'timeline-search', type: 'search',
     placeholder: 'search event names'});
   const found = el('span', {id: 'timeline-search-count', class: 'notes'});
-  const blob = new Blob([JSON.stringify(trace)], {type: 'application/json'});
-  container.append(el('div', {class: 'timeline-bar'}, search, found,
-    el('a', {id: 'timeline-download', href: URL.createObjectURL(blob),
-      download: 'timeline.json'}, 'download the Chrome trace (Perfetto, chrome://tracing)')));
+  const download = el('a', {id: 'timeline-download', href: '#', download: 'timeline.json'},
+    'download the Chrome trace (Perfetto, chrome://tracing)');
+  // The trace's JSON is written when the link is first used (half a second
+  // for a step of 100k events), before the click follows the link.
+  download.addEventListener('click', () => {
+    if (download.href.startsWith('blob:')) return;
+    download.href = URL.createObjectURL(new Blob([JSON.stringify(trace)],
+      {type: 'application/json'}));
+  });
+  container.append(el('div', {class: 'timeline-bar'}, search, found, download));
   const canvas = el('canvas', {class: 'timeline', id: 'timeline-canvas'});
   const width = Math.max(600, container.clientWidth - 30);
   canvas.width = width;
-  canvas.height = totalRows * TL_LANE_H + TL_AXIS_H + 4;
+  canvas.height = (totalRows + counters.length * TL_COUNTER_ROWS) * TL_LANE_H + TL_AXIS_H + 4;
+  canvas.dataset.counters = JSON.stringify(counters.map((c) => ({name: c.name,
+    samples: c.samples.length, max: c.max})));
+  canvas.dataset.annotations = String(annotations);
   const details = el('div', {id: 'timeline-details-box'},
     el('p', {class: 'notes'}, 'Click an event for its details.'));
   container.append(canvas, details);
@@ -184,7 +231,7 @@ function renderTrace(container, trace, hp) {
   const x = (t) => TL_LABEL_W + (t - state.view[0]) / (state.view[1] - state.view[0]) *
     (width - TL_LABEL_W);
   const draw = () => drawTrace(canvas, {lanes, laneOf, rows, firstRow, names, spans,
-    rowOf, t0, x, state, width});
+    rowOf, t0, x, state, width, counters, totalRows});
   const select = (e) => {
     state.selected = e;
     details.replaceChildren(traceDetails(e, t0, links, select));
@@ -205,10 +252,52 @@ function renderTrace(container, trace, hp) {
     clearTimeout(saving);
     saving = setTimeout(() => saveTraceState(state, t0, spans), 200);
   };
-  attachTraceMouse(canvas, {spans, rowOf, totalRows, state, width, t0, draw: moved, select});
+  attachTraceMouse(canvas, {spans, rowOf, totalRows, state, width, t0, draw: moved, select,
+    counters});
   const chosen = spans[Number(hp.get('event'))];
   if (hp.has('event') && chosen) select(chosen);
   else draw();
+}
+
+function laneLabel(names, laneOf, l) {
+  const [pid] = laneOf.get(l);
+  return `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
+}
+
+// The counter tracks under the lanes: a step area per counter (a value
+// holds until the next sample), scaled to its largest value.
+function drawCounters(g, d) {
+  const {counters, totalRows, names, x, width} = d;
+  const h = TL_COUNTER_ROWS * TL_LANE_H;
+  counters.forEach((c, i) => {
+    const y = TL_AXIS_H + (totalRows + i * TL_COUNTER_ROWS) * TL_LANE_H;
+    g.fillStyle = '#eef3f8';
+    g.fillRect(0, y, width, h);
+    g.fillStyle = '#333';
+    g.fillText(fitLeft(g, `${names.get(`${c.pid}`) || c.pid} / ${c.name}`, TL_LABEL_W - 8),
+      4, y + 13);
+    g.fillStyle = '#666';
+    g.fillText(`peak ${formatBytes(c.max)}`, 4, y + 28);
+    g.save();
+    g.beginPath();
+    g.rect(TL_LABEL_W, y, width - TL_LABEL_W, h);
+    g.clip();
+    g.fillStyle = 'rgba(70, 130, 180, 0.6)';
+    g.beginPath();
+    g.moveTo(Math.max(TL_LABEL_W, x(c.samples[0][0])), y + h);
+    const scale = (v) => y + h - (c.max > 0 ? v / c.max : 0) * (h - 3);
+    c.samples.forEach(([t, v], k) => {
+      const x0 = Math.max(TL_LABEL_W - 1, Math.min(width + 1, x(t)));
+      const next = k + 1 < c.samples.length ? c.samples[k + 1][0] : null;
+      const x1 = next === null ? width + 1 : Math.max(TL_LABEL_W - 1, Math.min(width + 1, x(next)));
+      g.lineTo(x0, scale(v));
+      g.lineTo(x1, scale(v));
+    });
+    g.lineTo(width + 1, y + h);
+    g.closePath();
+    g.fill();
+    g.restore();
+  });
 }
 
 function drawTrace(canvas, d) {
@@ -216,13 +305,14 @@ function drawTrace(canvas, d) {
   const g = canvas.getContext('2d');
   g.clearRect(0, 0, width, canvas.height);
   g.font = '11px monospace';
+  canvas.dataset.lanes = JSON.stringify(lanes.map((l) => laneLabel(names, laneOf, l)));
+  drawCounters(g, d);
   lanes.forEach((l, i) => {
-    const [pid] = laneOf.get(l);
     const y = TL_AXIS_H + firstRow.get(l) * TL_LANE_H;
     g.fillStyle = i % 2 ? '#f6f7f9' : '#fff';
     g.fillRect(0, y, width, rows.get(l) * TL_LANE_H);
     g.fillStyle = '#333';
-    const label = `${names.get(`${pid}`) || pid} / ${names.get(l) || l.split('/')[1]}`;
+    const label = laneLabel(names, laneOf, l);
     // An aligned trace of several ranks keeps its "rank N: " in front.
     const rank = /^rank \d+: /.exec(label);
     const head = rank ? rank[0] : '';
@@ -240,7 +330,8 @@ function drawTrace(canvas, d) {
     const y = TL_AXIS_H + rowOf(e) * TL_LANE_H;
     const hit = !state.query || (e.name || '').toLowerCase().includes(state.query);
     g.globalAlpha = hit ? 1 : 0.15;
-    g.fillStyle = flameColor(e.name || '');
+    // A GPU annotation (a range, not work) in one muted colour.
+    g.fillStyle = e.cat === 'Annotation' ? '#cdbfe6' : flameColor(e.name || '');
     g.fillRect(x0, y + 1, Math.max(1, x1 - x0), TL_LANE_H - 2);
     if (x1 - x0 > 40) {
       g.fillStyle = '#111';
@@ -277,7 +368,7 @@ function drawTrace(canvas, d) {
 }
 
 function attachTraceMouse(canvas, d) {
-  const {spans, rowOf, totalRows, state, width, t0, draw, select} = d;
+  const {spans, rowOf, totalRows, state, width, t0, draw, select, counters} = d;
   const timeAt = (px) => state.view[0] + (px - TL_LABEL_W) / (width - TL_LABEL_W) *
     (state.view[1] - state.view[0]);
   const eventAt = (px, py) => {
@@ -319,32 +410,62 @@ function attachTraceMouse(canvas, d) {
       draw();
       return;
     }
-    const e = eventAt(ev.clientX - r.left, ev.clientY - r.top);
+    const px = ev.clientX - r.left;
+    const row = Math.floor((ev.clientY - r.top - TL_AXIS_H) / TL_LANE_H);
+    const c = counters[Math.floor((row - totalRows) / TL_COUNTER_ROWS)];
+    if (row >= totalRows && c && px >= TL_LABEL_W) {
+      const v = counterAt(c, timeAt(px));
+      tooltip(ev, `${c.name}: ${v === null ? 'no sample yet' : formatBytes(v) + ' in use'}` +
+        `\nat ${(timeAt(px) - t0).toFixed(3)}us`);
+      return;
+    }
+    const e = eventAt(px, ev.clientY - r.top);
     tooltip(e ? ev : null, e ? `${e.name}\nstart: ${(e.ts - t0).toFixed(3)}us` +
       `\nduration: ${(e.dur || 0).toFixed(3)}us` : '');
   });
   canvas.addEventListener('mouseleave', () => tooltip(null));
 }
 
+// hp: step=N, or steps=A-B (a trace's steps A to B on one clock); the
+// overview's step bars open one step.
 async function renderTimeline(hp, content) {
-  const step = hp.get('step') || (info.steps.length ? String(info.steps[0]) : '');
-  const select = el('select', {id: 'timeline-step'},
-    info.steps.map((s) => el('option', {value: String(s)}, String(s))));
-  select.value = step;
-  select.addEventListener('change', () => {
+  const range = /^(\d+)-(\d+)$/.exec(hp.get('steps') || '');
+  const step = range ? range[1] :
+    hp.get('step') || (info.steps.length ? String(info.steps[0]) : '');
+  const q = new URLSearchParams();
+  if (range) q.set('steps', `${range[1]}-${range[2]}`);
+  else if (step !== '') q.set('step', step);
+  const t = await api('/api/timeline', q);
+  const options = () => info.steps.map((s) => el('option', {value: String(s)}, String(s)));
+  const select = el('select', {id: 'timeline-step'}, options());
+  select.value = String(t.step);
+  const to = el('select', {id: 'timeline-last-step'}, options());
+  to.value = String(t.last_step);
+  const go = (first, last) => {
     const next = hashParams();
-    next.set('step', select.value);
     next.delete('window');
     next.delete('event');
+    if (Number(last) > Number(first)) {
+      next.set('steps', `${first}-${last}`);
+      next.delete('step');
+    } else {
+      next.set('step', first);
+      next.delete('steps');
+    }
     setHash(next);
-  });
+  };
+  select.addEventListener('change', () => go(select.value, select.value));
+  to.addEventListener('change', () => go(select.value, to.value));
   content.append(el('label', {}, 'step ', select));
-  const q = new URLSearchParams();
-  if (step !== '') q.set('step', step);
-  const t = await api('/api/timeline', q);
+  // A range of steps is drawn from a trace's own events only.
+  if (t.source === 'trace') content.append(el('label', {}, ' to ', to));
   setCommand(t.source === 'graph view' ?
     `tfprof ${info.input_flags} graph -step ${t.step} -max_depth 1000000 -output timeline:outfile=timeline.json` :
     `tfprof ${info.input_flags} timeline -step ${t.step}`);
-  content.append(el('p', {class: 'notes'}, `Step ${t.step}: ${t.source} events.`));
+  content.append(el('p', {class: 'notes', id: 'timeline-steps'}, t.last_step > t.step ?
+    `Steps ${t.step} to ${t.last_step} on one clock (from step ${t.step}'s start): ` +
+    `${t.source} events. (The command line draws one step; this is ` +
+    `/api/timeline?steps=${t.step}-${t.last_step}.)` :
+    `Step ${t.step}: ${t.source} events.`));
   renderTrace(content, t.trace, hp);
 }
