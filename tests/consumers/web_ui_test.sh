@@ -187,6 +187,21 @@ serve big "$big"
 (cd "$here" && node web_ui_test.js --timings "$url" "$tmp/big") || status=1
 stop big
 
+# The JAX XSpace's overview (bundled): its step split, utilization, top
+# kernels and ops against the CLI's, and every tab timed.
+mkdir -p "$tmp/jaxov"
+"$bin" "$jax" steps -output csv >"$tmp/jaxov/steps.csv" 2>/dev/null
+"$bin" "$jax" summary -output json >"$tmp/jaxov/summary.json" 2>/dev/null
+"$bin" "$jax" kernel -order_by micros -max_depth 1000000 -output json \
+  >"$tmp/jaxov/kernel.json" 2>/dev/null
+for a in accelerator_micros cpu_micros; do
+  "$bin" "$jax" op -order_by $a -select $a,occurrence -output json \
+    >"$tmp/jaxov/op_$a.json" 2>/dev/null
+done
+serve jaxov "$jax"
+(cd "$here" && node web_ui_test.js --overview "$url" "$tmp/jaxov") || status=1
+stop jaxov
+
 # Optional, with ../shared/corpus: the H200 ResNet trace's overview against
 # its CLI output, and every tab timed.
 resnet=$repo/../shared/corpus/gpu-h200-2026/resnet.pt.trace.json.gz
