@@ -26,6 +26,24 @@ async function main() {
       const info = await page.textContent('#timeline-info');
       console.log(`draw ${i + 1}: ${ms} ms (${info})`);
     }
+    // Interaction on the drawn page: the wheel redraws the canvas at once
+    // (no fetch), so each zoom step's time is one full redraw; 10 in, 10 out.
+    const redraw = await page.evaluate(() => {
+      const c = document.getElementById('timeline-canvas');
+      const r = c.getBoundingClientRect();
+      const times = [];
+      for (let i = 0; i < 20; ++i) {
+        const t0 = performance.now();
+        c.dispatchEvent(new WheelEvent('wheel', {deltaY: i < 10 ? -100 : 100,
+          clientX: r.left + r.width / 2, clientY: r.top + 40,
+          bubbles: true, cancelable: true}));
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      return {median: times[10], max: times[19]};
+    });
+    console.log(`zoom redraw: median ${redraw.median.toFixed(1)} ms, ` +
+      `slowest ${redraw.max.toFixed(1)} ms (20 wheel steps)`);
   } finally {
     await browser.close();
   }

@@ -359,48 +359,62 @@ absl::StatusOr<Session*> Session::ForRank(int64_t rank) {
 }
 
 absl::StatusOr<std::string> Session::RanksTimeline(int64_t step) {
-  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
-  absl::StatusOr<RanksReport> report = Ranks();
-  if (!report.ok()) return report.status();
-  if (report->steps.empty()) {
-    return absl::FailedPreconditionError("the ranks have no steps");
-  }
-  if (step < 0) step = report->steps.front().step;
-  // Each rank's clock base (its profile, found by its files) and the step's
-  // earliest aligned start.
-  std::vector<int64_t> shift(report->ranks.size(), 0);
-  int64_t origin = INT64_MAX;
-  for (size_t i = 0; i < report->ranks.size(); ++i) {
-    const RankReport& rr = report->ranks[i];
-    for (const RankProfile& p : *rank_profiles_) {
-      if (p.files != rr.files) continue;
-      shift[i] = SatAdd(p.base_ns, -rr.offset_ns);
-      for (const StepRow& row : p.steps.rows) {
-        if (row.step == step) {
-          origin = std::min(origin, SatAdd(row.start_ns, shift[i]));
+  // What each rank's part needs, taken under the ranks' lock; the ranks are
+  // loaded again (seconds for large ones) outside it, so that other
+  // requests for the ranks' caches are not held meanwhile.
+  struct Part {
+    std::vector<std::string> files;
+    int64_t rank = 0;
+    int64_t shift = 0;  // from the rank's clock to the step's aligned origin
+  };
+  std::vector<Part> parts;
+  bool reload = false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
+    absl::StatusOr<RanksReport> report = Ranks();
+    if (!report.ok()) return report.status();
+    if (report->steps.empty()) {
+      return absl::FailedPreconditionError("the ranks have no steps");
+    }
+    if (step < 0) step = report->steps.front().step;
+    // Each rank's clock base (its profile, found by its files) and the
+    // step's earliest aligned start.
+    int64_t origin = INT64_MAX;
+    for (const RankReport& rr : report->ranks) {
+      Part& part = parts.emplace_back();
+      part.files = rr.files;
+      part.rank = rr.rank;
+      for (const RankProfile& p : *rank_profiles_) {
+        if (p.files != rr.files) continue;
+        part.shift = SatAdd(p.base_ns, -rr.offset_ns);
+        for (const StepRow& row : p.steps.rows) {
+          if (row.step == step) {
+            origin = std::min(origin, SatAdd(row.start_ns, part.shift));
+          }
         }
       }
     }
-  }
-  if (origin == INT64_MAX) {
-    return absl::NotFoundError(absl::StrCat("no rank has step ", step));
+    if (origin == INT64_MAX) {
+      return absl::NotFoundError(absl::StrCat("no rank has step ", step));
+    }
+    for (Part& part : parts) part.shift = SatAdd(part.shift, -origin);
+    reload = multi_rank() || model().size() == 0;
   }
   StepEventsWriter writer;
   int64_t events = 0;
-  for (size_t i = 0; i < report->ranks.size(); ++i) {
-    const RankReport& rr = report->ranks[i];
+  for (size_t i = 0; i < parts.size(); ++i) {
     std::unique_ptr<Session> owned;
     const Model* model = &this->model();
-    if (multi_rank() || model->size() == 0) {
+    if (reload) {
       InputPaths in;
-      in.trace_path = absl::StrJoin(rr.files, ",");
+      in.trace_path = absl::StrJoin(parts[i].files, ",");
       absl::StatusOr<std::unique_ptr<Session>> s = Load(in);
       if (!s.ok()) return s.status();
       owned = std::move(*s);
       model = &owned->model();
     }
-    events += writer.Add(*model, step, nullptr, SatAdd(shift[i], -origin),
-                         absl::StrCat("rank ", rr.rank),
+    events += writer.Add(*model, step, nullptr, parts[i].shift,
+                         absl::StrCat("rank ", parts[i].rank),
                          static_cast<int>(i + 1) * 1000);
   }
   if (events == 0) {

@@ -189,7 +189,7 @@ class Session {
   // One step (step < 0: the job's first) of every rank in one Chrome trace
   // on the aligned clock: a host process and GPU processes per rank, named
   // "rank N: ...", times from the step's earliest aligned start. Ranks are
-  // loaded one after another.
+  // loaded one after another, outside the ranks' lock.
   absl::StatusOr<std::string> RanksTimeline(int64_t step);
 
  private:

@@ -187,38 +187,30 @@ serve big "$big"
 (cd "$here" && node web_ui_test.js --timings "$url" "$tmp/big") || status=1
 stop big
 
-# The JAX XSpace's overview (bundled): its step split, utilization, top
-# kernels and ops against the CLI's, and every tab timed.
-mkdir -p "$tmp/jaxov"
-"$bin" "$jax" steps -output csv >"$tmp/jaxov/steps.csv" 2>/dev/null
-"$bin" "$jax" summary -output json >"$tmp/jaxov/summary.json" 2>/dev/null
-"$bin" "$jax" kernel -order_by micros -max_depth 1000000 -output json \
-  >"$tmp/jaxov/kernel.json" 2>/dev/null
-for a in accelerator_micros cpu_micros; do
-  "$bin" "$jax" op -order_by $a -select $a,occurrence -output json \
-    >"$tmp/jaxov/op_$a.json" 2>/dev/null
-done
-serve jaxov "$jax"
-(cd "$here" && node web_ui_test.js --overview "$url" "$tmp/jaxov") || status=1
-stop jaxov
+# An input's overview against the CLI's figures (steps split, utilization,
+# top kernels and ops, devices), every tab timed: overview NAME ARGS...
+overview() {
+  local name=$1
+  shift
+  mkdir -p "$tmp/$name"
+  "$bin" "$@" steps -output csv >"$tmp/$name/steps.csv" 2>/dev/null
+  "$bin" "$@" summary -output json >"$tmp/$name/summary.json" 2>/dev/null
+  "$bin" "$@" kernel -order_by micros -max_depth 1000000 -output json \
+    >"$tmp/$name/kernel.json" 2>/dev/null
+  for a in accelerator_micros cpu_micros; do
+    "$bin" "$@" op -order_by $a -select $a,occurrence -output json \
+      >"$tmp/$name/op_$a.json" 2>/dev/null
+  done
+  serve "$name" "$@"
+  (cd "$here" && node web_ui_test.js --overview "$url" "$tmp/$name") || status=1
+  stop "$name"
+}
 
-# Optional, with ../shared/corpus: the H200 ResNet trace's overview against
-# its CLI output, and every tab timed.
+# The bundled JAX XSpace; with ../shared/corpus, the H200 ResNet trace.
+overview jaxov "$jax"
 resnet=$repo/../shared/corpus/gpu-h200-2026/resnet.pt.trace.json.gz
 if [[ -f "$resnet" ]]; then
-  mkdir -p "$tmp/resnet"
-  r=--trace_path=$resnet
-  "$bin" "$r" steps -output csv >"$tmp/resnet/steps.csv" 2>/dev/null
-  "$bin" "$r" summary -output json >"$tmp/resnet/summary.json" 2>/dev/null
-  "$bin" "$r" kernel -order_by micros -max_depth 1000000 -output json \
-    >"$tmp/resnet/kernel.json" 2>/dev/null
-  for a in accelerator_micros cpu_micros; do
-    "$bin" "$r" op -order_by $a -select $a,occurrence -output json \
-      >"$tmp/resnet/op_$a.json" 2>/dev/null
-  done
-  serve resnet "$r"
-  (cd "$here" && node web_ui_test.js --overview "$url" "$tmp/resnet") || status=1
-  stop resnet
+  overview resnet --trace_path="$resnet"
 else
   echo "skipped: the H200 ResNet trace (no ../shared/corpus)"
 fi
