@@ -166,10 +166,9 @@ class Activity {
   void AddFlopsNote(std::string note) {
     flops_notes_.push_back(std::move(note));
   }
-  // Sorts everything: spans by step, work, host spans and annotations by
-  // start, memory
-  // samples by allocator, then time (ties keep the order they were added in);
-  // fills in the bytes in use that were not recorded.
+  // Sorts everything: spans by step; work, host spans and annotations by
+  // start; memory samples by allocator, then time (ties keep the order they
+  // were added in). Fills in the bytes in use that were not recorded.
   void Finish();
   // Moves every time by `ns` (the importer's shift of the executions' clock).
   void Shift(int64_t ns);
