@@ -362,7 +362,7 @@ tfprof::Options FilteredOptions() {
   tfprof::Options o;
   o.max_depth = 4;
   o.min_micros = 1000;
-  o.order_by = "micros";
+  o.order_by = tfprof::Attr::kMicros;
   return o;
 }
 

@@ -45,7 +45,7 @@ tfpb::OptionsProto Preset(int64_t max_depth, const std::string& order_by,
 DiffReport ToDiffReport(const DiffTree& tree) {
   DiffReport report;
   report.view = ViewName(tree.view);
-  report.attribute = tree.attribute;
+  report.attribute = AttrName(tree.attribute);
   report.notes = tree.notes;
   report.json = RenderDiffJson(tree);
   std::vector<std::pair<size_t, int>> todo = {{0, 0}};
@@ -58,8 +58,8 @@ DiffReport ToDiffReport(const DiffTree& tree) {
     row.depth = depth;
     row.in_base = n.base.present;
     row.in_current = n.current.present;
-    DiffValue(n.base.total, tree.attribute, &row.base_value);
-    DiffValue(n.current.total, tree.attribute, &row.current_value);
+    row.base_value = Value(n.base.total, tree.attribute);
+    row.current_value = Value(n.current.total, tree.attribute);
     row.verdict = VerdictName(n.judgement.verdict);
     row.ci_low = n.judgement.ci_low;
     row.ci_high = n.judgement.ci_high;

@@ -26,7 +26,8 @@ TEST_CASE("Every corpus input loads and answers every view") {
          {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp, ViewKind::kCode}) {
       INFO(ViewName(v));
       Options o;
-      o.select = {"micros", "bytes", "params", "float_ops", "occurrence"};
+      o.select = {Attr::kMicros, Attr::kBytes, Attr::kParams, Attr::kFloatOps,
+                  Attr::kOccurrence};
       auto r = views.Query(v, o);
       if (v == ViewKind::kCode && !m.has_code_traces()) {
         CHECK_FALSE(r.ok());
@@ -55,16 +56,17 @@ TEST_CASE("Corpus models round-trip through ProfileProto") {
     // And the reloaded model answers queries identically.
     Views a(&(*loaded)->model, nullptr), b(&*back, nullptr);
     Options o;
-    o.select = {"micros",     "bytes",  "params",   "float_ops",
-                "occurrence", "device", "op_types", "input_shapes"};
+    o.select = {Attr::kMicros,   Attr::kBytes,      Attr::kParams,
+                Attr::kFloatOps, Attr::kOccurrence, Attr::kDevice,
+                Attr::kOpTypes,  Attr::kInputShapes};
     // A ProfileProto refers to inputs by node id, so inputs that are not
     // nodes (traces name inputs that did not run) cannot be saved; their
     // shapes, all unknown, are not compared.
     // Nor the trace's activity record, which names the streams a node's
     // kernels ran on beside its placement (-select device).
     if (!c.paths.trace_path.empty()) {
-      o.select.erase("input_shapes");
-      o.select.erase("device");
+      o.select.erase(Attr::kInputShapes);
+      o.select.erase(Attr::kDevice);
     }
     for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp}) {
       auto ra = a.Query(v, o);

@@ -58,7 +58,8 @@ void Walk(const DiffTree& t, size_t i, const std::string& path,
 TEST_CASE("A profile diffed with itself changes nothing") {
   Options o;
   o.max_depth = 1000;
-  o.select = {"micros", "bytes", "params", "float_ops", "occurrence"};
+  o.select = {Attr::kMicros, Attr::kBytes, Attr::kParams, Attr::kFloatOps,
+              Attr::kOccurrence};
   int64_t rows = 0;
   for (const auto& c : testing::CorpusCases()) {
     INFO(c.name);
@@ -75,10 +76,10 @@ TEST_CASE("A profile diffed with itself changes nothing") {
         INFO(path);
         CHECK(n.base.present);
         CHECK(n.current.present);
-        for (const std::string& attr : DiffAttributes(o)) {
+        for (Attr attr : DiffAttributes(o)) {
           int64_t x = 0, y = 0;
-          DiffValue(n.base.total, attr, &x);
-          DiffValue(n.current.total, attr, &y);
+          x = Value(n.base.total, attr);
+          y = Value(n.current.total, attr);
           CHECK(x == y);
         }
         CHECK(!n.judgement.significant);
@@ -92,7 +93,7 @@ TEST_CASE("A profile diffed with itself changes nothing") {
 
 // name -> total of `attr` in a single-profile query, for every row.
 std::map<std::string, int64_t> Rows(Views* views, ViewKind v, const Options& o,
-                                    const std::string& attr) {
+                                    Attr attr) {
   absl::StatusOr<ResultTree> r = views->Query(v, o);
   REQUIRE(r.ok());
   std::map<std::string, int64_t> out;
@@ -102,7 +103,8 @@ std::map<std::string, int64_t> Rows(Views* views, ViewKind v, const Options& o,
     own.AddSelf(n.self);
     const bool flat = IsFlatView(v) && &n != &r->root();
     int64_t x = 0;
-    REQUIRE(DiffValue(flat ? own : n.total, attr, &x));
+    REQUIRE(IsCount(attr));
+    x = Value(flat ? own : n.total, attr);
     out[n.name] += x;
   }
   return out;
@@ -122,25 +124,25 @@ TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
   Views vb(&base->model, nullptr), vc(&current->model, nullptr);
   Options o;
   o.max_depth = 1000000;
-  o.select = {"micros", "bytes", "occurrence"};
-  o.order_by = "micros";
+  o.select = {Attr::kMicros, Attr::kBytes, Attr::kOccurrence};
+  o.order_by = Attr::kMicros;
   for (ViewKind v : {ViewKind::kScope, ViewKind::kOp}) {
     INFO(ViewName(v));
     absl::StatusOr<DiffTree> d =
         QueryDiff(v, o, DiffOptions(), &vb, base->model, &vc, current->model);
     REQUIRE(d.ok());
     int64_t only_current = 0, changed = 0;
-    for (const std::string& attr : DiffAttributes(o)) {
+    for (Attr attr : DiffAttributes(o)) {
       const auto want_b = Rows(&vb, v, o, attr);
       const auto want_c = Rows(&vc, v, o, attr);
       Walk(*d, 0, "", [&](const DiffNode& n, const std::string&) {
-        INFO(attr << " " << n.name);
+        INFO(AttrName(attr) << " " << n.name);
         auto b = want_b.find(n.name), c = want_c.find(n.name);
         CHECK(n.base.present == (b != want_b.end()));
         CHECK(n.current.present == (c != want_c.end()));
         int64_t x = 0, y = 0;
-        DiffValue(n.base.total, attr, &x);
-        DiffValue(n.current.total, attr, &y);
+        x = Value(n.base.total, attr);
+        y = Value(n.current.total, attr);
         CHECK(x == (b == want_b.end() ? 0 : b->second));
         CHECK(y == (c == want_c.end() ? 0 : c->second));
         only_current += !n.base.present;
@@ -178,8 +180,8 @@ TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
     absl::StatusOr<DiffTree> top = QueryDiff(v, shallow, DiffOptions(), &vb,
                                              base->model, &vc, current->model);
     REQUIRE(top.ok());
-    const auto all_b = Rows(&vb, v, o, "micros");
-    const auto all_c = Rows(&vc, v, o, "micros");
+    const auto all_b = Rows(&vb, v, o, Attr::kMicros);
+    const auto all_c = Rows(&vc, v, o, Attr::kMicros);
     for (const DiffNode& n : top->nodes) {
       INFO(n.name);
       CHECK(n.base.present == (all_b.count(n.name) == 1));
@@ -191,8 +193,8 @@ TEST_CASE("profile_0 vs profile_100: each change is the two views' values") {
       int64_t last = INT64_MAX;
       for (size_t c : n.children) {
         int64_t x = 0, y = 0;
-        DiffValue(d->nodes[c].base.total, "micros", &x);
-        DiffValue(d->nodes[c].current.total, "micros", &y);
+        x = Value(d->nodes[c].base.total, Attr::kMicros);
+        y = Value(d->nodes[c].current.total, Attr::kMicros);
         CHECK(std::llabs(y - x) <= last);
         last = std::llabs(y - x);
       }
@@ -270,7 +272,7 @@ Rates FlagRates(int steps, int seeds) {
     const Model current = NoisyRun(rng, noise, steps, 1.2);
     Views vb(&base, nullptr), vc(&current, nullptr);
     Options o;
-    o.order_by = "micros";
+    o.order_by = Attr::kMicros;
     absl::StatusOr<DiffTree> d =
         QueryDiff(ViewKind::kScope, o, DiffOptions(), &vb, base, &vc, current);
     REQUIRE(d.ok());

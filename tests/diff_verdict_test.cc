@@ -432,8 +432,7 @@ TEST_CASE("Cost shifts: work that moved to a new name under one parent") {
 // Each row's value in one step, by the path of names, from a query of that
 // step (a flat view's rows: their own figures).
 std::map<std::string, std::pair<int64_t, int64_t>> StepRows(
-    Views* views, ViewKind view, Options o, int64_t step,
-    const std::string& attr) {
+    Views* views, ViewKind view, Options o, int64_t step, Attr attr) {
   o.step = step;
   absl::StatusOr<ResultTree> r = views->Query(view, o);
   REQUIRE(r.ok());
@@ -447,7 +446,8 @@ std::map<std::string, std::pair<int64_t, int64_t>> StepRows(
           t.AddSelf(n.self);
         }
         int64_t v = 0;
-        REQUIRE(DiffValue(t, attr, &v));
+        REQUIRE(IsCount(attr));
+        v = Value(t, attr);
         out[path].first += v;
         out[path].second += t.run_count;
         for (size_t c : n.children) walk(c, path + "/" + r->nodes[c].name);
@@ -475,8 +475,8 @@ TEST_CASE(
                           ViewKind::kCode, ViewKind::kKernel}) {
       if (view == ViewKind::kKernel && m == &generated.model) continue;
       if (view == ViewKind::kCode && !m->has_code_traces()) continue;
-      for (const std::string attr : {"micros", "occurrence"}) {
-        INFO(ViewName(view) << " " << attr);
+      for (Attr attr : {Attr::kMicros, Attr::kOccurrence}) {
+        INFO(ViewName(view) << " " << AttrName(attr));
         Options o;
         o.max_depth = 1000;
         o.order_by = attr;

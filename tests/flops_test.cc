@@ -394,7 +394,7 @@ TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
     Views views(&m, nullptr);
     Options o;
     o.max_depth = 100;
-    o.select = {"float_ops"};
+    o.select = {Attr::kFloatOps};
     o.flops_rule = rule;
     absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
     REQUIRE(r.ok());
@@ -408,7 +408,7 @@ TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
     // A view says which rule its float ops follow.
     Views views(&m, nullptr);
     Options o;
-    o.select = {"float_ops"};
+    o.select = {Attr::kFloatOps};
     o.flops_rule = "pytorch";
     absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
     REQUIRE(r.ok());
@@ -450,7 +450,7 @@ TEST_CASE("Nested records: each computation once, or PyTorch's own way") {
   // The kernel carries its launching op's float ops.
   Views views(&m, nullptr);
   Options o;
-  o.select = {"float_ops", "accelerator_flop_rate"};
+  o.select = {Attr::kFloatOps, Attr::kAcceleratorFlopRate};
   absl::StatusOr<ResultTree> k = views.Query(ViewKind::kKernel, o);
   REQUIRE(k.ok());
   std::map<std::string, const ResultNode*> kernels;

@@ -89,7 +89,7 @@ TEST_CASE("Op view totals are suffix sums of the rows") {
     for (const char* order : {"name", "micros", "bytes", "params"}) {
       Options o;
       o.max_depth = 1000000;
-      o.order_by = order;
+      REQUIRE(SetOption("order_by", order, &o).ok());
       auto r = views.Query(ViewKind::kOp, o);
       REQUIRE(r.ok());
       const auto& rows = r->root().children;

@@ -177,7 +177,7 @@ std::map<std::string, int64_t> OpFlops(const Model& m,
   Views views(&m, nullptr);
   Options o;
   o.max_depth = 1 << 30;
-  o.select = {"float_ops"};
+  o.select = {Attr::kFloatOps};
   o.flops_rule = rule;
   absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
   REQUIRE(r.ok());

@@ -45,8 +45,9 @@ TEST_CASE("Shell options parse and apply") {
                                    "10"};
   REQUIRE(ParseOptionTokens(toks, 0, &o).ok());
   CHECK(o.max_depth == 3);
-  CHECK(o.select == std::set<std::string>{"bytes", "micros"});
-  CHECK(o.order_by == "micros");
+  CHECK(o.select == AttrSet{Attr::kBytes, Attr::kMicros});
+  CHECK(o.select.names() == std::vector<std::string>{"bytes", "micros"});
+  CHECK(o.order_by == Attr::kMicros);
   CHECK(o.account_displayed_op_only);
   CHECK(o.min_micros == 10);
 }
@@ -135,7 +136,7 @@ TEST_CASE("The float-op options: a rule by name, peaks as numbers") {
   CHECK(o.flops_rule == "pytorch");
   CHECK(o.peak_flops == 989.4e12);
   CHECK(o.peak_bytes_per_sec == 4.8e12);
-  CHECK(o.Selected("roofline"));
+  CHECK(o.Selected(Attr::kRoofline));
   for (const auto& bad :
        std::vector<std::vector<std::string>>{{"-flops_rule", "torch"},
                                              {"-peak_flops", "-1"},
@@ -162,7 +163,7 @@ TEST_CASE("The float-op options: a rule by name, peaks as numbers") {
 TEST_CASE("Options round-trip through OptionsProto") {
   Options o;
   o.max_depth = 4;
-  o.select = {"params", "bytes"};
+  o.select = {Attr::kParams, Attr::kBytes};
   o.output_type = "file";
   o.output_options["outfile"] = "/tmp/x";
   auto back = OptionsFromProto(OptionsToProto(o));

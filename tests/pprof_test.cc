@@ -84,7 +84,7 @@ TEST_CASE("pprof: one sample per graph node with its call stack") {
   Model m = CodeModel();
   Views views(&m, nullptr);
   Options o;
-  o.select = {"micros"};
+  o.select = {Attr::kMicros};
   auto r = views.Query(ViewKind::kCode, o);
   REQUIRE(r.ok());
   auto p = BuildPprof(*r);
@@ -131,15 +131,15 @@ TEST_CASE("pprof: only the code view and exactly one supported select") {
   Model m = CodeModel();
   Views views(&m, nullptr);
   Options o;
-  o.select = {"micros", "bytes"};
+  o.select = {Attr::kMicros, Attr::kBytes};
   auto r = views.Query(ViewKind::kCode, o);
   REQUIRE(r.ok());
   CHECK_FALSE(BuildPprof(*r).ok());
-  o.select = {"device"};
+  o.select = {Attr::kDevice};
   r = views.Query(ViewKind::kCode, o);
   REQUIRE(r.ok());
   CHECK_FALSE(BuildPprof(*r).ok());
-  o.select = {"micros"};
+  o.select = {Attr::kMicros};
   r = views.Query(ViewKind::kOp, o);
   REQUIRE(r.ok());
   CHECK_FALSE(BuildPprof(*r).ok());
@@ -155,7 +155,7 @@ TEST_CASE(
   for (const char* select : {"micros", "params", "bytes", "float_ops"}) {
     INFO(select);
     Options o;
-    o.select = {select};
+    o.select = {*ParseAttr(select)};
     o.max_depth = 1000;
     auto r = views.Query(ViewKind::kCode, o);
     REQUIRE(r.ok());

@@ -28,8 +28,9 @@ void LoadAndQuery(const InputPaths& paths) {
   }
   Views views(&(*loaded)->model, (*loaded)->checkpoint.get());
   Options o;
-  o.select = {"micros",     "bytes",        "params", "float_ops",
-              "occurrence", "input_shapes", "device", "op_types"};
+  o.select = {Attr::kMicros,   Attr::kBytes,      Attr::kParams,
+              Attr::kFloatOps, Attr::kOccurrence, Attr::kInputShapes,
+              Attr::kDevice,   Attr::kOpTypes};
   for (ViewKind v :
        {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp, ViewKind::kCode}) {
     auto r = views.Query(v, o);
@@ -156,7 +157,8 @@ void QueryAll(const Model& m, int64_t max_depth = 1000000) {
   Views views(&m, nullptr);
   Options o;
   o.max_depth = max_depth;
-  o.select = {"micros", "params", "occurrence", "input_shapes"};
+  o.select = {Attr::kMicros, Attr::kParams, Attr::kOccurrence,
+              Attr::kInputShapes};
   for (ViewKind v : {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp}) {
     auto r = views.Query(v, o);
     REQUIRE(r.ok());
@@ -210,7 +212,7 @@ TEST_CASE("A scope with a million children and a node with a million inputs") {
   Views views(&m, nullptr);
   Options o;
   o.max_depth = 3;
-  o.select = {"occurrence"};
+  o.select = {Attr::kOccurrence};
   auto scope = views.Query(ViewKind::kScope, o);
   REQUIRE(scope.ok());
   // The root, "sum", "wide" and its million children.
@@ -410,7 +412,7 @@ TEST_CASE(
   QueryAll((*loaded)->model);
   Views views(&(*loaded)->model, nullptr);
   Options o;
-  o.select = {"params"};
+  o.select = {Attr::kParams};
   auto r = views.Query(ViewKind::kScope, o);
   REQUIRE(r.ok());
   CHECK(r->root().total.parameters == INT64_MAX);

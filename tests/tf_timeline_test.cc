@@ -300,7 +300,7 @@ TEST_CASE("TF timeline: stream lanes, memcpy duplicates, output tensors") {
   CHECK(ops["MatMul"].runs == 1);
   Views views(&m, nullptr);
   Options o = AllRows(0);
-  o.select = {"bytes"};
+  o.select = {Attr::kBytes};
   absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
   REQUIRE(r.ok());
   bool output_seen = false;

@@ -789,7 +789,7 @@ TEST_CASE("device_regexes keeps what ran on matching devices") {
     // same figures, node by node.
     Views all(&m, nullptr), slow(&m, nullptr);
     Options o;
-    o.select = {"micros", "bytes", "occurrence"};
+    o.select = {Attr::kMicros, Attr::kBytes, Attr::kOccurrence};
     Options o2 = o;
     o2.device_regexes = {"nothing", ".*"};
     auto a = all.Query(ViewKind::kScope, o);
@@ -963,7 +963,7 @@ TEST_CASE("The kernel view rejects orders a kernel has no figure for") {
   Views views(&(*loaded)->model, nullptr);
   for (const char* bad : {"bytes", "cpu_micros", "params", "peak_bytes"}) {
     Options o;
-    o.order_by = bad;
+    REQUIRE(SetOption("order_by", bad, &o).ok());
     absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
     REQUIRE_FALSE(r.ok());
     CHECK(std::string(r.status().message()) ==
@@ -973,7 +973,7 @@ TEST_CASE("The kernel view rejects orders a kernel has no figure for") {
   }
   // The orders it has sort by their figure, largest first.
   Options o;
-  o.order_by = "occurrence";
+  o.order_by = Attr::kOccurrence;
   o.max_depth = 1000;
   absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
   REQUIRE(r.ok());

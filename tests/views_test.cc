@@ -269,7 +269,7 @@ TEST_CASE("Result trees convert to TensorFlow's protos") {
   REQUIRE(ac.input_shapes().count(0) == 1);
   CHECK(ac.input_shapes().at(0).unknown_rank());
 
-  o.order_by = "micros";
+  o.order_by = Attr::kMicros;
   auto op = views.Query(ViewKind::kOp, o);
   REQUIRE(op.ok());
   tfpb::MultiGraphNodeProto mg = ToMultiGraphNodeProto(*op);
@@ -303,7 +303,7 @@ TEST_CASE("CSV output: a row per displayed node, raw numbers") {
   Model m = SmallModel();
   Views views(&m, nullptr);
   Options o;
-  o.select = {"cpu_micros", "occurrence"};
+  o.select = {Attr::kCpuMicros, Attr::kOccurrence};
   auto r = views.Query(ViewKind::kScope, o);
   REQUIRE(r.ok());
   CHECK(RenderCsv(*r) ==
@@ -314,7 +314,7 @@ TEST_CASE("CSV output: a row per displayed node, raw numbers") {
         "a/b,2,true,10,10,1,1\n"
         "a/c,2,true,20,20,1,1\n"
         "d,1,true,5,5,1,1\n");
-  o.order_by = "cpu_micros";
+  o.order_by = Attr::kCpuMicros;
   r = views.Query(ViewKind::kOp, o);
   REQUIRE(r.ok());
   CHECK(RenderCsv(*r) ==
@@ -328,7 +328,7 @@ TEST_CASE("JSON output carries raw numbers") {
   Model m = SmallModel();
   Views views(&m, nullptr);
   Options o;
-  o.select = {"micros", "occurrence"};
+  o.select = {Attr::kMicros, Attr::kOccurrence};
   auto r = views.Query(ViewKind::kScope, o);
   REQUIRE(r.ok());
   const std::string json = RenderJson(*r);

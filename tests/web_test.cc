@@ -124,8 +124,8 @@ TEST_CASE("web API: the tree a level at a time equals the whole -output json") {
     // The whole tree, as the command line's -output json prints it.
     Options opts;
     opts.max_depth = 4;
-    opts.select = {"micros", "bytes", "params", "float_ops"};
-    opts.order_by = "micros";
+    opts.select = {Attr::kMicros, Attr::kBytes, Attr::kParams, Attr::kFloatOps};
+    opts.order_by = Attr::kMicros;
     absl::StatusOr<ResultTree> tree = served.run->Query(*ViewNamed(view), opts);
     REQUIRE(tree.ok());
     WebParams all = query;
@@ -195,7 +195,7 @@ TEST_CASE("web API: a flame graph's tree leaves out the small subtrees") {
 TEST_CASE("web API: the command shown runs the same query") {
   Options opts;
   opts.max_depth = 3;
-  opts.order_by = "micros";
+  opts.order_by = Attr::kMicros;
   opts.show_name_regexes = {"conv.*", "a b"};
   const std::string cmd = EquivalentCommand("--profile_path=p", "scope", opts);
   CHECK(cmd ==

@@ -25,11 +25,6 @@ bool IsRunAttribute(const std::string& attr) {
          attr == "step_micros";
 }
 
-int64_t Pick(const NodeStats& s, const std::string& attr) {
-  int64_t NodeStats::*member = StatMember<NodeStats>(attr);
-  return member != nullptr ? s.*member : s.run_count;  // occurrence
-}
-
 const char* TermName(VerdictTerm t) {
   switch (t) {
     case VerdictTerm::kSignificant:
@@ -197,10 +192,9 @@ void CountVerdicts(const Model& model, const GateBase& base,
                    const Condition& c, GateResult* r) {
   std::vector<const GraphNode*> in_base;
   for (const GraphNode* n : nodes) in_base.push_back(base.model->Find(n->name));
-  const std::vector<NodeSample> current =
-      NodeSamples(model, nodes, c.attribute);
+  const std::vector<NodeSample> current = NodeSamples(model, nodes, c.stat);
   const std::vector<NodeSample> before =
-      NodeSamples(*base.model, in_base, c.attribute);
+      NodeSamples(*base.model, in_base, c.stat);
   std::vector<ChangeInput> inputs(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     ChangeInput& in = inputs[i];
@@ -370,6 +364,9 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
     return bad(absl::StrCat("unknown attribute '", c.attribute, "' (one of ",
                             absl::StrJoin(attrs, ", "), ")"));
   }
+  if (std::optional<Attr> stat = ParseAttr(c.attribute); stat.has_value()) {
+    c.stat = *stat;
+  }
   if (c.counts_verdicts()) {
     if (i >= s.size() || s[i] != ')') return bad("missing ')'");
     ++i;
@@ -450,13 +447,13 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     for (const auto& node : model.nodes()) {
       if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
       matched.push_back(node.get());
-      SatInc(&value, Pick(node->Stats(step), c.attribute));
+      SatInc(&value, Value(node->Stats(step), c.stat));
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
     if (base.model != nullptr && !c.counts_verdicts()) {
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
-        SatInc(&base_value, Pick(node->Stats(step), c.attribute));
+        SatInc(&base_value, Value(node->Stats(step), c.stat));
       }
     }
     // Several ranks: the mean per rank, as the views show it.

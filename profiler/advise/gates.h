@@ -31,7 +31,9 @@ enum class VerdictTerm { kNone, kSignificant, kRegressed, kImproved };
 struct Condition {
   std::string text;       // as written
   std::string attribute;  // micros, bytes, params, ..., mfu
-  std::string regex;      // node names to sum over; empty = all nodes
+  // A node-level term's count, parsed from `attribute` (see RunLevel()).
+  Attr stat = Attr::kMicros;
+  std::string regex;  // node names to sum over; empty = all nodes
   VerdictTerm verdicts = VerdictTerm::kNone;
   // ATTR[REGEX]?: passes when the regex matches no node (otherwise a term
   // that matches nothing fails, so that a typo cannot switch a gate off).

@@ -166,23 +166,6 @@ struct NodeStats {
   void DivideBy(int64_t n);
 };
 
-// The member of NodeStats (or of a struct with the same field names, such
-// as a view's Totals) that a numeric attribute name of -select, -order_by
-// and check terms stands for; nullptr for other names.
-template <typename Stats>
-int64_t Stats::*StatMember(std::string_view attr) {
-  if (attr == "micros") return &Stats::exec_micros;
-  if (attr == "accelerator_micros") return &Stats::accelerator_exec_micros;
-  if (attr == "cpu_micros") return &Stats::cpu_exec_micros;
-  if (attr == "bytes") return &Stats::requested_bytes;
-  if (attr == "peak_bytes") return &Stats::peak_bytes;
-  if (attr == "residual_bytes") return &Stats::residual_bytes;
-  if (attr == "output_bytes") return &Stats::output_bytes;
-  if (attr == "params") return &Stats::parameters;
-  if (attr == "float_ops") return &Stats::float_ops;
-  return nullptr;
-}
-
 // One frame of a Python call stack, resolved to strings.
 struct CodeFrame {
   std::string file;

@@ -35,7 +35,7 @@ std::string Basename(const std::string& path) {
 
 class Builder {
  public:
-  explicit Builder(const std::string& select) : select_(select) {}
+  explicit Builder(Attr attr) : attr_(attr), select_(AttrName(attr)) {}
 
   // Walks the displayed tree; `caller` is the frame the children are called
   // from (null at the root).
@@ -132,10 +132,7 @@ class Builder {
     return loc.id();
   }
 
-  int64_t Value(const NodeStats& s) const {
-    int64_t NodeStats::*member = StatMember<NodeStats>(select_);
-    return member != nullptr ? s.*member : s.float_ops;
-  }
+  int64_t Value(const NodeStats& s) const { return tfprof::Value(s, attr_); }
 
   void AddSamples(const ResultNode& leaf) {
     for (const MemberNode& m : leaf.leaf_members) {
@@ -158,6 +155,7 @@ class Builder {
   void set_sign(int64_t sign) { sign_ = sign; }
 
  private:
+  const Attr attr_;
   const std::string select_;
   int64_t sign_ = 1;
   StringTable strings_;
@@ -174,7 +172,7 @@ class Builder {
 // value and the stack of its displayed ancestors.
 class ScopeBuilder {
  public:
-  explicit ScopeBuilder(const std::string& select) : select_(select) {}
+  explicit ScopeBuilder(Attr attr) : attr_(attr), select_(AttrName(attr)) {}
 
   void Walk(const ResultTree& r, size_t id) {
     const ResultNode& n = r.nodes[id];
@@ -220,10 +218,7 @@ class ScopeBuilder {
     return "count";
   }
 
-  int64_t Value(const NodeStats& s) const {
-    int64_t NodeStats::*member = StatMember<NodeStats>(select_);
-    return member != nullptr ? s.*member : s.float_ops;
-  }
+  int64_t Value(const NodeStats& s) const { return tfprof::Value(s, attr_); }
 
   uint64_t Location(const std::string& scope) {
     auto it = locations_.find(scope);
@@ -238,6 +233,7 @@ class ScopeBuilder {
     return loc->id();
   }
 
+  const Attr attr_;
   const std::string select_;
   int64_t sign_ = 1;
   StringTable strings_;
@@ -248,16 +244,12 @@ class ScopeBuilder {
 
 }  // namespace
 
-bool PprofSupports(const std::string& s) {
-  return s == "bytes" || s == "micros" || s == "params" || s == "float_ops" ||
-         s == "accelerator_micros" || s == "cpu_micros" || s == "peak_bytes" ||
-         s == "residual_bytes" || s == "output_bytes";
-}
+bool PprofSupports(Attr a) { return IsCount(a) && a != Attr::kOccurrence; }
 
 namespace {
 
 // The attribute a result's pprof carries, or why it cannot have one.
-absl::StatusOr<std::string> PprofAttribute(const ResultTree& result) {
+absl::StatusOr<Attr> PprofAttribute(const ResultTree& result) {
   if (result.view != ViewKind::kCode && result.view != ViewKind::kScope) {
     return absl::InvalidArgumentError(
         "pprof output needs the code view (Python call stacks) or the scope "
@@ -267,10 +259,10 @@ absl::StatusOr<std::string> PprofAttribute(const ResultTree& result) {
     return absl::InvalidArgumentError(
         "pprof output takes exactly one -select attribute");
   }
-  const std::string select = *result.options.select.begin();
+  const Attr select = result.options.select.members()[0];
   if (!PprofSupports(select)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("pprof output cannot carry -select ", select,
+        absl::StrCat("pprof output cannot carry -select ", AttrName(select),
                      " (use micros, accelerator_micros, cpu_micros, bytes, "
                      "peak_bytes, residual_bytes, output_bytes, params or "
                      "float_ops)"));
@@ -281,7 +273,7 @@ absl::StatusOr<std::string> PprofAttribute(const ResultTree& result) {
 // Walks each result into one profile: `base` (may be null) subtracted.
 absl::StatusOr<perftools::profiles::Profile> Build(const ResultTree* base,
                                                    const ResultTree& result) {
-  absl::StatusOr<std::string> select = PprofAttribute(result);
+  absl::StatusOr<Attr> select = PprofAttribute(result);
   if (!select.ok()) return select.status();
   if (base != nullptr && (base->view != result.view ||
                           base->options.select != result.options.select)) {

@@ -14,7 +14,7 @@
 namespace tfprof {
 
 // The attributes pprof output can carry (exactly one must be selected).
-bool PprofSupports(const std::string& select);
+bool PprofSupports(Attr select);
 
 // Builds the profile from a code-view result. Errors: another view, or not
 // exactly one supported attribute selected.

@@ -27,11 +27,13 @@ struct Change {
   }
 };
 
-Change ChangeOf(const DiffNode& n, const std::string& attribute) {
-  Change c;
-  DiffValue(n.base.total, attribute, &c.base);
-  DiffValue(n.current.total, attribute, &c.current);
-  return c;
+Change ChangeOf(const DiffNode& n, Attr attribute) {
+  return {Value(n.base.total, attribute), Value(n.current.total, attribute)};
+}
+
+// The name of the attribute the diff orders and tests by.
+std::string TestedName(const DiffTree& tree) {
+  return AttrName(tree.attribute);
 }
 
 const char* Presence(const DiffNode& n) {
@@ -133,7 +135,7 @@ std::string MemberText(const std::string& attribute,
 
 std::string ShiftsText(const DiffTree& tree) {
   if (tree.shifts.empty()) return "";
-  const std::string& a = tree.attribute;
+  const std::string a = TestedName(tree);
   std::string out =
       "Cost shifts (rows that fell or vanished while others grew or "
       "appeared under one parent):\n";
@@ -163,15 +165,16 @@ const std::vector<std::string>& DiffOutputTypes() {
 }
 
 std::string RenderDiffText(const DiffTree& tree) {
-  const std::vector<std::string> attrs = DiffAttributes(tree.options);
+  const std::vector<Attr> attrs = DiffAttributes(tree.options);
   std::string out = absl::StrCat(
       "Diff (base -> current) of the ", ViewName(tree.view),
-      " view; rows matched by name, largest change in ", tree.attribute,
-      " first. ", Legend(tree.attribute, tree.diff), "\n");
+      " view; rows matched by name, largest change in ", TestedName(tree),
+      " first. ", Legend(TestedName(tree), tree.diff), "\n");
   ForEach(tree, [&](const DiffNode& n, int depth) {
     std::vector<std::string> parts;
-    for (const std::string& a : attrs) {
-      const Change c = ChangeOf(n, a);
+    for (Attr at : attrs) {
+      const std::string a(AttrName(at));
+      const Change c = ChangeOf(n, at);
       std::string part = absl::StrCat(a, " ", FormatStat(a, c.base), " -> ",
                                       FormatStat(a, c.current), ", ",
                                       FormatStat(a, c.delta(), true));
@@ -185,7 +188,7 @@ std::string RenderDiffText(const DiffTree& tree) {
     if (!n.base.present || !n.current.present) {
       absl::StrAppend(&row, " [only in ", Presence(n), "]");
     }
-    const std::string v = VerdictText(n.judgement, tree.attribute);
+    const std::string v = VerdictText(n.judgement, TestedName(tree));
     if (!v.empty()) absl::StrAppend(&row, " [", v, "]");
     if (n.shift >= 0) absl::StrAppend(&row, " [shift ", n.shift + 1, "]");
     out += row + "\n";
@@ -194,14 +197,15 @@ std::string RenderDiffText(const DiffTree& tree) {
 }
 
 std::string RenderDiffJson(const DiffTree& tree) {
-  const std::vector<std::string> attrs = DiffAttributes(tree.options);
+  const std::vector<Attr> attrs = DiffAttributes(tree.options);
   std::function<void(size_t, std::string*)> node = [&](size_t i,
                                                        std::string* out) {
     const DiffNode& n = tree.nodes[i];
     absl::StrAppend(out, "{\"name\": ", JsonQuote(n.name), ", \"in\": \"",
                     Presence(n), "\"");
-    for (const std::string& a : attrs) {
-      const Change c = ChangeOf(n, a);
+    for (Attr at : attrs) {
+      const std::string a(AttrName(at));
+      const Change c = ChangeOf(n, at);
       absl::StrAppend(
           out, ", ", JsonQuote(a), ": {\"base\": ", c.base,
           ", \"current\": ", c.current, ", \"delta\": ", c.delta(),
@@ -228,7 +232,7 @@ std::string RenderDiffJson(const DiffTree& tree) {
   for (const std::string& s : tree.notes) notes.push_back(JsonQuote(s));
   std::string out = absl::StrCat(
       "{\"view\": \"", ViewName(tree.view),
-      "\", \"attribute\": ", JsonQuote(tree.attribute),
+      "\", \"attribute\": ", JsonQuote(TestedName(tree)),
       ", \"alpha\": ", absl::StrFormat("%g", tree.diff.alpha),
       ", \"min_change\": ", JsonQuote(MinChangeText(tree.diff.min_change)),
       ", \"notes\": [", absl::StrJoin(notes, ", "), "], \"root\": ");
@@ -259,9 +263,10 @@ std::string RenderDiffJson(const DiffTree& tree) {
 }
 
 std::string RenderDiffCsv(const DiffTree& tree) {
-  const std::vector<std::string> attrs = DiffAttributes(tree.options);
+  const std::vector<Attr> attrs = DiffAttributes(tree.options);
   std::vector<std::string> header = {"name", "depth", "in"};
-  for (const std::string& a : attrs) {
+  for (Attr at : attrs) {
+    const std::string a(AttrName(at));
     for (const char* s : {"_base", "_current", "_delta"}) {
       header.push_back(a + s);
     }
@@ -280,8 +285,9 @@ std::string RenderDiffCsv(const DiffTree& tree) {
   ForEach(tree, [&](const DiffNode& n, int depth) {
     std::vector<std::string> row = {CsvField(n.name), absl::StrCat(depth),
                                     Presence(n)};
-    for (const std::string& a : attrs) {
-      const Change c = ChangeOf(n, a);
+    for (Attr at : attrs) {
+      const std::string a(AttrName(at));
+      const Change c = ChangeOf(n, at);
       row.push_back(absl::StrCat(c.base));
       row.push_back(absl::StrCat(c.current));
       row.push_back(absl::StrCat(c.delta()));
@@ -303,14 +309,15 @@ std::string RenderDiffCsv(const DiffTree& tree) {
 }
 
 std::string RenderDiffMarkdown(const DiffTree& tree) {
-  const std::vector<std::string> attrs = DiffAttributes(tree.options);
+  const std::vector<Attr> attrs = DiffAttributes(tree.options);
   std::vector<std::string> head = {"node"};
-  for (const std::string& a : attrs) {
+  for (Attr at : attrs) {
+    const std::string a(AttrName(at));
     head.push_back(a + " base");
     head.push_back(a + " current");
     head.push_back(a + " change");
   }
-  head.push_back("verdict (" + tree.attribute + " per step)");
+  head.push_back("verdict (" + TestedName(tree) + " per step)");
   std::string out = absl::StrCat("**tfprof diff** (", ViewName(tree.view),
                                  " view, base → current)\n\n| ",
                                  absl::StrJoin(head, " | "), " |\n|");
@@ -325,8 +332,9 @@ std::string RenderDiffMarkdown(const DiffTree& tree) {
     std::string indent;
     for (int d = 0; d < depth; ++d) indent += "&nbsp;&nbsp;";
     row.push_back(absl::StrCat(indent, "`", name, "`"));
-    for (const std::string& a : attrs) {
-      const Change c = ChangeOf(n, a);
+    for (Attr at : attrs) {
+      const std::string a(AttrName(at));
+      const Change c = ChangeOf(n, at);
       row.push_back(FormatStat(a, c.base));
       row.push_back(FormatStat(a, c.current));
       std::string change = FormatStat(a, c.delta(), true);
@@ -339,8 +347,8 @@ std::string RenderDiffMarkdown(const DiffTree& tree) {
             ? "n/a"
             : absl::StrCat(j.significant ? "**" : "", VerdictName(j.verdict),
                            j.significant ? "**" : "", " ",
-                           Amount(tree.attribute, j.ci_low, true), "..",
-                           Amount(tree.attribute, j.ci_high, true),
+                           Amount(TestedName(tree), j.ci_low, true), "..",
+                           Amount(TestedName(tree), j.ci_high, true),
                            j.q_value >= 0 && j.verdict != Verdict::kUnchanged
                                ? absl::StrFormat(" (q=%.3g)", j.q_value)
                                : ""));

@@ -22,33 +22,33 @@ struct SelectedStat {
 // its accelerator and CPU parts).
 std::vector<SelectedStat> SelectedStats(const ResultNode& n, const Options& o) {
   std::vector<SelectedStat> v;
-  const bool micros = o.Selected("micros");
+  const bool micros = o.Selected(Attr::kMicros);
   if (micros) v.push_back({"micros", n.self.exec_micros, n.total.exec_micros});
-  if (micros || o.Selected("accelerator_micros")) {
+  if (micros || o.Selected(Attr::kAcceleratorMicros)) {
     v.push_back({"accelerator_micros", n.self.accelerator_exec_micros,
                  n.total.accelerator_exec_micros});
   }
-  if (micros || o.Selected("cpu_micros")) {
+  if (micros || o.Selected(Attr::kCpuMicros)) {
     v.push_back(
         {"cpu_micros", n.self.cpu_exec_micros, n.total.cpu_exec_micros});
   }
-  if (o.Selected("bytes")) {
+  if (o.Selected(Attr::kBytes)) {
     v.push_back({"bytes", n.self.requested_bytes, n.total.requested_bytes});
   }
-  if (o.Selected("peak_bytes")) {
+  if (o.Selected(Attr::kPeakBytes)) {
     v.push_back({"peak_bytes", n.self.peak_bytes, n.total.peak_bytes});
   }
-  if (o.Selected("residual_bytes")) {
+  if (o.Selected(Attr::kResidualBytes)) {
     v.push_back(
         {"residual_bytes", n.self.residual_bytes, n.total.residual_bytes});
   }
-  if (o.Selected("output_bytes")) {
+  if (o.Selected(Attr::kOutputBytes)) {
     v.push_back({"output_bytes", n.self.output_bytes, n.total.output_bytes});
   }
-  if (o.Selected("params")) {
+  if (o.Selected(Attr::kParams)) {
     v.push_back({"params", n.self.parameters, n.total.parameters});
   }
-  if (o.Selected("float_ops")) {
+  if (o.Selected(Attr::kFloatOps)) {
     v.push_back({"float_ops", n.self.float_ops, n.total.float_ops});
   }
   return v;
@@ -93,16 +93,16 @@ std::string JsonDouble(double v) {
 
 // An op or kernel row's float-op figures, as selected.
 void JsonFlopFacts(const FlopFacts& f, const Options& o, std::string* out) {
-  if (o.Selected("accelerator_flop_rate")) {
+  if (o.Selected(Attr::kAcceleratorFlopRate)) {
     absl::StrAppend(out,
                     ", \"accelerator_flop_rate\": ", JsonDouble(f.flop_rate));
   }
-  if (o.Selected("arithmetic_intensity")) {
+  if (o.Selected(Attr::kArithmeticIntensity)) {
     absl::StrAppend(out,
                     ", \"arithmetic_intensity\": ", JsonDouble(f.intensity),
                     ", \"bytes_moved\": ", f.bytes);
   }
-  if (o.Selected("roofline")) {
+  if (o.Selected(Attr::kRoofline)) {
     if (f.roof <= 0) {
       absl::StrAppend(out, ", \"roofline\": null");
     } else {
@@ -117,8 +117,8 @@ void JsonFlopFacts(const FlopFacts& f, const Options& o, std::string* out) {
     }
   }
   if (f.split &&
-      (o.Selected("float_ops") || o.Selected("accelerator_flop_rate") ||
-       o.Selected("arithmetic_intensity") || o.Selected("roofline"))) {
+      (o.Selected(Attr::kFloatOps) || o.Selected(Attr::kAcceleratorFlopRate) ||
+       o.Selected(Attr::kArithmeticIntensity) || o.Selected(Attr::kRoofline))) {
     absl::StrAppend(out, ", \"float_ops_split_by_time\": true");
   }
 }
@@ -126,7 +126,7 @@ void JsonFlopFacts(const FlopFacts& f, const Options& o, std::string* out) {
 // Occurrence, devices, op types and input shapes, as selected.
 void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
   const Options& o = r.options;
-  if (o.Selected("occurrence")) {
+  if (o.Selected(Attr::kOccurrence)) {
     if (IsFlatView(r.view)) {
       absl::StrAppend(out, ", \"occurrence\": {\"run\": ", FlatRowRuns(n),
                       ", \"defined\": ", n.members.size(), "}");
@@ -136,15 +136,15 @@ void JsonNodeFacts(const ResultTree& r, const ResultNode& n, std::string* out) {
                       ", \"total_defined\": ", n.total.definition_count, "}");
     }
   }
-  if (o.Selected("device")) {
+  if (o.Selected(Attr::kDevice)) {
     absl::StrAppend(out, ", \"devices\": ", JsonList(NodeDevices(r, n)));
   }
-  if (o.Selected("op_types")) {
+  if (o.Selected(Attr::kOpTypes)) {
     absl::StrAppend(out, ", \"op_types\": ", JsonList(NodeOpTypes(r, n)));
   }
   if (n.flops != nullptr) JsonFlopFacts(*n.flops, o, out);
   if (n.kernel != nullptr) JsonKernelFacts(*n.kernel, n, out);
-  if (o.Selected("input_shapes") && r.view != ViewKind::kCode &&
+  if (o.Selected(Attr::kInputShapes) && r.view != ViewKind::kCode &&
       !IsFlatView(r.view)) {
     absl::StrAppend(out, ", \"input_shapes\": {");
     bool first = true;
@@ -225,7 +225,7 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
   for (const SelectedStat& s : SelectedStats(n, o)) {
     absl::StrAppend(out, ",", s.self, ",", s.total);
   }
-  if (o.Selected("occurrence")) {
+  if (o.Selected(Attr::kOccurrence)) {
     if (IsFlatView(r.view)) {
       absl::StrAppend(out, ",", FlatRowRuns(n), ",", n.members.size());
     } else {
@@ -233,10 +233,10 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
                       n.total.definition_count);
     }
   }
-  if (o.Selected("device")) {
+  if (o.Selected(Attr::kDevice)) {
     absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeDevices(r, n), "|")));
   }
-  if (o.Selected("op_types")) {
+  if (o.Selected(Attr::kOpTypes)) {
     absl::StrAppend(out, ",", CsvField(absl::StrJoin(NodeOpTypes(r, n), "|")));
   }
   const FlopFacts none;
@@ -244,13 +244,13 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
   auto number = [](double v) {
     return v < 0 ? std::string() : absl::StrFormat("%.6g", v);
   };
-  if (o.Selected("accelerator_flop_rate")) {
+  if (o.Selected(Attr::kAcceleratorFlopRate)) {
     absl::StrAppend(out, ",", number(f.flop_rate));
   }
-  if (o.Selected("arithmetic_intensity")) {
+  if (o.Selected(Attr::kArithmeticIntensity)) {
     absl::StrAppend(out, ",", number(f.intensity));
   }
-  if (o.Selected("roofline")) {
+  if (o.Selected(Attr::kRoofline)) {
     absl::StrAppend(out, ",",
                     f.roof <= 0 ? "" : (f.memory_bound ? "memory" : "compute"),
                     ",", f.roof <= 0 ? "" : number(f.roof_fraction));
@@ -269,9 +269,7 @@ std::string RenderJson(const ResultTree& result) {
   std::string out =
       absl::StrCat("{\"view\": \"", ViewName(result.view),
                    "\", \"step\": ", result.options.step, ", \"select\": ");
-  std::vector<std::string> sel(result.options.select.begin(),
-                               result.options.select.end());
-  absl::StrAppend(&out, JsonList(sel),
+  absl::StrAppend(&out, JsonList(result.options.select.names()),
                   ", \"units\": {\"micros\": "
                   "\"microseconds\", \"bytes\": \"bytes\"}");
   // Which float ops a PyTorch trace's nodes carry (the kernel view's are
@@ -305,12 +303,12 @@ std::string RenderCsv(const ResultTree& result) {
   for (const SelectedStat& s : SelectedStats(ResultNode(), o)) {
     absl::StrAppend(&out, ",", s.name, ",total_", s.name);
   }
-  if (o.Selected("occurrence")) out += ",run_count,defined_count";
-  if (o.Selected("device")) out += ",devices";
-  if (o.Selected("op_types")) out += ",op_types";
-  if (o.Selected("accelerator_flop_rate")) out += ",accelerator_flop_rate";
-  if (o.Selected("arithmetic_intensity")) out += ",arithmetic_intensity";
-  if (o.Selected("roofline")) out += ",roofline_bound,roofline_fraction";
+  if (o.Selected(Attr::kOccurrence)) out += ",run_count,defined_count";
+  if (o.Selected(Attr::kDevice)) out += ",devices";
+  if (o.Selected(Attr::kOpTypes)) out += ",op_types";
+  if (o.Selected(Attr::kAcceleratorFlopRate)) out += ",accelerator_flop_rate";
+  if (o.Selected(Attr::kArithmeticIntensity)) out += ",arithmetic_intensity";
+  if (o.Selected(Attr::kRoofline)) out += ",roofline_bound,roofline_fraction";
   out += "\n";
   if (result.nodes.empty()) return out;
   if (IsFlatView(result.view)) {

@@ -34,53 +34,54 @@ std::string ShapeList(const std::map<int32_t, std::vector<int64_t>>& shapes) {
 // Legend of the scope, graph (and, in another order, op/code) views.
 std::string Legend(const Options& o, bool multi) {
   std::vector<std::string> l;
-  const bool micros = o.Selected("micros");
-  if (!multi && o.Selected("params")) l.push_back("# parameters");
-  if (!multi && o.Selected("float_ops")) l.push_back("# float_ops");
-  if (o.Selected("bytes")) l.push_back("requested bytes");
-  if (o.Selected("peak_bytes")) l.push_back("peak bytes");
-  if (o.Selected("residual_bytes")) l.push_back("residual bytes");
-  if (o.Selected("output_bytes")) l.push_back("output bytes");
+  const bool micros = o.Selected(Attr::kMicros);
+  if (!multi && o.Selected(Attr::kParams)) l.push_back("# parameters");
+  if (!multi && o.Selected(Attr::kFloatOps)) l.push_back("# float_ops");
+  if (o.Selected(Attr::kBytes)) l.push_back("requested bytes");
+  if (o.Selected(Attr::kPeakBytes)) l.push_back("peak bytes");
+  if (o.Selected(Attr::kResidualBytes)) l.push_back("residual bytes");
+  if (o.Selected(Attr::kOutputBytes)) l.push_back("output bytes");
   if (micros) {
     l.push_back("total execution time");
     l.push_back("accelerator execution time");
     l.push_back("cpu execution time");
   }
-  if (o.Selected("accelerator_micros") && !micros) {
+  if (o.Selected(Attr::kAcceleratorMicros) && !micros) {
     l.push_back("accelerator execution time");
   }
-  if (o.Selected("cpu_micros") && !micros) l.push_back("cpu execution time");
-  if (multi && o.Selected("params")) l.push_back("# parameters");
-  if (multi && o.Selected("float_ops")) l.push_back("# float_ops");
-  if (o.Selected("device")) l.push_back("assigned devices");
-  if (o.Selected("op_types")) l.push_back("op types");
-  if (o.Selected("occurrence")) {
+  if (o.Selected(Attr::kCpuMicros) && !micros)
+    l.push_back("cpu execution time");
+  if (multi && o.Selected(Attr::kParams)) l.push_back("# parameters");
+  if (multi && o.Selected(Attr::kFloatOps)) l.push_back("# float_ops");
+  if (o.Selected(Attr::kDevice)) l.push_back("assigned devices");
+  if (o.Selected(Attr::kOpTypes)) l.push_back("op types");
+  if (o.Selected(Attr::kOccurrence)) {
     l.push_back(multi ? "op occurrence (run|defined)"
                       : "op count (run|defined)");
   }
-  if (o.Selected("input_shapes")) l.push_back("input shapes");
-  if (o.Selected("accelerator_flop_rate")) {
+  if (o.Selected(Attr::kInputShapes)) l.push_back("input shapes");
+  if (o.Selected(Attr::kAcceleratorFlopRate)) {
     l.push_back("float ops per second of accelerator time");
   }
-  if (o.Selected("arithmetic_intensity")) {
+  if (o.Selected(Attr::kArithmeticIntensity)) {
     l.push_back("float ops per byte moved");
   }
-  if (o.Selected("roofline")) l.push_back("roofline");
+  if (o.Selected(Attr::kRoofline)) l.push_back("roofline");
   return absl::StrCat("node name | ", absl::StrJoin(l, " | "), "\n");
 }
 
 std::vector<std::string> TimeAttrs(const ResultNode& n, const Options& o) {
   std::vector<std::string> a;
-  const bool micros = o.Selected("micros");
+  const bool micros = o.Selected(Attr::kMicros);
   if (micros) {
     a.push_back(
         Pair(n.account, n.self.exec_micros, n.total.exec_micros, FormatTime));
   }
-  if (micros || o.Selected("accelerator_micros")) {
+  if (micros || o.Selected(Attr::kAcceleratorMicros)) {
     a.push_back(Pair(n.account, n.self.accelerator_exec_micros,
                      n.total.accelerator_exec_micros, FormatTime));
   }
-  if (micros || o.Selected("cpu_micros")) {
+  if (micros || o.Selected(Attr::kCpuMicros)) {
     a.push_back(Pair(n.account, n.self.cpu_exec_micros, n.total.cpu_exec_micros,
                      FormatTime));
   }
@@ -89,19 +90,19 @@ std::vector<std::string> TimeAttrs(const ResultNode& n, const Options& o) {
 
 std::vector<std::string> MemoryAttrs(const ResultNode& n, const Options& o) {
   std::vector<std::string> a;
-  if (o.Selected("bytes")) {
+  if (o.Selected(Attr::kBytes)) {
     a.push_back(Pair(n.account, n.self.requested_bytes, n.total.requested_bytes,
                      FormatMemory));
   }
-  if (o.Selected("peak_bytes")) {
+  if (o.Selected(Attr::kPeakBytes)) {
     a.push_back(
         Pair(n.account, n.self.peak_bytes, n.total.peak_bytes, FormatMemory));
   }
-  if (o.Selected("residual_bytes")) {
+  if (o.Selected(Attr::kResidualBytes)) {
     a.push_back(Pair(n.account, n.self.residual_bytes, n.total.residual_bytes,
                      FormatMemory));
   }
-  if (o.Selected("output_bytes")) {
+  if (o.Selected(Attr::kOutputBytes)) {
     a.push_back(Pair(n.account, n.self.output_bytes, n.total.output_bytes,
                      FormatMemory));
   }
@@ -112,35 +113,35 @@ std::vector<std::string> MemoryAttrs(const ResultNode& n, const Options& o) {
 std::string FormatScopeNode(const ResultTree& r, const ResultNode& n,
                             const Options& o) {
   std::vector<std::string> a;
-  if (o.Selected("params")) {
+  if (o.Selected(Attr::kParams)) {
     const std::string shape = FormatShape(NodeShape(n));
     if (!shape.empty()) a.push_back(shape);
     a.push_back(
         Pair(n.account, n.self.parameters, n.total.parameters, FormatNumber) +
         " params");
   }
-  if (o.Selected("float_ops")) {
+  if (o.Selected(Attr::kFloatOps)) {
     a.push_back(
         Pair(n.account, n.self.float_ops, n.total.float_ops, FormatNumber) +
         " flops");
   }
   for (std::string& s : MemoryAttrs(n, o)) a.push_back(std::move(s));
   for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
-  if (o.Selected("device")) {
+  if (o.Selected(Attr::kDevice)) {
     const std::vector<std::string> devices = NodeDevices(r, n);
     if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
   }
-  if (o.Selected("op_types")) {
+  if (o.Selected(Attr::kOpTypes)) {
     a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
   }
-  if (o.Selected("occurrence")) {
+  if (o.Selected(Attr::kOccurrence)) {
     const std::string run =
         Pair(n.account, n.self.run_count, n.total.run_count, FormatNumber);
     const std::string defined = absl::StrCat(
         n.account ? "1" : "--", "/", FormatNumber(n.total.definition_count));
     a.push_back(run + "|" + defined);
   }
-  if (o.Selected("input_shapes")) {
+  if (o.Selected(Attr::kInputShapes)) {
     a.push_back(ShapeList(NodeInputShapes(r, n)));
   }
   return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
@@ -150,25 +151,26 @@ std::string FormatCodeNode(const ResultTree& r, const ResultNode& n,
                            const Options& o) {
   std::vector<std::string> a = MemoryAttrs(n, o);
   for (std::string& s : TimeAttrs(n, o)) a.push_back(std::move(s));
-  if (o.Selected("params")) {
+  if (o.Selected(Attr::kParams)) {
     a.push_back(
         Pair(n.account, n.self.parameters, n.total.parameters, FormatNumber) +
         " params");
   }
-  if (o.Selected("float_ops")) {
+  if (o.Selected(Attr::kFloatOps)) {
     a.push_back(
         Pair(n.account, n.self.float_ops, n.total.float_ops, FormatNumber) +
         " flops");
   }
-  if (o.Selected("device")) {
+  if (o.Selected(Attr::kDevice)) {
     const std::vector<std::string> devices = NodeDevices(r, n);
     if (!devices.empty()) a.push_back(absl::StrJoin(devices, "|"));
   }
-  if (o.Selected("op_types")) {
+  if (o.Selected(Attr::kOpTypes)) {
     a.push_back(absl::StrJoin(NodeOpTypes(r, n), "|"));
   }
-  if (o.Selected("occurrence")) a.push_back("occurrence N/A in code view");
-  if (o.Selected("input_shapes")) a.push_back("input_shapes N/A in code view");
+  if (o.Selected(Attr::kOccurrence)) a.push_back("occurrence N/A in code view");
+  if (o.Selected(Attr::kInputShapes))
+    a.push_back("input_shapes N/A in code view");
   return absl::StrCat(n.name, " (", absl::StrJoin(a, ", "), ")");
 }
 
@@ -239,16 +241,16 @@ std::string KernelCell(const KernelFacts& k) {
 // An op or kernel row's float-op figures, as selected.
 std::vector<std::string> FlopCells(const FlopFacts& f, const Options& o) {
   std::vector<std::string> cells;
-  if (o.Selected("accelerator_flop_rate")) {
+  if (o.Selected(Attr::kAcceleratorFlopRate)) {
     cells.push_back(f.flop_rate < 0 ? "-- FLOP/s"
                                     : FormatFlopRate(f.flop_rate));
   }
-  if (o.Selected("arithmetic_intensity")) {
+  if (o.Selected(Attr::kArithmeticIntensity)) {
     cells.push_back(f.intensity < 0
                         ? "-- FLOP/B"
                         : absl::StrFormat("%.4g FLOP/B", f.intensity));
   }
-  if (o.Selected("roofline")) {
+  if (o.Selected(Attr::kRoofline)) {
     if (f.roof <= 0) {
       cells.push_back("roofline n/a");
     } else {
@@ -270,55 +272,55 @@ std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
   const Totals& t = n.total;
   const Totals& r = root.total;
   const NodeStats& s = n.self;
-  if (o.Selected("bytes")) {
+  if (o.Selected(Attr::kBytes)) {
     a.push_back(OpCell(FormatMemory(s.requested_bytes), t.requested_bytes,
                        s.requested_bytes, r.requested_bytes,
                        s.requested_bytes > 0));
   }
-  if (o.Selected("peak_bytes")) {
+  if (o.Selected(Attr::kPeakBytes)) {
     a.push_back(OpCell(FormatMemory(s.peak_bytes), t.peak_bytes, s.peak_bytes,
                        r.peak_bytes, s.peak_bytes > 0));
   }
-  if (o.Selected("residual_bytes")) {
+  if (o.Selected(Attr::kResidualBytes)) {
     a.push_back(OpCell(FormatMemory(s.residual_bytes), t.residual_bytes,
                        s.residual_bytes, r.residual_bytes,
                        s.residual_bytes > 0));
   }
-  if (o.Selected("output_bytes")) {
+  if (o.Selected(Attr::kOutputBytes)) {
     a.push_back(OpCell(FormatMemory(s.output_bytes), t.output_bytes,
                        s.output_bytes, r.output_bytes, s.output_bytes > 0));
   }
-  const bool micros = o.Selected("micros");
+  const bool micros = o.Selected(Attr::kMicros);
   if (micros) {
     a.push_back(OpCell(FormatTime(s.exec_micros), t.exec_micros, s.exec_micros,
                        r.exec_micros, t.exec_micros > 0));
   }
-  if (micros || o.Selected("accelerator_micros")) {
+  if (micros || o.Selected(Attr::kAcceleratorMicros)) {
     a.push_back(OpCell(FormatTime(s.accelerator_exec_micros),
                        t.accelerator_exec_micros, s.accelerator_exec_micros,
                        r.accelerator_exec_micros,
                        t.accelerator_exec_micros > 0));
   }
-  if (micros || o.Selected("cpu_micros")) {
+  if (micros || o.Selected(Attr::kCpuMicros)) {
     a.push_back(OpCell(FormatTime(s.cpu_exec_micros), t.cpu_exec_micros,
                        s.cpu_exec_micros, r.cpu_exec_micros,
                        t.cpu_exec_micros > 0));
   }
-  if (o.Selected("params")) {
+  if (o.Selected(Attr::kParams)) {
     a.push_back(OpCell(FormatNumber(s.parameters) + " params", t.parameters,
                        s.parameters, r.parameters, t.parameters > 0));
   }
-  if (o.Selected("float_ops")) {
+  if (o.Selected(Attr::kFloatOps)) {
     a.push_back(OpCell(FormatNumber(s.float_ops) + " float_ops", t.float_ops,
                        s.float_ops, r.float_ops, t.float_ops > 0));
   }
-  if (o.Selected("device")) {
+  if (o.Selected(Attr::kDevice)) {
     a.push_back(absl::StrJoin(NodeDevices(tree, n), "|"));
   }
-  if (o.Selected("op_types")) {
+  if (o.Selected(Attr::kOpTypes)) {
     a.push_back(absl::StrJoin(NodeOpTypes(tree, n), "|"));
   }
-  if (o.Selected("occurrence")) {
+  if (o.Selected(Attr::kOccurrence)) {
     a.push_back(absl::StrFormat(
         "%10s", absl::StrFormat("%d|%d", FlatRowRuns(n), n.members.size())));
   }
@@ -329,7 +331,7 @@ std::string FormatOpRow(const ResultTree& tree, const ResultNode& n,
   if (n.kernel != nullptr) a.push_back(KernelCell(*n.kernel));
   std::string row =
       absl::StrFormat("%-25s%s\n", n.name, absl::StrJoin(a, ", "));
-  if (o.Selected("input_shapes")) {
+  if (o.Selected(Attr::kInputShapes)) {
     const std::string shapes = OpInputShapes(tree, n);
     if (!shapes.empty()) row = absl::StrCat(row, "\n", shapes, "\n\n");
   }
@@ -448,7 +450,8 @@ std::string RenderPreamble(const ResultTree& r, const Model& model) {
         "not of this profile.\n\n";
   }
   std::vector<std::string> helps;
-  for (const std::string& s : r.options.select) helps.push_back(SelectDoc(s));
+  for (const std::string& s : r.options.select.names())
+    helps.push_back(SelectDoc(s));
   absl::StrAppend(&out, "\nDoc:\n", ViewDoc(r.view), "\n",
                   absl::StrJoin(helps, "\n"), "\n\nProfile:\n");
   return out;

@@ -231,22 +231,10 @@ std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
 
 double DiffSide::MeanRuns() const { return Mean(runs); }
 
-bool DiffValue(const Totals& t, const std::string& attribute, int64_t* out) {
-  if (attribute == "occurrence") {
-    *out = t.run_count;
-    return true;
-  }
-  int64_t Totals::*member = StatMember<Totals>(attribute);
-  if (member == nullptr) return false;
-  *out = t.*member;
-  return true;
-}
-
-std::vector<std::string> DiffAttributes(const Options& opts) {
-  std::vector<std::string> out;
-  int64_t unused;
-  for (const std::string& a : SelectValues()) {
-    if (opts.Selected(a) && DiffValue(Totals(), a, &unused)) out.push_back(a);
+std::vector<Attr> DiffAttributes(const Options& opts) {
+  std::vector<Attr> out;
+  for (Attr a : SelectAttrs()) {
+    if (opts.Selected(a) && IsCount(a)) out.push_back(a);
   }
   return out;
 }
@@ -353,8 +341,8 @@ absl::StatusOr<DiffTop> QueryDiffTop(const Options& opts,
                                      const Model& current_model, size_t limit) {
   DiffTop top;
   Options o = opts;
-  o.order_by = "micros";
-  o.select = {"micros"};
+  o.order_by = Attr::kMicros;
+  o.select = {Attr::kMicros};
   o.max_depth = INT64_MAX / 2;
   for (ViewKind view : {ViewKind::kOp, ViewKind::kKernel}) {
     if (view == ViewKind::kKernel && !HasKernels(base_model) &&

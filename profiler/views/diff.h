@@ -163,8 +163,8 @@ struct DiffTree {
   ViewKind view = ViewKind::kScope;
   Options options;
   DiffOptions diff;
-  // The attribute the change is ordered and tested by ("micros", ...).
-  std::string attribute;
+  // The count the change is ordered and tested by (micros, ...).
+  Attr attribute = Attr::kMicros;
   std::vector<DiffNode> nodes;  // nodes[0] is the root
   std::vector<DiffShift> shifts;
   std::shared_ptr<const DiffStepData> step_data;  // the sides' spans
@@ -173,11 +173,8 @@ struct DiffTree {
   const DiffNode& root() const { return nodes[0]; }
 };
 
-// A selected attribute's total ("micros" -> exec_micros, "occurrence" ->
-// run_count); false for attributes that are not numbers.
-bool DiffValue(const Totals& t, const std::string& attribute, int64_t* out);
-// The numeric attributes of a query, in -select order.
-std::vector<std::string> DiffAttributes(const Options& opts);
+// The counts a query selects (see IsCount), in -select order.
+std::vector<Attr> DiffAttributes(const Options& opts);
 
 // Runs `view` with `opts` on both sides and matches the rows: a tree
 // view's rows by their path of names, a flat view's (op, kernel) by name

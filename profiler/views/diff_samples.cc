@@ -10,75 +10,31 @@
 namespace tfprof {
 namespace {
 
-int64_t TotalValue(const Totals& t, const std::string& attribute) {
-  if (attribute == "occurrence") return t.run_count;
-  int64_t Totals::*member = StatMember<Totals>(attribute);
-  return member == nullptr ? 0 : t.*member;
-}
-
-int64_t SelfValue(const NodeStats& s, const std::string& attribute) {
-  Totals t;
-  t.AddSelf(s);
-  return TotalValue(t, attribute);
-}
-
-bool IsTime(const std::string& attribute) {
-  return attribute == "micros" || attribute == "accelerator_micros" ||
-         attribute == "cpu_micros";
-}
+bool IsTime(Attr attribute) { return UnitOf(attribute) == StatUnit::kTime; }
 
 // What a node's per-step statistics (GraphNode::Stats) give for the
 // attribute, read from its executions directly.
-enum class Field {
-  kMicros,
-  kAccelerator,
-  kCpu,
-  kBytes,
-  kPeak,
-  kResidual,
-  kOutput,
-  kRuns,
-  kParams,
-  kFloatOps,
-  kNone
-};
-
-Field FieldOf(const std::string& a) {
-  if (a == "micros") return Field::kMicros;
-  if (a == "accelerator_micros") return Field::kAccelerator;
-  if (a == "cpu_micros") return Field::kCpu;
-  if (a == "bytes") return Field::kBytes;
-  if (a == "peak_bytes") return Field::kPeak;
-  if (a == "residual_bytes") return Field::kResidual;
-  if (a == "output_bytes") return Field::kOutput;
-  if (a == "occurrence") return Field::kRuns;
-  if (a == "params") return Field::kParams;
-  if (a == "float_ops") return Field::kFloatOps;
-  return Field::kNone;
-}
-
-double ExecValue(const GraphNode& g, const StepExec& e, Field f) {
-  switch (f) {
-    case Field::kMicros:
+double ExecValue(const GraphNode& g, const StepExec& e, Attr a) {
+  switch (a) {
+    case Attr::kMicros:
       return static_cast<double>(e.exec_micros());
-    case Field::kAccelerator:
+    case Attr::kAcceleratorMicros:
       return static_cast<double>(e.accelerator_micros);
-    case Field::kCpu:
+    case Attr::kCpuMicros:
       return static_cast<double>(e.cpu_micros);
-    case Field::kBytes:
+    case Attr::kBytes:
       return static_cast<double>(e.requested_bytes);
-    case Field::kPeak:
+    case Attr::kPeakBytes:
       return static_cast<double>(e.peak_bytes);
-    case Field::kResidual:
+    case Attr::kResidualBytes:
       return static_cast<double>(e.residual_bytes);
-    case Field::kOutput:
+    case Attr::kOutputBytes:
       return static_cast<double>(e.output_bytes);
-    case Field::kRuns:
+    case Attr::kOccurrence:
       return static_cast<double>(e.run_count);
-    case Field::kFloatOps:
+    case Attr::kFloatOps:
       return static_cast<double>(SatMul(g.float_ops, e.run_count));
-    case Field::kParams:
-    case Field::kNone:
+    default:
       break;
   }
   return 0;
@@ -88,12 +44,9 @@ double ExecValue(const GraphNode& g, const StepExec& e, Field f) {
 // rows (the op and code views) is computed once.
 class NodeSampler {
  public:
-  NodeSampler(const Model& model, const std::string& attribute,
+  NodeSampler(const Model& model, Attr attribute,
               const std::vector<std::string>& devices, bool cache)
-      : model_(model),
-        attribute_(attribute),
-        field_(FieldOf(attribute)),
-        cache_(cache) {
+      : model_(model), attribute_(attribute), cache_(cache) {
     steps_.assign(model.steps().begin(), model.steps().end());
     all_devices_ = devices.size() == 1 && devices[0] == ".*";
     for (const std::string& d : devices) {
@@ -132,15 +85,15 @@ class NodeSampler {
     if (!all_devices_) {
       for (size_t k = 0; k < n; ++k) {
         const NodeStats st = model_.StatsOn(g, steps_[k], Keep());
-        values[k] += static_cast<double>(SelfValue(st, attribute_));
+        values[k] += static_cast<double>(Value(st, attribute_));
         runs[k] += static_cast<double>(st.run_count);
       }
       return 0;
     }
-    if (field_ == Field::kParams ||
-        (field_ == Field::kFloatOps && g.execs.empty())) {
+    if (attribute_ == Attr::kParams ||
+        (attribute_ == Attr::kFloatOps && g.execs.empty())) {
       const double v = static_cast<double>(
-          field_ == Field::kParams ? g.Parameters() : g.float_ops);
+          attribute_ == Attr::kParams ? g.Parameters() : g.float_ops);
       for (size_t k = 0; k < n; ++k) values[k] += v;
     }
     size_t k = 0;
@@ -148,7 +101,7 @@ class NodeSampler {
       while (k < n && steps_[k] < e.step) ++k;
       if (k == n) break;
       if (steps_[k] != e.step) continue;
-      values[k] += ExecValue(g, e, field_);
+      values[k] += ExecValue(g, e, attribute_);
       runs[k] += static_cast<double>(e.run_count);
     }
     return IsTime(attribute_) ? Jitter(g) : 0;
@@ -176,8 +129,8 @@ class NodeSampler {
     bool several = false;
     for (const StepExec& e : g.execs) several |= e.run_count >= 2;
     if (!several) return 0;
-    const bool cpu = attribute_ != "accelerator_micros";
-    const bool accelerator = attribute_ != "cpu_micros";
+    const bool cpu = attribute_ != Attr::kAcceleratorMicros;
+    const bool accelerator = attribute_ != Attr::kCpuMicros;
     std::vector<std::vector<double>> steps;
     size_t per_step = 0;  // the occurrences of the first step with any
     for (const StepExec& e : g.execs) {
@@ -202,8 +155,7 @@ class NodeSampler {
   }
 
   const Model& model_;
-  const std::string& attribute_;
-  const Field field_;
+  const Attr attribute_;
   const bool cache_;
   std::vector<int64_t> steps_;
   bool all_devices_ = true;
@@ -216,8 +168,8 @@ class NodeSampler {
 
 // The kernel view's rows: every kernel on the kept streams, by name, per
 // step; the root gets them all.
-bool KernelSamples(const ResultTree& tree, const Model& model,
-                   const std::string& attribute, SampleTable* out) {
+bool KernelSamples(const ResultTree& tree, const Model& model, Attr attribute,
+                   SampleTable* out) {
   const Activity& a = model.activity();
   const std::vector<int64_t> steps(model.steps().begin(), model.steps().end());
   const size_t n = steps.size();
@@ -244,7 +196,7 @@ bool KernelSamples(const ResultTree& tree, const Model& model,
     by_step[static_cast<size_t>(step - steps.begin())].push_back(
         static_cast<double>(w.duration_ns) / 1000);
   }
-  const bool time = IsTime(attribute) && attribute != "cpu_micros";
+  const bool time = IsTime(attribute) && attribute != Attr::kCpuMicros;
   out->Resize(tree.nodes.size(), n);
   out->parents.assign(tree.nodes.size(), ParentWeights());
   auto fill = [&](const std::vector<std::vector<double>>& by_step, size_t row) {
@@ -252,9 +204,9 @@ bool KernelSamples(const ResultTree& tree, const Model& model,
       double us = 0;
       for (double d : by_step[i]) us += d;
       const double count = static_cast<double>(by_step[i].size());
-      out->per_step[row * n + i] += attribute == "occurrence" ? count
-                                    : time                    ? us
-                                                              : 0;
+      out->per_step[row * n + i] += attribute == Attr::kOccurrence ? count
+                                    : time                         ? us
+                                                                   : 0;
       out->runs[row * n + i] += count;
     }
     if (time) out->jitter[row] += OccurrenceJitter(by_step);
@@ -272,41 +224,40 @@ bool KernelSamples(const ResultTree& tree, const Model& model,
 
 // Whether every row's total is its own figures plus its children's (no
 // hidden rows count in it), for `attribute`.
-bool TreeAccountsForTotals(const ResultTree& tree,
-                           const std::string& attribute) {
+bool TreeAccountsForTotals(const ResultTree& tree, Attr attribute) {
   for (size_t i = 0; i < tree.nodes.size(); ++i) {
     const ResultNode& r = tree.nodes[i];
     if (i > 0 && r.fixed_type == std::string_view("_kernel")) return false;
-    int64_t sum = SelfValue(r.self, attribute);
+    int64_t sum = Value(r.self, attribute);
     for (size_t c : r.children) {
       if (c <= i) return false;  // children after their parent
-      sum += TotalValue(tree.nodes[c].total, attribute);
+      sum += Value(tree.nodes[c].total, attribute);
     }
-    if (sum != TotalValue(r.total, attribute)) return false;
+    if (sum != Value(r.total, attribute)) return false;
     if (!r.members.empty()) {
       int64_t members = 0;
       for (const MemberNode& m : r.members) {
-        members += SelfValue(m.stats, attribute);
+        members += Value(m.stats, attribute);
       }
-      if (members != SelfValue(r.self, attribute)) return false;
+      if (members != Value(r.self, attribute)) return false;
     }
   }
   return true;
 }
 
 // The op view: rows are their members' own figures, the root all rows'.
-bool OpAccountsForTotals(const ResultTree& tree, const std::string& attribute) {
+bool OpAccountsForTotals(const ResultTree& tree, Attr attribute) {
   int64_t all = 0;
   for (size_t i = 1; i < tree.nodes.size(); ++i) {
     const ResultNode& r = tree.nodes[i];
     int64_t members = 0;
     for (const MemberNode& m : r.members) {
-      members += SelfValue(m.stats, attribute);
+      members += Value(m.stats, attribute);
     }
-    if (members != SelfValue(r.self, attribute)) return false;
-    all += SelfValue(r.self, attribute);
+    if (members != Value(r.self, attribute)) return false;
+    all += Value(r.self, attribute);
   }
-  return all == TotalValue(tree.root().total, attribute);
+  return all == Value(tree.root().total, attribute);
 }
 
 }  // namespace
@@ -371,7 +322,7 @@ double OccurrenceJitter(const std::vector<std::vector<double>>& steps) {
 
 std::vector<NodeSample> NodeSamples(const Model& model,
                                     const std::vector<const GraphNode*>& nodes,
-                                    const std::string& attribute) {
+                                    Attr attribute) {
   NodeSampler sampler(model, attribute, {".*"}, /*cache=*/false);
   std::vector<NodeSample> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -408,8 +359,8 @@ ParentWeights FlatParents(const ResultTree& tree, const ResultNode& row,
   return out;
 }
 
-bool StepSamples(const ResultTree& tree, const Model& model,
-                 const std::string& attribute, SampleTable* out) {
+bool StepSamples(const ResultTree& tree, const Model& model, Attr attribute,
+                 SampleTable* out) {
   if (tree.view == ViewKind::kKernel) {
     return KernelSamples(tree, model, attribute, out);
   }

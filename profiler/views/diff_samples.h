@@ -47,8 +47,8 @@ struct SampleTable {
 // every total of the result (the view's options hide rows that still count
 // in their parents', or -show_kernels rows): the caller then queries step
 // by step.
-bool StepSamples(const ResultTree& tree, const Model& model,
-                 const std::string& attribute, SampleTable* out);
+bool StepSamples(const ResultTree& tree, const Model& model, Attr attribute,
+                 SampleTable* out);
 
 // Graph nodes' figures over the model's steps (all devices), one each
 // (zeros for a null node).
@@ -58,7 +58,7 @@ struct NodeSample {
 };
 std::vector<NodeSample> NodeSamples(const Model& model,
                                     const std::vector<const GraphNode*>& nodes,
-                                    const std::string& attribute);
+                                    Attr attribute);
 
 // The op types a flat view's row hangs under (see SampleTable::parents),
 // from the row's members.

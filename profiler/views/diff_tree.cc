@@ -21,11 +21,9 @@ namespace {
 
 using Parents = ParentWeights;
 
-double Delta(const DiffNode& n, const std::string& attribute) {
-  int64_t b = 0, c = 0;
-  DiffValue(n.base.total, attribute, &b);
-  DiffValue(n.current.total, attribute, &c);
-  return static_cast<double>(c) - static_cast<double>(b);
+double Delta(const DiffNode& n, Attr attribute) {
+  return static_cast<double>(Value(n.current.total, attribute)) -
+         static_cast<double>(Value(n.base.total, attribute));
 }
 
 // What a row counts: its totals in the tree views; in the flat views
@@ -134,8 +132,7 @@ class Merger {
 
   // Adds a side's tree of one step: each row's value of `attribute` and
   // runs (rows made on the way are present in neither side).
-  void AddStep(const ResultTree& tree, bool base, size_t step,
-               const std::string& attribute) {
+  void AddStep(const ResultTree& tree, bool base, size_t step, Attr attribute) {
     std::vector<size_t> map(tree.nodes.size(), 0);
     Walk(tree, 0, 0, &map);
     std::vector<double>& values =
@@ -144,9 +141,7 @@ class Merger {
     const size_t n = base ? data_->base_steps : data_->current_steps;
     for (size_t i = 0; i < tree.nodes.size(); ++i) {
       const Totals t = RowTotals(tree, tree.nodes[i]);
-      int64_t v = 0;
-      DiffValue(t, attribute, &v);
-      values[map[i] * n + step] += static_cast<double>(v);
+      values[map[i] * n + step] += static_cast<double>(Value(t, attribute));
       runs[map[i] * n + step] += static_cast<double>(t.run_count);
     }
   }
@@ -268,7 +263,7 @@ class Pruner {
     current_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       delta_[i] = std::fabs(Delta(nodes_[i], tree_.attribute));
-      DiffValue(nodes_[i].current.total, tree_.attribute, &current_[i]);
+      current_[i] = Value(nodes_[i].current.total, tree_.attribute);
     }
     Mark(0);
     order_.reserve(n);
@@ -368,9 +363,9 @@ absl::StatusOr<ResultTree> QuerySide(Views* views, ViewKind view,
 
 // Per-step values of every row by querying each step (when the one-pass
 // figures cannot account for the rows' totals).
-absl::Status AddStepsByQuery(ViewKind view, const Options& opts,
-                             const std::string& attribute, Views* views,
-                             const Model& model, bool base, Merger* merger) {
+absl::Status AddStepsByQuery(ViewKind view, const Options& opts, Attr attribute,
+                             Views* views, const Model& model, bool base,
+                             Merger* merger) {
   size_t i = 0;
   for (int64_t step : model.steps()) {
     Options o = opts;
@@ -394,7 +389,7 @@ ChangeInput InputOf(const DiffNode& n) {
 void Judge(DiffTree* tree) {
   std::vector<ChangeInput> inputs;
   inputs.reserve(tree->nodes.size());
-  const StatUnit unit = UnitOfStat(tree->attribute);
+  const StatUnit unit = UnitOf(tree->attribute);
   for (const DiffNode& n : tree->nodes) {
     inputs.push_back(InputOf(n));
     SetFloor(tree->diff.min_change, unit, &inputs.back());
@@ -439,7 +434,7 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
   }
   std::vector<ChangeInput> inputs;
   std::deque<std::vector<double>> sums;  // what the inputs point at
-  const std::string& attr = tree->attribute;
+  const Attr attr = tree->attribute;
   for (const auto& [parent, rows] : groups) {
     // A group moved when rows vanished (or, in a flat view, ran fewer
     // times) while others appeared (or ran more times): then its members
@@ -474,8 +469,8 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
       DiffNode& n = tree->nodes[rows[i]];
       DiffShift::Member m{
           n.name, 0, 0, n.judgement.verdict, n.base.present, n.current.present};
-      DiffValue(n.base.total, attr, &m.base);
-      DiffValue(n.current.total, attr, &m.current);
+      m.base = Value(n.base.total, attr);
+      m.current = Value(n.current.total, attr);
       (sign[i] < 0 ? shift.removed : shift.added).push_back(m);
       n.shift = static_cast<int>(tree->shifts.size());
       base.resize(n.base.per_step.size());
@@ -495,7 +490,7 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
         shift.current += m.current;
       }
     }
-    SetFloor(tree->diff.min_change, UnitOfStat(attr), &sum);
+    SetFloor(tree->diff.min_change, UnitOf(attr), &sum);
     inputs.push_back(std::move(sum));
     tree->shifts.push_back(std::move(shift));
   }
@@ -525,11 +520,10 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
   tree.view = view;
   tree.options = opts;
   tree.diff = diff;
-  int64_t unused;
-  const std::vector<std::string> attrs = DiffAttributes(opts);
-  tree.attribute = DiffValue(Totals(), opts.order_by, &unused) ? opts.order_by
-                   : attrs.empty()                             ? "micros"
-                                                               : attrs[0];
+  const std::vector<Attr> attrs = DiffAttributes(opts);
+  tree.attribute = IsCount(opts.order_by) ? opts.order_by
+                   : attrs.empty()        ? Attr::kMicros
+                                          : attrs[0];
   const Options all = AllRows(opts);
   const bool one_step = opts.step >= 0;
   // The two sides are independent: on large models, each side's query and

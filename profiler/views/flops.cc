@@ -264,8 +264,9 @@ DevicePeaks FirstDevicePeaks(const Model& model, const PeakOverride& o) {
 }
 
 bool SelectsFlopFacts(const Options& opts) {
-  return opts.Selected("accelerator_flop_rate") ||
-         opts.Selected("arithmetic_intensity") || opts.Selected("roofline");
+  return opts.Selected(Attr::kAcceleratorFlopRate) ||
+         opts.Selected(Attr::kArithmeticIntensity) ||
+         opts.Selected(Attr::kRoofline);
 }
 
 void AttachFlopFacts(const Model& model, ResultTree* tree) {
@@ -310,7 +311,7 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
       if (f.flop_rate > 0) f.roof_fraction = f.flop_rate / f.roof;
     }
   }
-  if (!peaks.unknown.empty() && tree->options.Selected("roofline")) {
+  if (!peaks.unknown.empty() && tree->options.Selected(Attr::kRoofline)) {
     tree->notes.push_back(absl::StrCat("roofline: n/a (", peaks.unknown, ")"));
   }
 }

@@ -235,29 +235,31 @@ bool Shown(const ResultNode& r, const Options& o,
   return AnyMatch(show, r.name) && !AnyMatch(hide, r.name);
 }
 
-int64_t OrderKey(std::string_view by, const ResultNode& r) {
-  if (by == "micros") return r.self.exec_micros;
-  if (by == "accelerator_micros") return r.self.accelerator_exec_micros;
-  if (by == "occurrence") return r.self.run_count;
-  if (by == "float_ops") return r.self.float_ops;
-  return 0;
+// The kernel view's orders (a kernel has no bytes, CPU time or parameters).
+const std::vector<Attr>& KernelOrders() {
+  static const std::vector<Attr> v = {Attr::kName, Attr::kMicros,
+                                      Attr::kAcceleratorMicros,
+                                      Attr::kOccurrence, Attr::kFloatOps};
+  return v;
 }
 
-absl::Status CheckOrder(const std::string& by) {
-  const std::vector<std::string> orders = KernelOrderByValues();
+absl::Status CheckOrder(Attr by) {
+  const std::vector<Attr>& orders = KernelOrders();
   if (std::find(orders.begin(), orders.end(), by) != orders.end()) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("invalid value '", by,
+      absl::StrCat("invalid value '", AttrName(by),
                    "' for option -order_by: the kernel view orders by ",
-                   absl::StrJoin(orders, ", ")));
+                   absl::StrJoin(AttrNames(orders), ", ")));
 }
 
-void SortRows(const std::string& by, std::vector<ResultNode>* rows) {
+// By the order's figure, largest first (0 for names), then by name.
+void SortRows(Attr by, std::vector<ResultNode>* rows) {
   std::stable_sort(rows->begin(), rows->end(),
-                   [&](const ResultNode& x, const ResultNode& y) {
-                     const int64_t kx = OrderKey(by, x), ky = OrderKey(by, y);
+                   [by](const ResultNode& x, const ResultNode& y) {
+                     const int64_t kx = Value(x.self, by);
+                     const int64_t ky = Value(y.self, by);
                      return kx != ky ? kx > ky : x.name < y.name;
                    });
 }
@@ -327,7 +329,7 @@ void AttachKernels(const Model& model, ResultTree* tree) {
 }
 
 std::vector<std::string> KernelOrderByValues() {
-  return {"name", "micros", "accelerator_micros", "occurrence", "float_ops"};
+  return AttrNames(KernelOrders());
 }
 
 bool HasKernels(const Model& model) {
@@ -384,7 +386,7 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
     out.nodes[c].total.AddSelf(out.nodes[c].self);
   }
   out.nodes[0].total = all;
-  if (opts.Selected("float_ops") || SelectsFlopFacts(opts)) {
+  if (opts.Selected(Attr::kFloatOps) || SelectsFlopFacts(opts)) {
     out.notes.push_back(absl::StrCat(
         "kernel float ops: those of the op that launched the kernel (the "
         "extended rule",

@@ -1,6 +1,7 @@
 #include "profiler/views/options.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -14,7 +15,8 @@
 namespace tfprof {
 namespace {
 
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
+template <typename T>
+bool Contains(const std::vector<T>& v, const T& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
@@ -112,31 +114,12 @@ const std::vector<std::string>& FlopsRules() {
 }
 
 const std::vector<std::string>& OrderByValues() {
-  static const std::vector<std::string> v = {
-      "name",         "bytes",     "peak_bytes",         "residual_bytes",
-      "output_bytes", "micros",    "accelerator_micros", "cpu_micros",
-      "params",       "float_ops", "occurrence"};
+  static const std::vector<std::string> v = AttrNames(OrderByAttrs());
   return v;
 }
 
 const std::vector<std::string>& SelectValues() {
-  static const std::vector<std::string> v = {"bytes",
-                                             "micros",
-                                             "params",
-                                             "float_ops",
-                                             "tensor_value",
-                                             "device",
-                                             "op_types",
-                                             "occurrence",
-                                             "input_shapes",
-                                             "accelerator_micros",
-                                             "cpu_micros",
-                                             "peak_bytes",
-                                             "residual_bytes",
-                                             "output_bytes",
-                                             "accelerator_flop_rate",
-                                             "arithmetic_intensity",
-                                             "roofline"};
+  static const std::vector<std::string> v = AttrNames(SelectAttrs());
   return v;
 }
 
@@ -395,10 +378,10 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
                          absl::StrJoin(OrderByValues(), ", "),
                          hint.empty() ? "" : " (did you mean " + hint + "?)"));
       }
-      opts->order_by = value;
+      opts->order_by = *ParseAttr(value);
       return absl::OkStatus();
     case OptionKind::kSelect: {
-      std::set<std::string> sel;
+      AttrSet sel;
       for (const std::string& s : SplitList(value)) {
         if (!Contains(SelectValues(), s)) {
           std::string hint = Closest(s, SelectValues());
@@ -408,9 +391,9 @@ absl::Status SetOption(const std::string& name, const std::string& raw_value,
                            hint.empty() ? "" : " (did you mean " + hint + "?)",
                            "; valid: ", absl::StrJoin(SelectValues(), ", ")));
         }
-        sel.insert(s);
+        sel.insert(*ParseAttr(s));
       }
-      opts->select = std::move(sel);
+      opts->select = sel;
       return absl::OkStatus();
     }
     case OptionKind::kOutput:
@@ -494,16 +477,14 @@ absl::Status ValidateOptions(const Options& opts) {
       }
     }
   }
-  if (!Contains(OrderByValues(), opts.order_by)) {
-    return BadValue("order_by", opts.order_by, "unknown order");
+  if (!Contains(OrderByAttrs(), opts.order_by)) {
+    return BadValue("order_by", AttrName(opts.order_by), "unknown order");
   }
   if (!Contains(FlopsRules(), opts.flops_rule)) {
     return BadValue("flops_rule", opts.flops_rule, "unknown rule");
   }
-  for (const std::string& s : opts.select) {
-    if (!Contains(SelectValues(), s)) {
-      return BadValue("select", s, "unknown attribute");
-    }
+  if (opts.select.contains(Attr::kName)) {
+    return BadValue("select", "name", "unknown attribute");
   }
   return absl::OkStatus();
 }
@@ -532,7 +513,7 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   num("min_float_ops", o.min_float_ops);
   num("min_occurrence", o.min_occurrence);
   num("step", o.step);
-  v.emplace_back("order_by", o.order_by);
+  v.emplace_back("order_by", AttrName(o.order_by));
   list("account_type_regexes", o.account_type_regexes);
   list("start_name_regexes", o.start_name_regexes);
   list("trim_name_regexes", o.trim_name_regexes);
@@ -546,7 +527,7 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   v.emplace_back("peak_flops", absl::StrCat(o.peak_flops));
   v.emplace_back("peak_bytes_per_sec", absl::StrCat(o.peak_bytes_per_sec));
   flag("account_displayed_op_only", o.account_displayed_op_only);
-  list("select", o.select);
+  list("select", o.select.names());
   std::vector<std::string> kvs;
   for (const auto& [k, value] : o.output_options)
     kvs.push_back(k + "=" + value);
@@ -577,7 +558,7 @@ tfpb::OptionsProto OptionsToProto(const Options& o) {
   p.set_min_float_ops(o.min_float_ops);
   p.set_min_occurrence(o.min_occurrence);
   p.set_step(o.step);
-  p.set_order_by(o.order_by);
+  p.set_order_by(AttrName(o.order_by));
   for (const auto& r : o.account_type_regexes) p.add_account_type_regexes(r);
   for (const auto& r : o.start_name_regexes) p.add_start_name_regexes(r);
   for (const auto& r : o.trim_name_regexes) p.add_trim_name_regexes(r);
@@ -585,7 +566,7 @@ tfpb::OptionsProto OptionsToProto(const Options& o) {
   for (const auto& r : o.hide_name_regexes) p.add_hide_name_regexes(r);
   for (const auto& r : o.device_regexes) p.add_device_regexes(r);
   p.set_account_displayed_op_only(o.account_displayed_op_only);
-  for (const auto& s : o.select) p.add_select(s);
+  for (const std::string& s : o.select.names()) p.add_select(s);
   std::string out = o.output_type;
   std::vector<std::string> kvs;
   for (const auto& [k, v] : o.output_options) kvs.push_back(k + "=" + v);
@@ -608,7 +589,10 @@ absl::StatusOr<Options> OptionsFromProto(const tfpb::OptionsProto& p) {
   o.min_float_ops = p.min_float_ops();
   o.min_occurrence = p.min_occurrence();
   o.step = p.step();
-  o.order_by = p.order_by().empty() ? "name" : p.order_by();
+  if (!p.order_by().empty()) {
+    absl::Status order = SetOption("order_by", p.order_by(), &o);
+    if (!order.ok()) return order;
+  }
   o.account_type_regexes.assign(p.account_type_regexes().begin(),
                                 p.account_type_regexes().end());
   o.start_name_regexes.assign(p.start_name_regexes().begin(),
@@ -624,7 +608,14 @@ absl::StatusOr<Options> OptionsFromProto(const tfpb::OptionsProto& p) {
                             p.device_regexes().end());
   }
   o.account_displayed_op_only = p.account_displayed_op_only();
-  o.select = std::set<std::string>(p.select().begin(), p.select().end());
+  o.select.clear();
+  for (const std::string& name : p.select()) {
+    std::optional<Attr> a = ParseAttr(name);
+    if (!a.has_value() || *a == Attr::kName) {
+      return BadValue("select", name, "unknown attribute");
+    }
+    o.select.insert(*a);
+  }
   absl::Status s = ParseOutput(p.output(), &o.output_type, &o.output_options);
   if (!s.ok()) return s;
   s = ValidateOptions(o);

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "profiler/base/protos.h"
+#include "profiler/model/attribute.h"
 
 namespace tfprof {
 
@@ -52,7 +53,7 @@ struct Options {
   int64_t step = -1;
   // Multi-rank inputs: the rank whose files the command reads (-1: all).
   int64_t rank = -1;
-  std::string order_by = "name";
+  Attr order_by = Attr::kName;  // one of OrderByAttrs()
   std::vector<std::string> account_type_regexes = {".*"};
   std::vector<std::string> start_name_regexes = {".*"};
   std::vector<std::string> trim_name_regexes;
@@ -69,13 +70,11 @@ struct Options {
   double peak_flops = 0;
   double peak_bytes_per_sec = 0;
   bool account_displayed_op_only = false;
-  std::set<std::string> select = {"micros"};
+  AttrSet select = {Attr::kMicros};
   std::string output_type = "stdout";
   std::map<std::string, std::string> output_options;
 
-  bool Selected(const std::string& attr) const {
-    return select.count(attr) != 0;
-  }
+  bool Selected(Attr attr) const { return select.contains(attr); }
 };
 
 enum class OptionKind {

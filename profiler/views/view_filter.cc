@@ -34,11 +34,10 @@ Totals SelfTotals(const NodeStats& s) {
 void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
                const QueryState& st, bool multi, std::vector<int>* v) {
   if (v->size() < 2) return;
-  const std::string& by = opts.order_by;
-  int64_t Totals::*field = StatMember<Totals>(by);
-  const bool occurrence = by == "occurrence" && multi;
-  if (field == nullptr && !occurrence) {
-    // By name (also for unknown keys, and occurrence in scope/graph).
+  const Attr by = opts.order_by;
+  const bool occurrence = by == Attr::kOccurrence && multi;
+  if (by == Attr::kName || (by == Attr::kOccurrence && !multi)) {
+    // By name (also occurrence in scope/graph, as tfprof does).
     auto less = [&](int a, int b) {
       return nodes[a].name_rank < nodes[b].name_rank;
     };
@@ -63,7 +62,7 @@ void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
     return;
   }
   auto greater = [&](int a, int b) {
-    return st.total[a].*field > st.total[b].*field;
+    return Value(st.total[a], by) > Value(st.total[b], by);
   };
   if (multi) {
     std::sort(v->begin(), v->end(), greater);

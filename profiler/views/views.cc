@@ -230,7 +230,7 @@ class Exporter {
     } else {
       r.fixed_type = v.fixed_type;
     }
-    if (opts_.Selected("tensor_value") && ckpt_ != nullptr &&
+    if (opts_.Selected(Attr::kTensorValue) && ckpt_ != nullptr &&
         v.name != kRootName && ckpt_->Has(std::string(v.name))) {
       absl::StatusOr<CheckpointTensor> t = ckpt_->Read(std::string(v.name));
       if (t.ok()) {
@@ -559,7 +559,7 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
 
 // Says which float ops a PyTorch trace's nodes carry, when they are shown.
 void NoteFlopsRule(const Model& model, ResultTree* tree) {
-  if (tree->options.Selected("float_ops") &&
+  if (tree->options.Selected(Attr::kFloatOps) &&
       model.source() == ProfileSource::kPyTorch) {
     tree->notes.push_back(absl::StrCat(
         "float_ops by the ", tree->options.flops_rule, " rule (-flops_rule)"));

@@ -411,17 +411,12 @@ WebReply WebApi::View(const WebParams& params) {
   if (req->whole) {
     JsonLevels cut;
     cut.levels = 1 << 30;
-    std::string attr = r.options.order_by;
-    int64_t root_total = 0;
-    if (!DiffValue(r.root().total, attr, &root_total)) {
-      attr = "micros";
-      DiffValue(r.root().total, attr, &root_total);
-    }
-    const double min = req->min_share * static_cast<double>(root_total);
-    cut.keep = [&attr, min](const ResultNode& n) {
-      int64_t v = 0;
-      DiffValue(n.total, attr, &v);
-      return static_cast<double>(v) >= min;
+    const Attr attr =
+        IsCount(r.options.order_by) ? r.options.order_by : Attr::kMicros;
+    const double min =
+        req->min_share * static_cast<double>(Value(r.root().total, attr));
+    cut.keep = [attr, min](const ResultNode& n) {
+      return static_cast<double>(Value(n.total, attr)) >= min;
     };
     RunWithLargeStack([&] { node = RenderJsonLevels(r, cut); });
   } else if (req->cut.node < r.nodes.size()) {
@@ -433,8 +428,7 @@ WebReply WebApi::View(const WebParams& params) {
   }
   return JsonReply(absl::StrCat(
       "{\"view\": \"", ViewName(r.view), "\", \"step\": ", r.options.step,
-      ", \"select\": ",
-      JsonStrings({r.options.select.begin(), r.options.select.end()}),
+      ", \"select\": ", JsonStrings(r.options.select.names()),
       ",\n\"command\": ",
       JsonQuote(EquivalentCommand(flags_.current, ViewName(r.view), r.options)),
       ",\n\"notes\": ", JsonStrings(r.notes), ",\n\"node\": ", node, "}\n"));

@@ -17,8 +17,9 @@ inline void QueryEveryView(const Model& model) {
   Views views(&model, nullptr);
   Options o;
   o.max_depth = 1000;
-  o.select = {"micros",     "bytes",        "params", "float_ops",
-              "occurrence", "input_shapes", "device", "op_types"};
+  o.select = {Attr::kMicros,   Attr::kBytes,      Attr::kParams,
+              Attr::kFloatOps, Attr::kOccurrence, Attr::kInputShapes,
+              Attr::kDevice,   Attr::kOpTypes};
   for (ViewKind v :
        {ViewKind::kScope, ViewKind::kGraph, ViewKind::kOp, ViewKind::kCode}) {
     auto r = views.Query(v, o);

@@ -22,13 +22,12 @@ namespace {
 
 constexpr char kExpensiveOperation[] = "ExpensiveOperationChecker";
 
-Options QueryOptions(int64_t max_depth, int64_t min_micros,
-                     std::set<std::string> select) {
+Options QueryOptions(int64_t max_depth, int64_t min_micros, AttrSet select) {
   Options o;
   o.max_depth = max_depth;
   o.min_micros = min_micros;
-  o.order_by = "micros";
-  o.select = std::move(select);
+  o.order_by = Attr::kMicros;
+  o.select = select;
   o.output_type = "none";
   return o;
 }
@@ -57,8 +56,9 @@ std::vector<std::string> CheckExpensiveOperations(
     notes->push_back(absl::StrCat("no RunMetadata: ", kExpensiveOperation,
                                   " cannot rank operations by time"));
   } else {
-    auto op = views->Query(ViewKind::kOp,
-                           QueryOptions(top, 1, {"micros", "occurrence"}));
+    auto op =
+        views->Query(ViewKind::kOp,
+                     QueryOptions(top, 1, {Attr::kMicros, Attr::kOccurrence}));
     if (op.ok()) {
       const tfpb::MultiGraphNodeProto root = ToMultiGraphNodeProto(*op);
       if (root.children_size() > 0) {
@@ -80,7 +80,7 @@ std::vector<std::string> CheckExpensiveOperations(
     }
   }
   auto scope =
-      views->Query(ViewKind::kScope, QueryOptions(100, 100, {"micros"}));
+      views->Query(ViewKind::kScope, QueryOptions(100, 100, {Attr::kMicros}));
   if (scope.ok()) {
     const tfpb::GraphNodeProto root = ToGraphNodeProto(*scope);
     if (root.children_size() > 0) {
@@ -101,7 +101,8 @@ std::vector<std::string> CheckExpensiveOperations(
                                   kExpensiveOperation, " skips the code view"));
     return reports;
   }
-  auto code = views->Query(ViewKind::kCode, QueryOptions(100, 1, {"micros"}));
+  auto code =
+      views->Query(ViewKind::kCode, QueryOptions(100, 1, {Attr::kMicros}));
   if (code.ok()) {
     const tfpb::MultiGraphNodeProto root = ToMultiGraphNodeProto(*code);
     const tfpb::MultiGraphNodeProto* n = &root;

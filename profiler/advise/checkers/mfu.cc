@@ -24,8 +24,8 @@ namespace {
 std::vector<std::string> BelowRoof(const CheckerContext& ctx, size_t top) {
   Options o;
   o.max_depth = 1 << 30;
-  o.order_by = "accelerator_micros";
-  o.select = {"accelerator_micros", "float_ops", "roofline"};
+  o.order_by = Attr::kAcceleratorMicros;
+  o.select = {Attr::kAcceleratorMicros, Attr::kFloatOps, Attr::kRoofline};
   o.peak_flops = ctx.peaks().flops;
   o.peak_bytes_per_sec = ctx.peaks().bytes_per_sec;
   absl::StatusOr<ResultTree> r = ctx.views()->Query(ViewKind::kOp, o);
