@@ -130,7 +130,7 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
 absl::Status TimelineCommand(Shell& shell,
                              const std::vector<std::string>& args) {
   int64_t step = -1;
-  std::string outfile;
+  std::string outfile, step_option;  // -step or -steps, whichever was given
   StepTimelineOptions opts;
   auto parse_bool = [](const std::string& v, bool* out) {
     if (v == "true" || v == "1" || v == "yes") {
@@ -150,8 +150,15 @@ absl::Status TimelineCommand(Shell& shell,
     }
     const std::string& v = args[++i];
     bool ok = true;
-    if (a == "-step") {
-      ok = absl::SimpleAtoi(v, &step) && step >= 0;
+    if (a == "-step" || a == "-steps") {
+      if (!step_option.empty() && step_option != a) {
+        return absl::InvalidArgumentError(
+            "timeline: -step and -steps cannot be given together (-steps A-B "
+            "draws the steps A to B, -step N one step)");
+      }
+      step_option = a;
+      ok = a == "-step" ? absl::SimpleAtoi(v, &step) && step >= 0
+                        : ParseStepRange(v, &step, &opts.last_step);
     } else if (a == "-outfile") {
       outfile = v;
     } else if (a == "-show_dataflow") {
@@ -164,22 +171,27 @@ absl::Status TimelineCommand(Shell& shell,
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "timeline: unknown option ", a,
-          " (options: -step, -outfile, -show_dataflow, -show_memory, "
+          " (options: -step, -steps, -outfile, -show_dataflow, -show_memory, "
           "-op_time)"));
     }
     if (!ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat("timeline: invalid value '", v, "' for ", a));
+          absl::StrCat("timeline: invalid value '", v, "' for ", a,
+                       a == "-steps" ? " (A-B with 0 <= A <= B, or N)" : ""));
     }
   }
   absl::StatusOr<Session::SourcedTimeline> timeline =
       shell.session().StepTimelineOf(step, opts, shell.options());
   if (!timeline.ok()) return timeline.status();
   const StepTimeline& t = timeline->timeline;
-  if (outfile.empty()) outfile = absl::StrCat("timeline-", t.step, ".json");
+  const std::string steps = t.last_step > t.step
+                                ? absl::StrCat(t.step, "-", t.last_step)
+                                : absl::StrCat(t.step);
+  if (outfile.empty()) outfile = absl::StrCat("timeline-", steps, ".json");
   absl::Status s = WriteFileAtomic(outfile, t.json, shell.input_files());
   if (!s.ok()) return s;
-  shell.out() << "Timeline of step " << t.step
+  shell.out() << "Timeline of step" << (t.last_step > t.step ? "s " : " ")
+              << steps
               << (t.trace_events                     ? " (the trace's events)"
                   : timeline->source == "graph view" ? " (its graph view)"
                                                      : "")
@@ -335,10 +347,12 @@ const std::vector<CommandSpec>& Commands() {
        "print what they found.",
        AdviseCommand},
       {"timeline",
-       "[-step N] [-outfile PATH] [-show_dataflow B] [-show_memory B] "
-       "[-op_time schedule|gpu|all]",
+       "[-step N | -steps A-B] [-outfile PATH] [-show_dataflow B] "
+       "[-show_memory B] [-op_time schedule|gpu|all]",
        "Write one step's Chrome trace as TensorFlow's ProfilerHook does "
-       "(timeline-<step>.json); for a trace, its own events of the step.",
+       "(timeline-<step>.json); for a trace, its own events of the step, or "
+       "with -steps A-B those of the steps A to B on one clock from step A's "
+       "start (timeline-A-B.json).",
        TimelineCommand},
       {"check",
        "[-step N] [-alpha Q] [-min_change 2%,2us] [-inconclusive "

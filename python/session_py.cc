@@ -229,14 +229,18 @@ class PySession {
     return py::make_tuple(ToBytes(a), RenderAdvice(a), notes);
   }
 
-  // One step's Chrome trace (step < 0: the first) and where it came from.
+  // One step's Chrome trace (step < 0: the first), or a trace's steps
+  // step..last_step on one clock (last_step < 0: the step alone), and the
+  // first step drawn.
   std::pair<std::string, int64_t> Timeline(int64_t step, bool show_dataflow,
                                            bool show_memory,
-                                           const std::string& op_time) {
+                                           const std::string& op_time,
+                                           int64_t last_step) {
     StepTimelineOptions t;
     t.show_dataflow = show_dataflow;
     t.show_memory = show_memory;
     t.op_time = op_time;
+    t.last_step = last_step;
     absl::StatusOr<Session::SourcedTimeline> r = WithoutGil(
         [&] { return session_->StepTimelineOf(step, t, Options()); });
     Session::SourcedTimeline v = ValueOrThrow(std::move(r));

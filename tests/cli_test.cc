@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "cli/app.h"
 #include "cli/shell.h"
 #include "tests/corpus_util.h"
@@ -216,6 +218,56 @@ TEST_CASE("timeline writes a step's trace like ProfilerHook") {
   r = RunTfprof({rm, "timeline", "-step", "3"});
   CHECK(r.code == 2);
   CHECK(r.err.find("no RunMetadata for step 3") != std::string::npos);
+}
+
+TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
+  const std::string ddp =
+      "--trace_path=testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz";
+  const std::string rm =
+      "--run_meta_path=" +
+      testing::CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
+  struct Bad {
+    std::vector<std::string> args;
+    std::string says;
+    int code;  // 2: a usage error; 1: nothing to draw
+  };
+  const std::vector<Bad> bad = {
+      {{ddp, "timeline", "-steps", "5-3"}, "invalid value '5-3' for -steps", 2},
+      {{ddp, "timeline", "-steps", "x"}, "invalid value 'x' for -steps", 2},
+      {{ddp, "timeline", "-steps", "1-2-3"},
+       "invalid value '1-2-3' for -steps",
+       2},
+      {{ddp, "timeline", "-steps", "-1"}, "invalid value '-1' for -steps", 2},
+      {{ddp, "timeline", "-steps", "3-"}, "invalid value '3-' for -steps", 2},
+      {{ddp, "timeline", "-steps"}, "option -steps needs a value", 2},
+      {{ddp, "timeline", "-step", "3", "-steps", "3-4"},
+       "-step and -steps cannot be given together",
+       2},
+      {{ddp, "timeline", "-steps", "3-4", "-step", "3"},
+       "-step and -steps cannot be given together",
+       2},
+      {{ddp, "timeline", "-steps", "900-901"},
+       "no trace events in steps 900-901",
+       1},
+      {{rm, "timeline", "-steps", "0-1"},
+       "a range of steps needs a trace's events",
+       2},
+      {{Profile(), "timeline", "-steps", "0-1"},
+       "a range of steps needs a trace's events",
+       2},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.args[0] << " " << b.args[2] << " " << b.args.back());
+    const RunResult r = RunTfprof(b.args);
+    CHECK(r.code == b.code);
+    // One error line (after the load's notes), naming the problem.
+    std::vector<std::string> errors;
+    for (absl::string_view line : absl::StrSplit(r.err, '\n')) {
+      if (absl::StartsWith(line, "tfprof: ")) errors.emplace_back(line);
+    }
+    REQUIRE(errors.size() == 1);
+    CHECK_THAT(errors[0], Catch::Contains(b.says));
+  }
 }
 
 TEST_CASE("A failing gate sets exit status 3, in one-shot and script mode") {

@@ -2,20 +2,25 @@
 // the GPU annotation lane, the allocators' memory counters and a range of
 // steps on one clock, each checked against the raw trace events read by the
 // tests' own JSON parser (the GPU ranges' times, the [memory] events' totals
-// or running sums of their bytes, the ProfilerStep ranges' starts).
+// or running sums of their bytes, the ProfilerStep ranges' starts); and the
+// command line's `timeline -steps A-B`, checked the same way.
 #include "profiler/render/trace_timeline.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "cli/app.h"
 #include "profiler/load/loader.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"
@@ -277,6 +282,38 @@ TEST_CASE("A step timeline's memory counters are the trace's bytes in use") {
   CHECK(CheckAnnotations(raw, tl, step, step) == 0);
 }
 
+// A timeline's X events: (category, name, start + shift, duration).
+using Event = std::tuple<std::string, std::string, int64_t, int64_t>;
+std::multiset<Event> Events(const JsonValue& tl, int64_t shift) {
+  std::multiset<Event> out;
+  for (const JsonValue& e : tl.at("traceEvents").array) {
+    if (e.at("ph").string != "X") continue;
+    out.emplace(e.at("cat").string, e.at("name").string, Ns(e.at("ts")) + shift,
+                Ns(e.at("dur")));
+  }
+  return out;
+}
+
+// The range's events are each step's alone (`one_step(s)`), moved by the
+// steps' start difference, which is the raw ProfilerStep starts'.
+void CheckRangeIsStepsShifted(const RawTrace& raw, const Model& model,
+                              const JsonValue& range, int64_t first,
+                              int64_t last,
+                              const std::function<JsonValue(int64_t)>& one) {
+  std::multiset<Event> want;
+  for (int64_t s = first; s <= last; ++s) {
+    if (!raw.step_start.count(s)) continue;
+    const int64_t raw_shift =
+        RelNs(raw.step_start.at(s), raw.step_start.at(first));
+    const int64_t shift = StepOrigin(model, s) - StepOrigin(model, first);
+    CHECK(Near(shift, raw_shift));
+    for (const Event& e : Events(one(s), shift)) want.insert(e);
+  }
+  const std::multiset<Event> got = Events(range, 0);
+  CHECK(got.size() > 1000);
+  CHECK(got == want);
+}
+
 TEST_CASE("A range of steps is drawn on one clock") {
   const RawTrace raw = ReadRaw(kDdpRank0);
   const auto loaded = Load(kDdpRank0);
@@ -284,34 +321,60 @@ TEST_CASE("A range of steps is drawn on one clock") {
   const int64_t first = (++it)->first, last = (++it)->first;
   const JsonValue range = Timeline(loaded->model, first, last);
   CHECK(CheckAnnotations(raw, range, first, last) > 2);
-  // Each step's events alone, moved by the steps' raw start difference,
-  // are the range's.
-  using Event = std::tuple<std::string, std::string, int64_t, int64_t>;
-  auto events = [](const JsonValue& tl, int64_t shift) {
-    std::multiset<Event> out;
-    for (const JsonValue& e : tl.at("traceEvents").array) {
-      if (e.at("ph").string != "X") continue;
-      out.emplace(e.at("cat").string, e.at("name").string,
-                  Ns(e.at("ts")) + shift, Ns(e.at("dur")));
-    }
-    return out;
-  };
-  std::multiset<Event> want;
-  for (int64_t s = first; s <= last; ++s) {
-    if (!raw.step_start.count(s)) continue;
-    const int64_t raw_shift =
-        RelNs(raw.step_start.at(s), raw.step_start.at(first));
-    const int64_t shift =
-        StepOrigin(loaded->model, s) - StepOrigin(loaded->model, first);
-    CHECK(Near(shift, raw_shift));
-    for (const Event& e : events(Timeline(loaded->model, s, s), shift)) {
-      want.insert(e);
-    }
-  }
-  const std::multiset<Event> got = events(range, 0);
-  CHECK(got.size() > 1000);
-  CHECK(got == want);
+  CheckRangeIsStepsShifted(
+      raw, loaded->model, range, first, last,
+      [&](int64_t s) { return Timeline(loaded->model, s, s); });
   CHECK_FALSE(TraceStepsTimeline(loaded->model, 1000, 1001, nullptr).ok());
+}
+
+// The file `tfprof --trace_path=PATH timeline ARGS... -outfile F` writes,
+// parsed; `said` gets what it printed.
+JsonValue CliTimeline(const std::vector<std::string>& args,
+                      std::string* said = nullptr) {
+  const std::string file = testing::TempDir() + "/cli_timeline.json";
+  std::vector<std::string> argv = {std::string("--trace_path=") + kDdpRank0,
+                                   "timeline"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"-outfile", file});
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::AppIo io{&in, &out, &err, false};
+  INFO(err.str());
+  REQUIRE(cli::RunApp(argv, io) == 0);
+  if (said != nullptr) *said = out.str();
+  JsonValue tl;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(file, &tl, &error));
+  return tl;
+}
+
+TEST_CASE("timeline -steps A-B writes the steps A to B on one clock") {
+  const RawTrace raw = ReadRaw(kDdpRank0);
+  const auto loaded = Load(kDdpRank0);
+  auto it = raw.step_start.begin();
+  const int64_t first = (++it)->first;
+  std::advance(it, 2);
+  const int64_t last = it->first;  // three steps
+  std::string said;
+  const JsonValue range = CliTimeline(
+      {"-steps", std::to_string(first) + "-" + std::to_string(last)}, &said);
+  CHECK_THAT(said,
+             Catch::StartsWith("Timeline of steps " + std::to_string(first) +
+                               "-" + std::to_string(last) +
+                               " (the trace's events) written to "));
+  CHECK(CheckAnnotations(raw, range, first, last) > 3);
+  // Each step as `timeline -step N` writes it, moved onto the range's clock.
+  CheckRangeIsStepsShifted(raw, loaded->model, range, first, last,
+                           [&](int64_t s) {
+                             return CliTimeline({"-step", std::to_string(s)});
+                           });
+  // -steps N alone is the step N.
+  const JsonValue one = CliTimeline({"-steps", std::to_string(first)}, &said);
+  CHECK_THAT(said, Catch::StartsWith("Timeline of step " +
+                                     std::to_string(first) + " (the trace"));
+  CHECK(Events(one, 0) ==
+        Events(CliTimeline({"-step", std::to_string(first)}), 0));
+  CHECK(CheckAnnotations(raw, one, first, first) > 0);
 }
 
 TEST_CASE("resnet (H200): annotations and memory counters of steps 3-5") {

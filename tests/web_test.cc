@@ -638,6 +638,13 @@ TEST_CASE("web API: a trace's timeline of a range of steps") {
   }
   CHECK(steps == std::set<double>{3, 4});
   CHECK(annotations > 2);
+  // The trace `timeline -steps 3-4` writes.
+  const std::string file = testing::TempDir() + "/steps3-4.json";
+  CliOut(
+      {"--trace_path=" + path, "timeline", "-steps", "3-4", "-outfile", file});
+  CHECK(r.body ==
+        "{\"step\": 3, \"last_step\": 4, \"source\": \"trace\",\n\"trace\": " +
+            testing::ReadFile(file) + "}\n");
   const JsonValue one = Parse(Get(api, "/api/timeline", {{"step", "3"}}).body);
   CHECK(one.at("last_step").number == 3);
   const WebReply none = Get(api, "/api/timeline", {{"steps", "900-901"}});

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
@@ -316,6 +317,19 @@ class Builder {
 std::string StepStatsTimeline(const tfcore::StepStats& step_stats,
                               const StepTimelineOptions& options) {
   return Builder(step_stats, options).Build();
+}
+
+bool ParseStepRange(const std::string& text, int64_t* first, int64_t* last) {
+  const std::vector<std::string> parts = absl::StrSplit(text, '-');
+  if (parts.empty() || parts.size() > 2) return false;
+  int64_t a = 0, b = 0;
+  if (!absl::SimpleAtoi(parts.front(), &a) ||
+      !absl::SimpleAtoi(parts.back(), &b) || a < 0 || b < a) {
+    return false;
+  }
+  *first = a;
+  *last = b;
+  return true;
 }
 
 absl::StatusOr<StepTimeline> LoadedStepTimeline(

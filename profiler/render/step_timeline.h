@@ -25,6 +25,10 @@ struct StepTimelineOptions {
   int64_t last_step = -1;
 };
 
+// A range of steps as the front doors take it: "A-B" (0 <= A <= B) or "N"
+// (the step N alone, last == first). False for anything else.
+bool ParseStepRange(const std::string& text, int64_t* first, int64_t* last);
+
 // Pretty-printed JSON (4-space indent), as TensorFlow writes it.
 std::string StepStatsTimeline(const tfcore::StepStats& step_stats,
                               const StepTimelineOptions& options);

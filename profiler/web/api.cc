@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "profiler/advise/advisor.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/large_stack.h"
@@ -534,13 +533,10 @@ WebReply WebApi::Timeline(const WebParams& params) {
   StepTimelineOptions options;
   int64_t step = -1;
   for (const auto& [name, value] : params) {
-    const std::vector<std::string> range = absl::StrSplit(value, '-');
     const bool ok = name == "step"
                         ? absl::SimpleAtoi(value, &step) && step >= 0
-                        : name == "steps" && range.size() == 2 &&
-                              absl::SimpleAtoi(range[0], &step) &&
-                              absl::SimpleAtoi(range[1], &options.last_step) &&
-                              step >= 0 && options.last_step >= step;
+                        : name == "steps" && absl::StrContains(value, '-') &&
+                              ParseStepRange(value, &step, &options.last_step);
     if (!ok) {
       return Error(400,
                    "timeline takes step=N (a step of the profile) or "

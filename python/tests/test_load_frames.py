@@ -1,20 +1,25 @@
 """tfprof.load(): its DataFrames equal the command line's -output json for
-the same inputs and options (flattened here by independent code), and its
+the same inputs and options (flattened here by independent code), its
+timelines the command line's files (and the raw trace's times), and its
 errors are the command line's messages."""
 
+import gzip
+import json
 import math
 import os
 
 import pytest
 
 import tfprof
-from conftest import CORPUS, TF_CURRENT, tf_inputs
+from conftest import CORPUS, ROOT, TF_CURRENT, tf_inputs
 
 KINETO = os.path.join(CORPUS, "pytorch-kineto",
                       "worker0.1623143089861.pt.trace.json.gz")
 HTA_CPU = os.path.join(CORPUS, "hta",
                        "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
 RESNET = os.path.join(CORPUS, "shiyudian-resnet-tf-dist")
+DDP_RANK0 = os.path.join(ROOT, "testdata", "ranks", "ddp-gloo",
+                         "ddp2_rank0.pt.trace.json.gz")
 
 
 def expected_rows(node, depth=0, path=None):
@@ -235,3 +240,47 @@ def test_option_errors_are_the_cli_messages(cli, tf_run, options, args):
 def test_diff_without_base_is_an_error(tf_run):
     with pytest.raises(tfprof.TfprofError, match="needs a base run"):
         tf_run.diff(view="op")
+
+
+def test_timeline_of_a_range_of_steps(cli, tmp_path):
+    run = tfprof.load(trace_path=DDP_RANK0)
+    first, last = run.step_ids[1], run.step_ids[3]
+    got = run.timeline(first, last_step=last)
+    # The trace `timeline -steps A-B` writes.
+    out = tmp_path / "range.json"
+    cli.run(["--trace_path=" + DDP_RANK0, "timeline", "-steps",
+             "%d-%d" % (first, last), "-outfile", str(out)])
+    assert got == json.loads(out.read_text())
+    # Each step's ProfilerStep range (host and GPU annotation) at its raw
+    # time from step `first`'s ProfilerStep start, with its raw duration.
+    with gzip.open(DDP_RANK0, "rt") as f:
+        raw = [e for e in json.load(f)["traceEvents"]
+               if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
+    category = {"user_annotation": "Op", "gpu_user_annotation": "Annotation"}
+    origin = [e["ts"] for e in raw if e["cat"] == "user_annotation" and
+              e["name"] == "ProfilerStep#%d" % first][0]
+    want = sorted((category[e["cat"]], e["name"], e["ts"] - origin, e["dur"])
+                  for e in raw if first <= int(e["name"][13:]) <= last)
+    drawn = sorted((e["cat"], e["name"], e["ts"], e["dur"])
+                   for e in got["traceEvents"] if e["ph"] == "X" and
+                   e["name"].startswith("ProfilerStep#"))
+    assert len(want) == 2 * (last - first + 1)
+    assert [w[:2] for w in want] == [d[:2] for d in drawn]
+    for w, d in zip(want, drawn):
+        assert d[2] == pytest.approx(w[2], abs=0.002), w
+        assert d[3] == pytest.approx(w[3], abs=0.002), w
+    assert {e["args"]["step"] for e in got["traceEvents"]
+            if e["ph"] == "X"} == set(range(first, last + 1))
+    # last_step == step is the step alone; bad ranges are errors.
+    assert run.timeline(first, last_step=first) == run.timeline(first)
+    with pytest.raises(tfprof.TfprofError, match="last_step"):
+        run.timeline(last, last_step=first)
+    with pytest.raises(tfprof.TfprofError, match="last_step"):
+        run.timeline(last_step=first)
+    with pytest.raises(tfprof.TfprofError,
+                       match="no trace events in steps 900-901"):
+        run.timeline(900, last_step=901)
+    tf = tfprof.load(profile_path=os.path.join(RESNET, "profile_0_tiny"))
+    with pytest.raises(tfprof.TfprofError,
+                       match="a range of steps needs a trace's events"):
+        tf.timeline(0, last_step=1)

@@ -9,6 +9,7 @@ with the message the command line prints after "tfprof: ".
 import json
 
 from tfprof import _frames, _tfprof
+from tfprof.options import _error
 from tfprof.proto import tfprof_output_pb2
 from tfprof.profiler import advisor_options
 
@@ -251,10 +252,16 @@ class LoadedProfile(object):
         return text
 
     def timeline(self, step=-1, show_dataflow=True, show_memory=False,
-                 op_time="schedule"):
-        """One step's Chrome trace (the timeline command) as a dict."""
-        text, _ = self._session.timeline(int(step), show_dataflow,
-                                         show_memory, op_time)
+                 op_time="schedule", last_step=None):
+        """One step's Chrome trace (the timeline command) as a dict; with
+        last_step (a trace's), the steps step..last_step on one clock from
+        the first one's start (timeline -steps A-B)."""
+        if last_step is not None and not 0 <= int(step) <= int(last_step):
+            raise _error("timeline: last_step=%s needs 0 <= step <= "
+                         "last_step (step=%s)" % (last_step, step))
+        text, _ = self._session.timeline(
+            int(step), show_dataflow, show_memory, op_time,
+            -1 if last_step is None else int(last_step))
         return json.loads(text)
 
     def serialize_to_string(self):
