@@ -23,7 +23,7 @@ TEST_CASE("Every attribute's name parses back to it") {
   CHECK_FALSE(ParseAttr("Micros").has_value());
 }
 
-TEST_CASE("-select lists tfprof's attributes by id, -order_by its orders") {
+TEST_CASE("The select and order attribute lists follow tfprof") {
   // tfprof's select ids (reference section on options), then ours.
   CHECK(AttrNames(SelectAttrs()) ==
         std::vector<std::string>{
