@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -271,6 +272,14 @@ TEST_CASE("a multi-rank session: -rank and combined steps", "[ranks]") {
   REQUIRE(session.ok());
   Session& s = **session;
   CHECK(s.multi_rank());
+  // The session takes the loader's groups (the files are peeked once).
+  const std::vector<RankFiles>& loaded = s.profile().rank_groups;
+  REQUIRE(loaded.size() == static_cast<size_t>(j.ranks));
+  REQUIRE(s.RankGroups().size() == loaded.size());
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    CHECK(s.RankGroups()[i].rank == static_cast<int64_t>(i));
+    CHECK(s.RankGroups()[i].files == loaded[i].files);
+  }
   auto r2 = s.ForRank(2);
   REQUIRE(r2.ok());
   CHECK((*r2)->model().steps().size() == static_cast<size_t>(j.steps));
@@ -282,6 +291,20 @@ TEST_CASE("a multi-rank session: -rank and combined steps", "[ranks]") {
   for (size_t i = 0; i < job.rows.size(); ++i) {
     CHECK(job.rows[i].wall_ns >= one.rows[i].wall_ns);
   }
+}
+
+TEST_CASE("a multi-rank session's groups come from its load", "[ranks]") {
+  JobSpec j;
+  InputPaths in;
+  in.trace_path = WriteJob(j);
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  // With the files gone, only the load's own grouping can answer.
+  for (const RankFiles& g : (*session)->profile().rank_groups) {
+    for (const std::string& f : g.files) REQUIRE(std::remove(f.c_str()) == 0);
+  }
+  CHECK((*session)->RankGroups().size() == static_cast<size_t>(j.ranks));
+  CHECK((*session)->multi_rank());
 }
 
 TEST_CASE("aligned timeline: a process per rank, collectives end together",

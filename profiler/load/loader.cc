@@ -241,7 +241,8 @@ absl::Status LoadTraces(const std::string& trace_path,
       absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
                       TraceFormatName(trace->format()), out->model.size(),
                       out->model.steps().size()));
-  const size_t ranks = GroupByRank(files).size();
+  out->rank_groups = GroupByRank(files);
+  const size_t ranks = out->rank_groups.size();
   if (ranks >= 2) {
     out->model.set_ranks(static_cast<int64_t>(ranks));
     out->notes.push_back(absl::StrFormat(

@@ -14,6 +14,7 @@
 #include "profiler/base/file.h"
 #include "profiler/importers/common/trace_format.h"
 #include "profiler/load/checkpoint.h"
+#include "profiler/load/trace_files.h"
 #include "profiler/model/model.h"
 
 namespace tfprof {
@@ -51,6 +52,9 @@ struct LoadedProfile {
   std::map<int64_t, std::string> run_meta_files;
   // Human-readable notes made while loading (e.g. run graph coverage).
   std::vector<std::string> notes;
+  // A --trace_path load: its files grouped by rank (one group for a single
+  // process's trace), as GroupByRank groups them; empty otherwise.
+  std::vector<RankFiles> rank_groups;
   int64_t bytes_read = 0;
   double seconds = 0;
 };

@@ -288,8 +288,10 @@ std::vector<AllocatorPeak> Session::MemoryPeaks() {
 const std::vector<RankFiles>& Session::RankGroups() {
   std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
   if (!rank_groups_.has_value()) {
-    rank_groups_.emplace();
-    if (!inputs_.trace_path.empty()) {
+    // The loader grouped the files as it read them; a profile made
+    // elsewhere (no groups) has its files read again.
+    rank_groups_.emplace(profile_->rank_groups);
+    if (rank_groups_->empty() && !inputs_.trace_path.empty()) {
       absl::StatusOr<std::vector<std::string>> files =
           ExpandTracePath(inputs_.trace_path);
       if (files.ok() && !files->empty()) *rank_groups_ = GroupByRank(*files);
