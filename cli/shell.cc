@@ -216,7 +216,7 @@ absl::Status SummaryCommand(Shell& shell,
 
 // steps [-output stdout|file:outfile=F|csv[:outfile=F]|json[:outfile=F]]
 absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
-  std::string type = "stdout";
+  OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
   if (!args.empty()) {
     if (args.size() != 2 || args[0] != "-output") {
@@ -225,18 +225,19 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
     }
     absl::Status s = ParseOutput(args[1], &type, &output);
     if (!s.ok()) return s;
-    if (type != "stdout" && type != "file" && type != "csv" && type != "json") {
+    if (type != OutputKind::kStdout && type != OutputKind::kFile &&
+        type != OutputKind::kCsv && type != OutputKind::kJson) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "steps: -output ", type,
+          "steps: -output ", OutputKindName(type),
           " is not available here; use stdout, file, csv or json"));
     }
   }
   absl::StatusOr<Session*> session = shell.SessionFor(shell.options());
   if (!session.ok()) return session.status();
   const StepTable table = (*session)->Steps(PeakOverrideOf(shell.options()));
-  const std::string text = type == "csv"    ? RenderStepsCsv(table)
-                           : type == "json" ? RenderStepsJson(table)
-                                            : RenderStepsText(table);
+  const std::string text = type == OutputKind::kCsv    ? RenderStepsCsv(table)
+                           : type == OutputKind::kJson ? RenderStepsJson(table)
+                                                       : RenderStepsText(table);
   return WriteOrPrint(shell, text, output, "steps");
 }
 
@@ -247,7 +248,7 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
       "usage: memory [-top N] [-output stdout|file:outfile=PATH|csv|"
       "timeline:outfile=PATH]";
   int64_t top = 10;
-  std::string type = "stdout";
+  OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
   for (size_t i = 0; i < args.size(); i += 2) {
     if (i + 1 >= args.size()) return absl::InvalidArgumentError(kUsage);
@@ -259,10 +260,10 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     } else if (args[i] == "-output") {
       absl::Status s = ParseOutput(args[i + 1], &type, &output);
       if (!s.ok()) return s;
-      if (type != "stdout" && type != "file" && type != "csv" &&
-          type != "timeline") {
+      if (type != OutputKind::kStdout && type != OutputKind::kFile &&
+          type != OutputKind::kCsv && type != OutputKind::kTimeline) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "memory: -output ", type,
+            "memory: -output ", OutputKindName(type),
             " is not available here; use stdout, file, csv or timeline"));
       }
     } else {
@@ -270,10 +271,10 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     }
   }
   const Model& model = shell.profile().model;
-  if (type == "csv") {
+  if (type == OutputKind::kCsv) {
     return WriteOrPrint(shell, RenderMemoryCsv(model), output, "memory events");
   }
-  if (type == "timeline") {
+  if (type == OutputKind::kTimeline) {
     return WriteOrPrint(shell, RenderMemoryTimeline(model), output,
                         "memory timeline (open it in ui.perfetto.dev)");
   }

@@ -97,13 +97,23 @@ TEST_CASE("Invalid regexes are rejected by validation") {
 }
 
 TEST_CASE("Output specs follow tfprof's syntax") {
-  std::string type;
+  OutputKind type = OutputKind::kNone;
   std::map<std::string, std::string> kv;
   REQUIRE(ParseOutput("", &type, &kv).ok());
-  CHECK(type == "stdout");
+  CHECK(type == OutputKind::kStdout);
   REQUIRE(ParseOutput("file:outfile=/tmp/a=b", &type, &kv).ok());
-  CHECK(type == "file");
+  CHECK(type == OutputKind::kFile);
   CHECK(kv.at("outfile") == "/tmp/a=b");
+  // Every row of the table parses to its own kind and back to its name.
+  for (const OutputTypeSpec& t : OutputTypeTable()) {
+    INFO(t.name);
+    const std::string spec = t.outfile == OutputTypeSpec::kNeedsFile
+                                 ? t.name + ":outfile=x"
+                                 : t.name;
+    REQUIRE(ParseOutput(spec, &type, &kv).ok());
+    CHECK(type == t.kind);
+    CHECK(OutputKindName(type) == t.name);
+  }
   CHECK_FALSE(ParseOutput("bogus", &type, &kv).ok());
   CHECK_FALSE(ParseOutput("file", &type, &kv).ok());
   CHECK_FALSE(ParseOutput("file:out=x", &type, &kv).ok());
@@ -164,13 +174,13 @@ TEST_CASE("Options round-trip through OptionsProto") {
   Options o;
   o.max_depth = 4;
   o.select = {Attr::kParams, Attr::kBytes};
-  o.output_type = "file";
+  o.output_type = OutputKind::kFile;
   o.output_options["outfile"] = "/tmp/x";
   auto back = OptionsFromProto(OptionsToProto(o));
   REQUIRE(back.ok());
   CHECK(back->max_depth == 4);
   CHECK(back->select == o.select);
-  CHECK(back->output_type == "file");
+  CHECK(back->output_type == OutputKind::kFile);
   CHECK(back->output_options.at("outfile") == "/tmp/x");
 }
 

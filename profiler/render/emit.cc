@@ -83,8 +83,9 @@ absl::Status EmitCsv(const ResultTree& result, const Model&,
 
 absl::Status EmitProto(const ResultTree& result, const Model&,
                        const Options& opts, const EmitTarget& target) {
-  return WriteOrPrint(RenderProto(result, opts.output_type == "pbtxt"), opts,
-                      target);
+  return WriteOrPrint(
+      RenderProto(result, opts.output_type == OutputKind::kPbtxt), opts,
+      target);
 }
 
 absl::Status EmitPprof(const ResultTree& result, const Model&,
@@ -116,20 +117,32 @@ using Emitter = absl::Status (*)(const ResultTree&, const Model&,
 
 // How each -output type of OutputTypeTable() is written, except timelines
 // (EmitTimelines queries once per step).
-Emitter EmitterFor(const std::string& type) {
-  static const auto* const kEmitters = new std::map<std::string, Emitter>{
-      {"stdout", EmitReport}, {"file", EmitReport}, {"none", EmitNothing},
-      {"json", EmitJson},     {"csv", EmitCsv},     {"pbtxt", EmitProto},
-      {"proto", EmitProto},   {"pprof", EmitPprof},
-  };
-  auto it = kEmitters->find(type);
-  return it == kEmitters->end() ? nullptr : it->second;
+Emitter EmitterFor(OutputKind type) {
+  switch (type) {
+    case OutputKind::kStdout:
+    case OutputKind::kFile:
+      return EmitReport;
+    case OutputKind::kNone:
+      return EmitNothing;
+    case OutputKind::kJson:
+      return EmitJson;
+    case OutputKind::kCsv:
+      return EmitCsv;
+    case OutputKind::kPbtxt:
+    case OutputKind::kProto:
+      return EmitProto;
+    case OutputKind::kPprof:
+      return EmitPprof;
+    case OutputKind::kTimeline:
+      break;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
 absl::Status CheckEmittable(ViewKind view, const Options& opts) {
-  if (opts.output_type == "timeline") {
+  if (opts.output_type == OutputKind::kTimeline) {
     if (IsFlatView(view)) {
       return absl::InvalidArgumentError(
           absl::StrCat("the ", ViewName(view),
@@ -137,11 +150,7 @@ absl::Status CheckEmittable(ViewKind view, const Options& opts) {
     }
     return absl::OkStatus();
   }
-  if (EmitterFor(opts.output_type) == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("-output: unknown type '", opts.output_type, "'"));
-  }
-  if (opts.output_type == "pprof" && view != ViewKind::kCode &&
+  if (opts.output_type == OutputKind::kPprof && view != ViewKind::kCode &&
       view != ViewKind::kScope) {
     return absl::InvalidArgumentError(
         "pprof output needs the code view (Python call stacks) or the scope "
@@ -156,10 +165,10 @@ absl::Status EmitResult(const ResultTree& result, const Model& model,
   absl::Status ok = CheckEmittable(result.view, opts);
   if (!ok.ok()) return ok;
   for (const std::string& note : result.notes) *target.err << note << "\n";
-  const std::string& outfile = opts.output_type == "timeline"
+  const std::string& outfile = opts.output_type == OutputKind::kTimeline
                                    ? opts.output_options.at("outfile")
                                    : std::string();
-  if (opts.output_type != "timeline") {
+  if (opts.output_type != OutputKind::kTimeline) {
     return EmitterFor(opts.output_type)(result, model, opts, target);
   }
   // A timeline: the graph view's of its step, else the tree's.

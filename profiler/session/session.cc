@@ -145,7 +145,7 @@ absl::StatusOr<ResultTree> Session::QueryAndEmit(ViewKind view,
   // The graph view's timeline shows one step: -step -1 writes one file per
   // step.
   std::vector<int64_t> steps = {opts.step};
-  if (opts.output_type == "timeline" && view == ViewKind::kGraph &&
+  if (opts.output_type == OutputKind::kTimeline && view == ViewKind::kGraph &&
       opts.step < 0) {
     steps.assign(model().steps().begin(), model().steps().end());
     if (steps.empty()) {

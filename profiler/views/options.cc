@@ -126,13 +126,24 @@ const std::vector<std::string>& SelectValues() {
 const std::vector<OutputTypeSpec>& OutputTypeTable() {
   using T = OutputTypeSpec;
   static const std::vector<OutputTypeSpec> table = {
-      {"stdout", T::kNoFile},    {"none", T::kNoFile},
-      {"file", T::kNeedsFile},   {"json", T::kOptionalFile},
-      {"csv", T::kOptionalFile}, {"pbtxt", T::kOptionalFile},
-      {"proto", T::kNeedsFile},  {"timeline", T::kNeedsFile},
-      {"pprof", T::kNeedsFile},
+      {"stdout", T::kNoFile, OutputKind::kStdout},
+      {"none", T::kNoFile, OutputKind::kNone},
+      {"file", T::kNeedsFile, OutputKind::kFile},
+      {"json", T::kOptionalFile, OutputKind::kJson},
+      {"csv", T::kOptionalFile, OutputKind::kCsv},
+      {"pbtxt", T::kOptionalFile, OutputKind::kPbtxt},
+      {"proto", T::kNeedsFile, OutputKind::kProto},
+      {"timeline", T::kNeedsFile, OutputKind::kTimeline},
+      {"pprof", T::kNeedsFile, OutputKind::kPprof},
   };
   return table;
+}
+
+const std::string& OutputKindName(OutputKind kind) {
+  for (const OutputTypeSpec& t : OutputTypeTable()) {
+    if (t.kind == kind) return t.name;
+  }
+  return OutputTypeTable().front().name;  // every kind has a row
 }
 
 const std::vector<std::string>& OutputTypes() {
@@ -269,11 +280,11 @@ std::vector<std::string> SplitList(const std::string& value) {
   return out;
 }
 
-absl::Status ParseOutput(const std::string& spec, std::string* type,
+absl::Status ParseOutput(const std::string& spec, OutputKind* type,
                          std::map<std::string, std::string>* options) {
   options->clear();
   if (spec.empty()) {
-    *type = "stdout";
+    *type = OutputKind::kStdout;
     return absl::OkStatus();
   }
   const size_t colon = spec.find(':');
@@ -315,7 +326,7 @@ absl::Status ParseOutput(const std::string& spec, std::string* type,
                        "=PATH, e.g. -output ", t, ":", key, "=/tmp/out"));
     }
   }
-  *type = t;
+  *type = type_spec->kind;
   return absl::OkStatus();
 }
 
@@ -531,8 +542,8 @@ std::vector<std::pair<std::string, std::string>> OptionValues(
   std::vector<std::string> kvs;
   for (const auto& [k, value] : o.output_options)
     kvs.push_back(k + "=" + value);
-  v.emplace_back("output",
-                 absl::StrCat(o.output_type, ":", absl::StrJoin(kvs, ",")));
+  v.emplace_back("output", absl::StrCat(OutputKindName(o.output_type), ":",
+                                        absl::StrJoin(kvs, ",")));
   return v;
 }
 
@@ -567,7 +578,7 @@ tfpb::OptionsProto OptionsToProto(const Options& o) {
   for (const auto& r : o.device_regexes) p.add_device_regexes(r);
   p.set_account_displayed_op_only(o.account_displayed_op_only);
   for (const std::string& s : o.select.names()) p.add_select(s);
-  std::string out = o.output_type;
+  std::string out = OutputKindName(o.output_type);
   std::vector<std::string> kvs;
   for (const auto& [k, v] : o.output_options) kvs.push_back(k + "=" + v);
   if (!kvs.empty()) out += ":" + absl::StrJoin(kvs, ",");

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,15 +22,29 @@ const std::vector<std::string>& FlopsRules();
 const std::vector<std::string>& OrderByValues();
 // The attributes -select accepts, in tfprof's order (index = tfprof's id).
 const std::vector<std::string>& SelectValues();
-// An -output type: where a query's result goes.
+// An -output type: where a query's result goes, parsed once from its name.
+enum class OutputKind {
+  kStdout,
+  kNone,
+  kFile,
+  kJson,
+  kCsv,
+  kPbtxt,
+  kProto,
+  kTimeline,
+  kPprof,
+};
 struct OutputTypeSpec {
   std::string name;
   enum Outfile { kNoFile, kOptionalFile, kNeedsFile } outfile;
+  OutputKind kind;
 };
 // Every -output type, in the order help texts list them.
 const std::vector<OutputTypeSpec>& OutputTypeTable();
 // Their names, sorted.
 const std::vector<std::string>& OutputTypes();
+// An output kind's name as -output spells it.
+const std::string& OutputKindName(OutputKind kind);
 
 // How the op view groups nodes: by their framework op type (TensorFlow op,
 // PyTorch op, the last level of a JAX name stack), or, for nodes of XLA
@@ -71,7 +84,7 @@ struct Options {
   double peak_bytes_per_sec = 0;
   bool account_displayed_op_only = false;
   AttrSet select = {Attr::kMicros};
-  std::string output_type = "stdout";
+  OutputKind output_type = OutputKind::kStdout;
   std::map<std::string, std::string> output_options;
 
   bool Selected(Attr attr) const { return select.contains(attr); }
@@ -117,7 +130,7 @@ absl::Status ParseOptionTokens(const std::vector<std::string>& tokens,
                                size_t begin, Options* opts);
 
 // Parses "type" or "type:key=value,key=value".
-absl::Status ParseOutput(const std::string& spec, std::string* type,
+absl::Status ParseOutput(const std::string& spec, OutputKind* type,
                          std::map<std::string, std::string>* options);
 
 // Checks what cannot be checked one option at a time (regexes compile, ...).

@@ -2,7 +2,6 @@
 // and Python lines.
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +27,7 @@ Options QueryOptions(int64_t max_depth, int64_t min_micros, AttrSet select) {
   o.min_micros = min_micros;
   o.order_by = Attr::kMicros;
   o.select = select;
-  o.output_type = "none";
+  o.output_type = OutputKind::kNone;
   return o;
 }
 
