@@ -549,6 +549,70 @@ TEST_CASE("views on several ranks: the mean per rank", "[ranks]") {
   CHECK((*one)->model().ranks() == 1);
 }
 
+// A diff's per-step figures, like its totals, are the mean per rank: the
+// two-rank job against rank 0 alone, checked against both files' raw
+// injected_delay ranges (rank 1 only) step by step.
+TEST_CASE("diff on several ranks: per-step figures are the mean per rank",
+          "[ranks]") {
+  const std::string dir = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  InputPaths in, base_in;
+  in.trace_path = dir;
+  base_in.trace_path = dir + "/ddp2_rank0.pt.trace.json.gz";
+  auto session = Session::Load(in);
+  auto base = Session::Load(base_in);
+  REQUIRE(session.ok());
+  REQUIRE(base.ok());
+  Session& s = **session;
+  s.SetBase(std::move(*base));
+  const RawRank raw[] = {ReadRaw(dir + "/ddp2_rank0.pt.trace.json.gz"),
+                         ReadRaw(dir + "/ddp2_rank1.pt.trace.json.gz")};
+  Options o;
+  o.max_depth = 1000;
+  o.select = {Attr::kCpuMicros};
+  o.order_by = Attr::kCpuMicros;
+  auto d = s.Diff(ViewKind::kOp, o, DiffOptions());
+  REQUIRE(d.ok());
+  const DiffNode* delay = nullptr;
+  for (const DiffNode& n : d->nodes) {
+    if (n.name == "injected_delay") delay = &n;
+  }
+  REQUIRE(delay != nullptr);
+  CHECK_FALSE(delay->base.present);
+  const std::vector<int64_t> steps(s.model().steps().begin(),
+                                   s.model().steps().end());
+  REQUIRE(delay->current.per_step.size() == steps.size());
+  double sum = 0;
+  int ran = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    INFO("step " << steps[k]);
+    double delay_us = 0;
+    for (const RawRank& r : raw) {
+      const auto& [ts, dur] = r.steps.at(steps[k]);
+      for (const auto& [dts, ddur] : r.delays) {
+        if (dts >= ts && dts < ts + dur) delay_us += ddur;
+      }
+    }
+    CHECK(std::fabs(delay->current.per_step[k] - delay_us / 2) <= 1);
+    if (delay->current.per_step[k] > 0) {
+      sum += delay->current.per_step[k];
+      ++ran;
+    }
+  }
+  // The row's total (-step -1: the mean over the steps it ran in, as
+  // tfprof averages) is theirs.
+  REQUIRE(ran == 2);
+  CHECK(std::fabs(sum / ran - static_cast<double>(
+                                  delay->current.total.cpu_exec_micros)) <= 1);
+  // The root's interval holds its change in the mean per rank (totals are
+  // per step).
+  const DiffNode& root = d->root();
+  const double change =
+      static_cast<double>(root.current.total.cpu_exec_micros) -
+      static_cast<double>(root.base.total.cpu_exec_micros);
+  CHECK(root.judgement.ci_low <= change);
+  CHECK(change <= root.judgement.ci_high);
+}
+
 TEST_CASE("ddp-gloo (bundled): rank 1 straggles in steps 3 and 5", "[ranks]") {
   CheckDdpGloo(testing::SourceDir() + "/testdata/ranks/ddp-gloo");
 }

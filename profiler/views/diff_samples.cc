@@ -260,6 +260,18 @@ bool OpAccountsForTotals(const ResultTree& tree, Attr attribute) {
   return all == Value(tree.root().total, attribute);
 }
 
+// A model of several ranks' events holds their sums; the views show the
+// mean per rank (Model::ranks()), and so do these figures: values and runs
+// over the rank count, variances over its square.
+void ToMeanPerRank(const Model& model, std::vector<double>* values,
+                   std::vector<double>* runs, double* jitter, size_t rows) {
+  const double r = static_cast<double>(model.ranks());
+  if (r <= 1) return;
+  for (double& v : *values) v /= r;
+  for (double& v : *runs) v /= r;
+  for (size_t i = 0; i < rows; ++i) jitter[i] /= r * r;
+}
+
 }  // namespace
 
 void MergeParents(const ParentWeights& from, ParentWeights* to) {
@@ -332,6 +344,7 @@ std::vector<NodeSample> NodeSamples(const Model& model,
     if (nodes[i] != nullptr) {
       s.jitter = sampler.AddTo(*nodes[i], s.per_step.data(), s.runs.data());
     }
+    ToMeanPerRank(model, &s.per_step, &s.runs, &s.jitter, 1);
   }
   return out;
 }
@@ -359,8 +372,10 @@ ParentWeights FlatParents(const ResultTree& tree, const ResultNode& row,
   return out;
 }
 
-bool StepSamples(const ResultTree& tree, const Model& model, Attr attribute,
-                 SampleTable* out) {
+namespace {
+
+bool SummedStepSamples(const ResultTree& tree, const Model& model,
+                       Attr attribute, SampleTable* out) {
   if (tree.view == ViewKind::kKernel) {
     return KernelSamples(tree, model, attribute, out);
   }
@@ -407,6 +422,16 @@ bool StepSamples(const ResultTree& tree, const Model& model, Attr attribute,
       }
     }
   }
+  return true;
+}
+
+}  // namespace
+
+bool StepSamples(const ResultTree& tree, const Model& model, Attr attribute,
+                 SampleTable* out) {
+  if (!SummedStepSamples(tree, model, attribute, out)) return false;
+  ToMeanPerRank(model, &out->per_step, &out->runs, out->jitter.data(),
+                out->jitter.size());
   return true;
 }
 
