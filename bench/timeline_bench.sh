@@ -29,6 +29,8 @@ echo "trace: $(du -m "$tmp/big.pt.trace.json" | cut -f1) MB, $copies copies in s
 read -r wall rss <"$tmp/time"
 echo "CLI timeline -step 10 (load included): ${wall} s, peak RSS $((rss / 1024)) MB"
 
+: >"$tmp/out"  # exists before the background job opens it
+: >"$tmp/err"
 "$tfprof" "$trace" --http=127.0.0.1:0 >"$tmp/out" 2>"$tmp/err" &
 server=$!
 url=""

@@ -52,6 +52,10 @@ mv "$tmp/timeline_0" "$tmp/timeline.json"
 serve() {
   local name=$1
   shift
+  # The files exist before the server starts: the background job opens them
+  # itself, maybe after the first read below (under load it did).
+  : >"$tmp/$name.out"
+  : >"$tmp/$name.err"
   "$bin" "$@" --http=127.0.0.1:0 >"$tmp/$name.out" 2>"$tmp/$name.err" &
   server=$!
   url=""
