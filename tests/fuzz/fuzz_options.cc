@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)tfprof::cli::ParseFlags(tokens);
   (void)tfprof::ParseCondition(text);
-  std::string type;
+  tfprof::OutputKind type;
   std::map<std::string, std::string> kv;
   (void)tfprof::ParseOutput(text, &type, &kv);
   return 0;
