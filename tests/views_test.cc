@@ -2,10 +2,13 @@
 // from tfprof's rules.
 #include "profiler/views/views.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "google/protobuf/text_format.h"
 #include "profiler/base/parallel.h"
@@ -70,6 +73,54 @@ TEST_CASE("scope view: tree by name, totals include children") {
         "    a/b (10us/10us)\n"
         "    a/c (20us/20us)\n"
         "  d (5us/5us)\n");
+}
+
+// Names where a scope's run of descendants is interleaved with other names
+// ("a/b" < "a/b-x" < "a/b/c": '-' and '.' sort before '/'), a node named as
+// a scope, and empty scopes ("/lead", "t/", "u//v").
+TEST_CASE("scope view: every prefix once under its parent, children by name") {
+  const std::vector<std::string> names = {
+      "a/b/c", "a/b-x",   "a/b.c/f", "a/b/d",   "a",
+      "a-b/c", "a.1/e",   "/lead",   "/lead/x", "t/",
+      "u//v",  "x/y/z/w", "x/y",     "a/b-x/q", "a/b/c/e"};
+  tfcore::GraphDef graph;
+  for (const std::string& n : names) {
+    tfcore::NodeDef* node = graph.add_node();
+    node->set_name(n);
+    node->set_op("Add");
+  }
+  Model m;
+  m.AddGraph(graph);
+  // Expected, independently: a node's parent is its name up to its last
+  // '/' (a scope; the root for a name without one).
+  std::map<std::string, std::set<std::string>> children;
+  std::set<std::string> all(names.begin(), names.end());
+  for (const std::string& n : names) {
+    for (size_t s = n.find('/'); s != std::string::npos; s = n.find('/', s + 1))
+      all.insert(n.substr(0, s));
+  }
+  for (const std::string& n : all) {
+    const size_t s = n.rfind('/');
+    children[s == std::string::npos ? kRootName : n.substr(0, s)].insert(n);
+  }
+  Views views(&m, nullptr);
+  Options o;
+  o.max_depth = 100;
+  for (int round = 0; round < 2; ++round) {  // cold, then from the cache
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kScope, o);
+    REQUIRE(r.ok());
+    CHECK(r->nodes.size() == all.size() + 1);
+    for (const ResultNode& n : r->nodes) {
+      std::vector<std::string> got;
+      for (size_t c : n.children) got.push_back(r->nodes[c].name);
+      const std::set<std::string>& want = children[n.name];
+      CHECK(got == std::vector<std::string>(want.begin(), want.end()));
+      // Scopes that are also nodes are those nodes.
+      const bool is_node =
+          std::find(names.begin(), names.end(), n.name) != names.end();
+      CHECK((n.graph_node != nullptr) == is_node);
+    }
+  }
 }
 
 TEST_CASE("scope view: non-accounted parents print --") {

@@ -6,7 +6,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "profiler/base/parallel.h"
 
 namespace tfprof {
 namespace view_internal {
@@ -57,75 +56,100 @@ void FinishUnderRoot(const Index& index, Structure* s) {
 
 void BuildScope(const Model& model, Structure* s) {
   s->Clear();
-  // Keys are views of graph node names (a scope is a prefix of one), which
-  // live as long as the model. Nodes are taken in the model's order (the
-  // sort below orders them with their scopes).
-  const size_t n = model.size();
-  // Room for every node and as many scopes (reserved, not touched).
-  s->nodes.reserve(2 * n + 1);
-  absl::flat_hash_map<std::string_view, int> index;
-  index.reserve(n + n / 2);
-  auto add = [&](std::string_view name, const GraphNode* g) {
-    auto [it, added] =
-        index.try_emplace(name, static_cast<int>(s->nodes.size()));
-    VNode& v = added ? s->nodes.emplace_back() : s->nodes[it->second];
-    if (added) {
-      v.name = name;
-      v.fixed_type = kScopeParentType;
-    }
-    if (g != nullptr && v.graph_node == nullptr) {
-      v.graph_node = g;
-      v.stats_index = static_cast<int64_t>(g->index);
-      v.fixed_type = "";
-    }
+  // Scopes are prefixes of graph node names (up to a '/'). The names that
+  // start with "scope/" are one run of the model's names in name order, so
+  // walking them in that order finds each scope at its first descendant,
+  // and the scopes a name shares with the name before it are the ones it
+  // does not create: no name is hashed or looked up.
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  struct Scope {
+    std::string_view name;
+    int parent;  // a scope, or -1 for the root
+    int vnode = -1;
   };
-  for (const auto& node : model.nodes()) {
-    const GraphNode* g = node.get();
-    const std::string_view name = g->name;
-    add(name, g);
-    // Its scopes; once one exists, so do all above it.
-    for (size_t slash = name.rfind('/'); slash != std::string_view::npos;
-         slash = name.rfind('/', slash - 1)) {
-      const std::string_view scope = name.substr(0, slash);
-      if (index.contains(scope)) break;
-      add(scope, nullptr);
-      if (slash == 0) break;
+  std::vector<Scope> scopes;
+  std::vector<int> node_parent(by_name.size());
+  std::vector<int> chain;  // the previous name's scopes, shortest first
+  std::string_view prev;
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    const std::string_view name = by_name[i]->name;
+    size_t common = 0;
+    const size_t most = std::min(name.size(), prev.size());
+    while (common < most && name[common] == prev[common]) ++common;
+    // A scope of the previous name is one of this name's if it is shorter
+    // than their common prefix (the '/' after it is then common too).
+    while (!chain.empty() && scopes[chain.back()].name.size() >= common) {
+      chain.pop_back();
+    }
+    size_t from = chain.empty() ? 0 : scopes[chain.back()].name.size() + 1;
+    for (size_t slash = name.find('/', from); slash != std::string_view::npos;
+         slash = name.find('/', slash + 1)) {
+      scopes.push_back(
+          {name.substr(0, slash), chain.empty() ? -1 : chain.back()});
+      chain.push_back(static_cast<int>(scopes.size() - 1));
+    }
+    node_parent[i] = chain.empty() ? -1 : chain.back();
+    prev = name;
+  }
+  // Scopes in name order, merged with the nodes: the structure's nodes are
+  // then in name order (a scope named as a node is that node).
+  std::vector<int> scope_order(scopes.size());
+  for (size_t k = 0; k < scope_order.size(); ++k) {
+    scope_order[k] = static_cast<int>(k);
+  }
+  std::sort(scope_order.begin(), scope_order.end(),
+            [&](int a, int b) { return scopes[a].name < scopes[b].name; });
+  s->nodes.reserve(by_name.size() + scopes.size() + 1);
+  std::vector<int> node_vnode(by_name.size());
+  for (size_t i = 0, k = 0; i < by_name.size() || k < scope_order.size();) {
+    const int v = static_cast<int>(s->nodes.size());
+    VNode& node = s->nodes.emplace_back();
+    node.name_rank = v;
+    const bool take_node =
+        i < by_name.size() &&
+        (k == scope_order.size() ||
+         std::string_view(by_name[i]->name) <= scopes[scope_order[k]].name);
+    if (k < scope_order.size() &&
+        (!take_node || by_name[i]->name == scopes[scope_order[k]].name)) {
+      node.name = scopes[scope_order[k]].name;
+      node.fixed_type = kScopeParentType;
+      scopes[scope_order[k++]].vnode = v;
+    }
+    if (take_node) {
+      const GraphNode* g = by_name[i];
+      node.name = g->name;
+      node.graph_node = g;
+      node.stats_index = static_cast<int64_t>(g->index);
+      node.fixed_type = "";
+      node_vnode[i++] = v;
     }
   }
   VNode& root = s->nodes.emplace_back();
   root.name = kRootName;
   root.fixed_type = kScopeParentType;
   s->root = static_cast<int>(s->nodes.size() - 1);
-  // Children in name order: every node but the root is one node's child.
-  // (Sorted as (name, node) pairs: comparisons do not load the nodes.)
-  std::vector<std::pair<std::string_view, int>> order;
-  order.reserve(s->nodes.size() - 1);
-  for (size_t i = 0; i + 1 < s->nodes.size(); ++i) {
-    order.emplace_back(s->nodes[i].name, static_cast<int>(i));
+  root.name_rank = s->root;
+  // Each node's parent; children in name order (the nodes' order).
+  std::vector<int> parent(s->nodes.size() - 1);
+  auto vnode_of = [&](int scope) {
+    return scope < 0 ? s->root : scopes[scope].vnode;
+  };
+  for (const Scope& sc : scopes) parent[sc.vnode] = vnode_of(sc.parent);
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    parent[node_vnode[i]] = vnode_of(node_parent[i]);
   }
-  ParallelSort(order.begin(), order.end(),
-               [](const auto& a, const auto& b) { return a < b; });
-  std::vector<int> parent(order.size());
   std::vector<size_t> first(s->nodes.size() + 1, 0);
-  for (size_t r = 0; r < order.size(); ++r) {
-    const int i = order[r].second;
-    s->nodes[i].name_rank = static_cast<int32_t>(r);
-    const std::string_view name = order[r].first;
-    const size_t slash = name.rfind('/');
-    parent[i] = slash == std::string_view::npos
-                    ? s->root
-                    : index.at(name.substr(0, slash));
-    ++first[parent[i] + 1];
-  }
-  s->nodes[s->root].name_rank = static_cast<int32_t>(order.size());
+  for (int p : parent) ++first[p + 1];
   for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
-  s->child_store.resize(order.size());
+  s->child_store.resize(parent.size());
   std::vector<size_t> next(first.begin(), first.end() - 1);
-  for (const auto& [name, i] : order) s->child_store[next[parent[i]]++] = i;
-  std::vector<int> by_rank(order.size());
-  for (size_t r = 0; r < order.size(); ++r) by_rank[r] = order[r].second;
-  order = {};
-  s->PackNames(by_rank);
+  for (size_t v = 0; v < parent.size(); ++v) {
+    s->child_store[next[parent[v]]++] = static_cast<int>(v);
+  }
+  std::vector<int> in_order(parent.size());
+  for (size_t v = 0; v < in_order.size(); ++v)
+    in_order[v] = static_cast<int>(v);
+  s->PackNames(in_order);
   s->SpanChildren(first);
 }
 
