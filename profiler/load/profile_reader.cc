@@ -124,8 +124,8 @@ class ProfileDecoder {
     // Nodes in key order; a name seen twice keeps its first node.
     std::sort(pending_.begin(), pending_.end(),
               [](const Pending& a, const Pending& b) { return a.key < b.key; });
-    absl::flat_hash_map<int64_t, const std::string*> name_of;
-    name_of.reserve(pending_.size());
+    absl::flat_hash_map<int64_t, const GraphNode*> node_of;
+    node_of.reserve(pending_.size());
     std::vector<Pending*> kept;
     kept.reserve(pending_.size());
     model_.nodes_.reserve(pending_.size());
@@ -134,10 +134,10 @@ class ProfileDecoder {
       auto [it, added] = model_.by_name_.try_emplace(p.node->name, nullptr);
       if (added) {
         it->second = p.node.get();
-        name_of[p.key] = &p.node->name;
+        node_of[p.key] = p.node.get();
         kept.push_back(&p);
       } else {
-        name_of[p.key] = &it->second->name;
+        node_of[p.key] = it->second;
       }
     }
     for (Pending* p : kept) {
@@ -146,14 +146,15 @@ class ProfileDecoder {
         SortKeepLast(&p->inputs);
         SortKeepLast(&p->slots);
         for (const auto& [index, src] : p->inputs) {
-          auto n = name_of.find(src);
-          if (n == name_of.end()) continue;  // an input that is not a node
+          auto n = node_of.find(src);
+          if (n == node_of.end()) continue;  // an input that is not a node
           int32_t slot = -1;
           auto s = std::lower_bound(
               p->slots.begin(), p->slots.end(), src,
               [](const auto& e, int64_t k) { return e.first < k; });
           if (s != p->slots.end() && s->first == src) slot = s->second;
-          node->inputs.push_back(NodeInput{index, slot, n->second});
+          node->inputs.push_back(
+              NodeInput{index, slot, &n->second->name, n->second});
         }
       }
       SortKeepLast(&node->output_shapes);

@@ -276,11 +276,6 @@ GraphNode* Model::FindMutable(std::string_view name) {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-const std::string* Model::NameRef(std::string_view name) {
-  if (const GraphNode* n = Find(name)) return &n->name;
-  return strings_.Intern(name);
-}
-
 GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
   auto node = std::make_unique<GraphNode>();
   node->id = static_cast<int64_t>(nodes_.size());
@@ -361,7 +356,10 @@ void Model::AddGraph(const tfcore::GraphDef& graph) {
         input = input.substr(0, colon);
       }
       if (!input.empty() && input[0] == '^') input.remove_prefix(1);
-      node->inputs.push_back(NodeInput{i, slot, NameRef(input)});
+      // (The node's own name if it exists, else an interned copy.)
+      const GraphNode* src = Find(input);
+      node->inputs.push_back(NodeInput{
+          i, slot, src != nullptr ? &src->name : strings_.Intern(input), src});
     }
     ApplyTensorFlowSlots(&node->inputs);
   }
@@ -704,7 +702,7 @@ tfpb::ProfileProto Model::ToProfileProto() const {
     for (int64_t dim : node->shape) pn.add_shape(dim);
     for (const std::string& t : node->op_types) pn.add_op_types(t);
     for (const NodeInput& in : node->inputs) {
-      const GraphNode* src = Find(*in.name);
+      const GraphNode* src = InputNode(in);
       if (src == nullptr) continue;
       (*pn.mutable_inputs())[in.index] = src->id;
       if (in.slot >= 0) (*pn.mutable_src_output_index())[src->id] = in.slot;

@@ -211,12 +211,17 @@ class OpTypes {
 };
 
 // One input of a node (GraphDef order, control inputs included).
+class GraphNode;
+
 struct NodeInput {
   int32_t index = 0;
   // The output slot TensorFlow looks up for this input's name (its
   // src_output_index, which keeps one slot per input name); -1 if unknown.
   int32_t slot = -1;
   const std::string* name = nullptr;  // owned by the model
+  // The input's node, when it existed as the input was added (else null:
+  // Model::InputNode looks the name up).
+  const GraphNode* node = nullptr;
 };
 
 // Tensor shapes by slot, sorted by slot.
@@ -310,6 +315,10 @@ class Model {
 
   size_t size() const { return nodes_.size(); }
   const GraphNode* Find(std::string_view name) const;
+  // The node an input reads, or null when its name is no node's.
+  const GraphNode* InputNode(const NodeInput& in) const {
+    return in.node != nullptr ? in.node : Find(*in.name);
+  }
   // All nodes in name order.
   const std::vector<const GraphNode*>& NodesByName() const;
   // All nodes in insertion (id) order.
@@ -376,9 +385,6 @@ class Model {
 
   GraphNode* FindMutable(std::string_view name);
   GraphNode* NewNode(const std::string& name, const std::string& op);
-  // The address of a node name for NodeInput::name: the node's own name if
-  // it exists, else an interned copy.
-  const std::string* NameRef(std::string_view name);
   void AddOpType(GraphNode* node, std::string_view type) {
     node->op_types.insert(strings_.Intern(type));
   }

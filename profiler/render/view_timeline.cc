@@ -209,7 +209,7 @@ class GraphTimelineBuilder {
       if (!IsCanonicalDevice(dev)) continue;
       for (auto& [start, tn] : per_start) {
         for (const NodeInput& in : tn->node->inputs) {
-          const GraphNode* input = model_.Find(*in.name);
+          const GraphNode* input = model_.InputNode(in);
           if (input == nullptr || !Accounted(*input) ||
               !Trackable(model_, *input, step_)) {
             continue;

@@ -174,7 +174,7 @@ void BuildGraph(const Model& model, Structure* s) {
   for (size_t i = 0; i < by_name.size(); ++i) {
     first[i] = s->child_store.size();
     for (const NodeInput& in : by_name[i]->inputs) {
-      const GraphNode* src = model.Find(*in.name);
+      const GraphNode* src = model.InputNode(in);
       if (src == nullptr) continue;
       const int k = position[src->index];
       is_input[k] = 1;

@@ -56,7 +56,7 @@ std::map<int32_t, std::vector<int64_t>> InputShapes(const Model& model,
   std::map<int32_t, std::vector<int64_t>> shapes;
   for (const NodeInput& in : node.inputs) {
     std::vector<int64_t>& dims = shapes[in.index];
-    const GraphNode* src = model.Find(*in.name);
+    const GraphNode* src = model.InputNode(in);
     if (src == nullptr || in.slot < 0) continue;
     const std::vector<int64_t>* shape = src->OutputShape(in.slot);
     if (shape != nullptr) dims = *shape;
@@ -243,6 +243,7 @@ class Exporter {
         out_->notes.push_back(std::string(t.status().message()));
       }
     }
+    out_->nodes[id].children.reserve(st_.show[n].size());
     for (int k : st_.show[n]) {
       const size_t child = ExportSingle(k);
       out_->nodes[id].children.push_back(child);
@@ -257,6 +258,7 @@ class Exporter {
     r.members = Members(n);
     r.frame = v.frame;
     if (recurse) {
+      out_->nodes[id].children.reserve(st_.show[n].size());
       for (int k : st_.show[n]) {
         const size_t child = ExportMulti(k, true);
         out_->nodes[id].children.push_back(child);
