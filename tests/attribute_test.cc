@@ -73,6 +73,12 @@ TEST_CASE("Value reads the field each count names") {
   CHECK(UnitOf(Attr::kCpuMicros) == StatUnit::kTime);
   CHECK(UnitOf(Attr::kPeakBytes) == StatUnit::kBytes);
   CHECK(UnitOf(Attr::kFloatOps) == StatUnit::kCount);
+  // The enum's units agree with the units the names read as (as a check
+  // term or -min_change value spells them).
+  for (int i = 0; i < kAttrCount; ++i) {
+    const Attr a = static_cast<Attr>(i);
+    CHECK(UnitOf(a) == UnitOfStat(AttrName(a)));
+  }
 }
 
 TEST_CASE("An attribute set lists its members by name") {

@@ -105,7 +105,22 @@ bool IsCount(Attr a) {
   }
 }
 
-StatUnit UnitOf(Attr a) { return UnitOfStat(AttrName(a)); }
+StatUnit UnitOf(Attr a) {
+  // (As UnitOfStat reads the names; attribute_test checks they agree.)
+  switch (a) {
+    case Attr::kMicros:
+    case Attr::kAcceleratorMicros:
+    case Attr::kCpuMicros:
+      return StatUnit::kTime;
+    case Attr::kBytes:
+    case Attr::kPeakBytes:
+    case Attr::kResidualBytes:
+    case Attr::kOutputBytes:
+      return StatUnit::kBytes;
+    default:
+      return StatUnit::kCount;
+  }
+}
 
 size_t AttrSet::size() const {
   size_t n = 0;
