@@ -32,7 +32,7 @@ Change ChangeOf(const DiffNode& n, Attr attribute) {
 }
 
 // The name of the attribute the diff orders and tests by.
-std::string TestedName(const DiffTree& tree) {
+const std::string& TestedName(const DiffTree& tree) {
   return AttrName(tree.attribute);
 }
 

@@ -258,7 +258,6 @@ class Exporter {
     r.members = Members(n);
     r.frame = v.frame;
     if (recurse) {
-      out_->nodes[id].children.reserve(st_.show[n].size());
       for (int k : st_.show[n]) {
         const size_t child = ExportMulti(k, true);
         out_->nodes[id].children.push_back(child);
