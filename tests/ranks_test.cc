@@ -354,6 +354,7 @@ TEST_CASE("rank summaries as bytes: the analysis is the same", "[ranks]") {
     auto back = DecodeRankProfile(bytes, "rank summary");
     REQUIRE(back.ok());
     CHECK(EncodeRankProfile(*back) == bytes);
+    CHECK(!back->devices.empty());
     decoded.push_back(std::move(*back));
     // Damaged bytes are an error naming what they were.
     auto cut = DecodeRankProfile(bytes.substr(0, bytes.size() / 2), "r7");
@@ -367,10 +368,10 @@ TEST_CASE("rank summaries as bytes: the analysis is the same", "[ranks]") {
   // Missing or mistyped fields are errors, not crashes.
   CHECK(!DecodeRankProfile("{}", "f").ok());
   CHECK(!DecodeRankProfile(
-             "{\"format\": \"tfprof.rank_profile\", \"version\": 1}", "f")
+             "{\"format\": \"tfprof.rank_profile\", \"version\": 2}", "f")
              .ok());
   CHECK(!DecodeRankProfile("{\"format\": \"tfprof.rank_profile\", "
-                           "\"version\": 1, \"rank\": 0, \"files\": 3, "
+                           "\"version\": 2, \"rank\": 0, \"files\": 3, "
                            "\"steps\": [[1, \"x\"]], \"windows\": [[1]]}",
                            "f")
              .ok());
@@ -547,6 +548,58 @@ TEST_CASE("views on several ranks: the mean per rank", "[ranks]") {
   auto one = s.ForRank(1);
   REQUIRE(one.ok());
   CHECK((*one)->model().ranks() == 1);
+}
+
+// The summary of several ranks lists each rank's devices (the merged model
+// would make each rank's gpu:0 one device): every GPU's busy time per step
+// is the union of that rank's own raw GPU events over its steps.
+TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
+  const std::string dir = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  InputPaths in;
+  in.trace_path = dir;
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  const ProfileSummary summary = (**session).Summary();
+  const std::string gpu = "/job:localhost/replica:0/task:0/device:gpu:0";
+  for (int rank : {0, 1}) {
+    INFO("rank " << rank);
+    JsonValue v;
+    std::string err;
+    REQUIRE(testing::ParseJsonFile(
+        absl::StrCat(dir, "/ddp2_rank", rank, ".pt.trace.json.gz"), &v, &err));
+    std::vector<std::pair<double, double>> spans;  // us
+    int64_t steps = 0;
+    for (const JsonValue& e : v.at("traceEvents").array) {
+      if (!e.Has("cat") || !e.Has("dur")) continue;
+      const std::string& cat = e.at("cat").string;
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+        spans.emplace_back(e.at("ts").number,
+                           e.at("ts").number + e.at("dur").number);
+      }
+      if (cat != "gpu_user_annotation" &&
+          e.at("name").string.rfind("ProfilerStep#", 0) == 0) {
+        ++steps;
+      }
+    }
+    std::sort(spans.begin(), spans.end());
+    double busy_us = 0, end = -1e300;
+    for (const auto& [b, e] : spans) {
+      if (e > std::max(b, end)) busy_us += e - std::max(b, end);
+      end = std::max(end, e);
+    }
+    REQUIRE(steps == 5);
+    const DeviceSummary* d =
+        summary.FindDevice(absl::StrCat("rank ", rank, ": ", gpu));
+    REQUIRE(d != nullptr);
+    CHECK(std::fabs(static_cast<double>(d->busy_ns) - busy_us * 1000 / steps) <=
+          1000);
+  }
+  // No device of the merged model is left, and the wall time is the job's.
+  CHECK(summary.FindDevice(gpu) == nullptr);
+  CHECK(summary.devices.size() == 4);
+  const WallStats job = StepWallStats((**session).Steps());
+  CHECK(summary.wall.mean_ns == job.mean_ns);
+  CHECK(summary.wall.max_ns == job.max_ns);
 }
 
 // A diff's per-step figures, like its totals, are the mean per rank: the

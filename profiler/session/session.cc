@@ -219,7 +219,34 @@ StepTable Session::Steps(const PeakOverride& peaks) {
 }
 
 ProfileSummary Session::Summary(const PeakOverride& peaks) {
-  return Summarize(model(), peaks);
+  ProfileSummary s = Summarize(model(), peaks);
+  if (!multi_rank()) return s;
+  // Several ranks: the model holds every rank's events, where each rank's
+  // "gpu:0" would be one device. The devices, lanes and allocator peaks are
+  // each rank's own ("rank 1: .../device:gpu:0"), and the wall time per
+  // step is the job's (as `steps` shows it).
+  std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
+  if (!ProfileRanks(nullptr).ok()) return s;
+  s.devices.clear();
+  s.allocator_peak_bytes.clear();
+  for (const RankProfile& p : *rank_profiles_) {
+    const std::string prefix = p.rank >= 0
+                                   ? absl::StrCat("rank ", p.rank, ": ")
+                                   : absl::StrCat("host ", p.host, ": ");
+    for (DeviceSummary d : p.devices) {
+      d.name = prefix + d.name;
+      for (auto& [allocator, bytes] : d.allocators) {
+        allocator = prefix + allocator;
+        s.allocator_peak_bytes[allocator] = bytes;
+      }
+      for (LaneSummary& lane : d.lanes) lane.name = prefix + lane.name;
+      s.devices.push_back(std::move(d));
+    }
+  }
+  const StepTable job = CombineRankSteps(*rank_profiles_);
+  s.wall = StepWallStats(job);
+  s.wall_source = job.wall_source;
+  return s;
 }
 
 absl::StatusOr<tfpb::AdviceProto> Session::Advise(

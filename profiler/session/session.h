@@ -149,6 +149,8 @@ class Session {
 
   // The steps table with its float ops and MFU columns.
   StepTable Steps(const PeakOverride& peaks = {});
+  // On several ranks, each rank's devices (named "rank N: ...") and the
+  // job's wall time per step.
   ProfileSummary Summary(const PeakOverride& peaks = {});
   absl::StatusOr<tfpb::AdviceProto> Advise(
       const tfpb::AdvisorOptionsProto& options,

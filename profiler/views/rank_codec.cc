@@ -13,7 +13,7 @@ namespace tfprof {
 namespace {
 
 constexpr char kFormat[] = "tfprof.rank_profile";
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;  // 2: the ranks' devices
 
 std::string Quoted(const std::vector<std::string>& v) {
   std::string out = "[";
@@ -32,6 +32,25 @@ std::string RowJson(const StepRow& r) {
                       r.kernels, ",", r.device_span_ns, ",", r.peak_bytes, ",",
                       JsonQuote(r.peak_allocator), ",", r.flops, ",",
                       absl::StrFormat("%.17g", r.mfu), "]");
+}
+
+// [name, nodes, busy_ns, [[allocator, peak], ...], [[lane, busy_ns,
+// thread], ...]]
+std::string DeviceJson(const DeviceSummary& d) {
+  std::string out =
+      absl::StrCat("[", JsonQuote(d.name), ",", d.nodes, ",", d.busy_ns, ",[");
+  for (size_t i = 0; i < d.allocators.size(); ++i) {
+    absl::StrAppend(&out, i > 0 ? "," : "", "[",
+                    JsonQuote(d.allocators[i].first), ",",
+                    d.allocators[i].second, "]");
+  }
+  out += "],[";
+  for (size_t i = 0; i < d.lanes.size(); ++i) {
+    absl::StrAppend(&out, i > 0 ? "," : "", "[", JsonQuote(d.lanes[i].name),
+                    ",", d.lanes[i].busy_ns, ",", d.lanes[i].thread ? 1 : 0,
+                    "]");
+  }
+  return out + "]]";
 }
 
 std::string CollectiveJson(const RankCollective& c) {
@@ -121,6 +140,27 @@ StepRow DecodeRow(Decoder& d, simdjson::dom::element e) {
   return r;
 }
 
+DeviceSummary DecodeDevice(Decoder& d, simdjson::dom::element e) {
+  DeviceSummary s;
+  simdjson::dom::array f = d.Array(e, 5);
+  if (f.size() < 5) return s;
+  s.name = d.String(f.at(0));
+  s.nodes = d.Int(f.at(1));
+  s.busy_ns = d.Int(f.at(2));
+  for (simdjson::dom::element a : d.Array(f.at(3))) {
+    simdjson::dom::array pair = d.Array(a, 2);
+    if (pair.size() < 2) break;
+    s.allocators.emplace_back(d.String(pair.at(0)), d.Int(pair.at(1)));
+  }
+  for (simdjson::dom::element l : d.Array(f.at(4))) {
+    simdjson::dom::array lane = d.Array(l, 3);
+    if (lane.size() < 3) break;
+    s.lanes.push_back(LaneSummary{d.String(lane.at(0)), d.Int(lane.at(1)),
+                                  d.Int(lane.at(2)) != 0});
+  }
+  return s;
+}
+
 RankCollective DecodeCollective(Decoder& d, simdjson::dom::element e) {
   RankCollective c;
   std::vector<simdjson::dom::element> f;
@@ -165,6 +205,10 @@ std::string EncodeRankProfile(const RankProfile& p) {
                       "]");
     }
     out += "]";
+  }
+  out += "], \"devices\": [";
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    absl::StrAppend(&out, i > 0 ? ",\n" : "", DeviceJson(p.devices[i]));
   }
   return out + "]}\n";
 }
@@ -211,6 +255,9 @@ absl::StatusOr<RankProfile> DecodeRankProfile(const std::string& bytes,
       if (pair.size() < 2) break;
       ops.push_back(OpTime{d.String(pair.at(0)), d.Int(pair.at(1))});
     }
+  }
+  for (simdjson::dom::element v : d.Array(d.Field(o, "devices"))) {
+    p.devices.push_back(DecodeDevice(d, v));
   }
   for (const RankCollective& c : p.collectives) {
     if (c.window < -1 || c.window >= static_cast<int32_t>(p.windows.size())) {

@@ -1,7 +1,7 @@
 // A RankProfile as bytes and back, so that rank summaries made on other
 // machines (Dask workers: python/tfprof/fleet.py) can be analyzed together
 // without their events travelling. The bytes are a small JSON document
-// ({"format": "tfprof.rank_profile", "version": 1, ...}); a profile
+// ({"format": "tfprof.rank_profile", "version": 2, ...}); a profile
 // survives the round trip exactly.
 #ifndef TFPROF_PROFILER_VIEWS_RANK_CODEC_H_
 #define TFPROF_PROFILER_VIEWS_RANK_CODEC_H_

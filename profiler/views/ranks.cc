@@ -164,6 +164,7 @@ RankProfile ProfileRank(const Model& model, std::vector<std::string> files) {
   p.files = std::move(files);
   p.steps = ComputeSteps(model);
   AddStepFlops(ComputeRunFlops(model, p.steps, PeakOverride()), &p.steps);
+  p.devices = DeviceSummaries(model);
   for (const DeviceWork& w : a.work()) {
     if (w.kind == WorkKind::kKernel) ++p.kernels;
   }

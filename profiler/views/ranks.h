@@ -24,6 +24,7 @@
 
 #include "profiler/model/model.h"
 #include "profiler/views/steps.h"
+#include "profiler/views/summary.h"
 
 namespace tfprof {
 
@@ -63,6 +64,9 @@ struct RankProfile {
   // align clocks.
   int64_t enqueue_only = 0;
   int64_t kernels = 0;  // accelerator kernels of any kind
+  // Its devices, lanes and allocator peaks, as its own summary lists them
+  // (a job's summary shows each rank's).
+  std::vector<DeviceSummary> devices;
 };
 
 // The profile of one rank's model (its trace files in `files`).

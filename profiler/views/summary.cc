@@ -226,4 +226,14 @@ ProfileSummary Summarize(const Model& model, const PeakOverride& peaks) {
   return s;
 }
 
+std::vector<DeviceSummary> DeviceSummaries(const Model& model) {
+  std::map<std::string, int64_t> peaks;
+  for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
+    peaks[p.allocator] = p.peak_bytes;
+  }
+  return SummarizeDevices(
+      model, std::max<int64_t>(static_cast<int64_t>(model.steps().size()), 1),
+      peaks);
+}
+
 }  // namespace tfprof

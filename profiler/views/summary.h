@@ -71,6 +71,10 @@ struct ProfileSummary {
 // `peaks` override the peak table's (--peak_flops, --peak_bytes_per_sec).
 ProfileSummary Summarize(const Model& model, const PeakOverride& peaks = {});
 
+// The model's devices with their lanes and allocator peaks, as Summarize
+// lists them.
+std::vector<DeviceSummary> DeviceSummaries(const Model& model);
+
 }  // namespace tfprof
 
 #endif  // TFPROF_PROFILER_VIEWS_SUMMARY_H_
