@@ -594,6 +594,15 @@ TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
     CHECK(std::fabs(static_cast<double>(d->busy_ns) - busy_us * 1000 / steps) <=
           1000);
   }
+  // Node figures are the mean per rank, as the views show them: the scope
+  // view's root (whose nodes each divide by the rank count, so up to one
+  // microsecond per node apart).
+  Options o;
+  auto scope = (**session).Query(ViewKind::kScope, o);
+  REQUIRE(scope.ok());
+  CHECK(summary.ranks == 2);
+  CHECK(std::llabs(summary.cpu_micros - scope->root().total.cpu_exec_micros) <=
+        summary.nodes);
   // No device of the merged model is left, and the wall time is the job's.
   CHECK(summary.FindDevice(gpu) == nullptr);
   CHECK(summary.devices.size() == 4);

@@ -106,17 +106,18 @@ std::string RenderSummary(const ProfileSummary& s,
         FormatNanos(s.wall.mean_ns), FormatNanos(s.wall.median_ns),
         FormatNanos(s.wall.min_ns), FormatNanos(s.wall.max_ns), s.wall_source);
   }
+  const char* per_rank = s.ranks > 1 ? ", mean per rank" : "";
   absl::StrAppendFormat(&out,
-                        "node time:   %s per step, summed over nodes "
+                        "node time:   %s per step, summed over nodes%s "
                         "(accelerator %s, cpu %s)\n",
-                        FormatTime(s.exec_micros),
+                        FormatTime(s.exec_micros), per_rank,
                         FormatTime(s.accelerator_micros),
                         FormatTime(s.cpu_micros));
   absl::StrAppendFormat(&out,
                         "node memory: %s requested, %s peak per step, "
-                        "summed over nodes\n",
+                        "summed over nodes%s\n",
                         FormatMemory(s.requested_bytes),
-                        FormatMemory(s.peak_bytes));
+                        FormatMemory(s.peak_bytes), per_rank);
   // (Allocators of a device are on its row.)
   for (const auto& [allocator, peak] : s.allocator_peak_bytes) {
     bool shown = false;

@@ -214,6 +214,11 @@ ProfileSummary Summarize(const Model& model, const PeakOverride& peaks) {
     s.parameters += st.parameters;
     s.float_ops += st.float_ops;
   }
+  s.ranks = model.ranks();
+  for (int64_t* v : {&s.exec_micros, &s.accelerator_micros, &s.cpu_micros,
+                     &s.requested_bytes, &s.peak_bytes, &s.float_ops}) {
+    *v /= s.ranks;
+  }
   const StepTable steps = ComputeSteps(model);
   s.wall = StepWallStats(steps);
   s.wall_source = steps.wall_source;

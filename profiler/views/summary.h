@@ -39,13 +39,15 @@ struct DeviceSummary {
 };
 
 struct ProfileSummary {
+  int64_t ranks = 1;  // several: the node figures below are means per rank
   int64_t nodes = 0;
   int64_t nodes_with_execs = 0;
   int64_t steps = 0;
   // CPUs first, then GPUs by number, then other devices by name.
   std::vector<DeviceSummary> devices;
   std::map<std::string, int64_t> op_types;  // op -> nodes
-  // Averages over steps (the -step -1 rule), summed over nodes.
+  // Averages over steps (the -step -1 rule), summed over nodes (and, as
+  // the views show them, divided by the number of ranks).
   int64_t exec_micros = 0;
   int64_t accelerator_micros = 0;
   int64_t cpu_micros = 0;
