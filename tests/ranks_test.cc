@@ -18,6 +18,7 @@
 #include "profiler/advise/gates.h"
 #include "profiler/load/trace_files.h"
 #include "profiler/render/render_ranks.h"
+#include "profiler/render/summary.h"
 #include "profiler/session/rank_loader.h"
 #include "profiler/session/session.h"
 #include "profiler/views/communication.h"
@@ -601,6 +602,7 @@ TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
   auto scope = (**session).Query(ViewKind::kScope, o);
   REQUIRE(scope.ok());
   CHECK(summary.ranks == 2);
+  CHECK(RenderSummaryJson(summary).find("\"ranks\": 2,") != std::string::npos);
   CHECK(std::llabs(summary.cpu_micros - scope->root().total.cpu_exec_micros) <=
         summary.nodes);
   // No device of the merged model is left, and the wall time is the job's.

@@ -223,7 +223,7 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
   std::string out = absl::StrCat(
       "{\"nodes\": ", s.nodes,
       ", \"nodes_with_run_statistics\": ", s.nodes_with_execs,
-      ", \"steps\": ", s.steps,
+      ", \"steps\": ", s.steps, ", \"ranks\": ", s.ranks,
       ", \"time_per_step\": {\"wall_micros\": "
       "{\"mean\": ",
       NanosAsMicros(s.wall.mean_ns),
