@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "profiler/advise/gates.h"
+#include "profiler/base/gzip.h"
 #include "profiler/load/trace_files.h"
 #include "profiler/render/render_ranks.h"
 #include "profiler/render/summary.h"
@@ -611,6 +612,94 @@ TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
   const WallStats job = StepWallStats((**session).Steps());
   CHECK(summary.wall.mean_ns == job.mean_ns);
   CHECK(summary.wall.max_ns == job.max_ns);
+}
+
+// The summary's float ops and FLOP/s on several ranks are the mean per rank
+// and its MFU is the job's: all ranks' float ops against the devices they
+// ran on. Two ranks made of one real trace (a V100 run, each copy tagged
+// with its rank) both name gpu:0, one device shared as by two processes on
+// one host: the same float ops per rank, twice the single run's MFU. Where
+// the ranks ran on different GPUs (HTA's two ranks, corpus), the job's MFU
+// is both ranks' float ops against both devices' peak.
+TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
+          "[ranks]") {
+  const std::string one =
+      testing::BundledCorpusDir() +
+      "/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz";
+  absl::StatusOr<std::string> text = Gunzip(testing::ReadFile(one));
+  REQUIRE(text.ok());
+  const std::string dir = testing::TempDir();
+  const std::string schema = "\"schemaVersion\": 1,";
+  const size_t at = text->find(schema);
+  REQUIRE(at != std::string::npos);
+  for (int rank : {0, 1}) {
+    std::string copy = *text;
+    copy.insert(at + schema.size(),
+                absl::StrCat(" \"distributedInfo\": {\"backend\": \"nccl\", "
+                             "\"rank\": ",
+                             rank, ", \"world_size\": 2},"));
+    testing::WriteFile(absl::StrCat(dir, "/w_rank", rank, ".pt.trace.json"),
+                       copy);
+  }
+  PeakOverride peaks;
+  peaks.flops = 1e14;
+  auto summary_of = [&](const std::string& paths) {
+    InputPaths in;
+    in.trace_path = paths;
+    auto session = Session::Load(in);
+    REQUIRE(session.ok());
+    return (**session).Summary(peaks);
+  };
+  const ProfileSummary single = summary_of(one);
+  const ProfileSummary job = summary_of(dir);
+  REQUIRE(job.ranks == 2);
+  REQUIRE(single.flops.flops_per_step > 0);
+  CHECK(job.flops.flops_per_step == single.flops.flops_per_step);
+  CHECK(job.flops.peak.flops == 1e14);
+  REQUIRE(job.flops.mfu.has_value());
+  REQUIRE(single.flops.mfu.has_value());
+  CHECK(std::fabs(*job.flops.mfu - 2 * *single.flops.mfu) <=
+        1e-6 * *single.flops.mfu);
+  CHECK(RenderSummary(job, nullptr).find(", all 2 ranks' float ops\n") !=
+        std::string::npos);
+  CHECK(RenderSummary(job, nullptr).find("mean per rank\n") !=
+        std::string::npos);
+  CHECK(job.notes.empty());
+  // A rank's file gone since the load: the merged model's devices, said so.
+  {
+    InputPaths in;
+    in.trace_path = dir;
+    auto session = Session::Load(in);
+    REQUIRE(session.ok());
+    REQUIRE(std::remove((dir + "/w_rank1.pt.trace.json").c_str()) == 0);
+    const ProfileSummary merged = (**session).Summary(peaks);
+    REQUIRE(merged.notes.size() == 1);
+    CHECK(merged.notes[0].find("could not be profiled") != std::string::npos);
+    CHECK(RenderSummary(merged, nullptr).find("\nnote: the devices") !=
+          std::string::npos);
+  }
+
+  const std::string rel = "hta/sampled_rank-0.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string hta = testing::CorpusDir() + "/hta/sampled_rank-";
+  const ProfileSummary r0 = summary_of(hta + "0.json.gz");
+  const ProfileSummary r1 = summary_of(hta + "1.json.gz");
+  const ProfileSummary both =
+      summary_of(hta + "0.json.gz," + hta + "1.json.gz");
+  // Nodes whose float ops differ between runs carry their per-run average
+  // in the merged model: a few FLOP apart in 843 GFLOP.
+  const double mean =
+      static_cast<double>(r0.flops.flops_per_step + r1.flops.flops_per_step) /
+      2;
+  CHECK(std::fabs(static_cast<double>(both.flops.flops_per_step) - mean) <=
+        1e-6 * mean);
+  CHECK(both.flops.peak.flops == 2e14);
+  REQUIRE(both.flops.mfu.has_value());
+  const double wall_s = static_cast<double>(both.wall.mean_ns) * 1e-9;
+  const double expect =
+      static_cast<double>(r0.flops.flops_per_step + r1.flops.flops_per_step) /
+      (wall_s * 2e14);
+  CHECK(std::fabs(*both.flops.mfu - expect) <= 1e-6 * expect);
 }
 
 // A diff's per-step figures, like its totals, are the mean per rank: the

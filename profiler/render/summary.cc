@@ -133,14 +133,19 @@ std::string RenderSummary(const ProfileSummary& s,
   absl::StrAppendFormat(&out, "float ops:   %s\n", FormatNumber(s.float_ops));
   if (s.flops.flops_per_step > 0) {
     absl::StrAppendFormat(
-        &out, "flops/step:  %s (%s), %s achieved over the step wall time\n",
+        &out, "flops/step:  %s (%s), %s achieved over the step wall time%s\n",
         FormatFlopCount(static_cast<double>(s.flops.flops_per_step)),
-        s.flops.flops_set, FormatFlopRate(s.flops.flop_rate));
+        s.flops.flops_set, FormatFlopRate(s.flops.flop_rate),
+        s.ranks > 1 ? ", mean per rank" : "");
     std::string mfu = MfuText(s.flops);
     absl::string_view rest = mfu;
     if (!absl::ConsumePrefix(&rest, "MFU: "))
       absl::ConsumePrefix(&rest, "MFU ");
-    absl::StrAppendFormat(&out, "MFU:         %s\n", rest);
+    absl::StrAppendFormat(
+        &out, "MFU:         %s%s\n", rest,
+        s.ranks > 1 && s.flops.mfu.has_value()
+            ? absl::StrCat(", all ", s.ranks, " ranks' float ops")
+            : "");
     for (const std::string& note : s.flops.notes) {
       absl::StrAppendFormat(&out, "  (%s)\n", note);
     }
@@ -152,6 +157,9 @@ std::string RenderSummary(const ProfileSummary& s,
     absl::StrAppendFormat(&out, "loaded:      %.2f MB in %.3f s (%.1f MB/s)\n",
                           mb, loaded->seconds,
                           loaded->seconds > 0 ? mb / loaded->seconds : 0.0);
+  }
+  for (const std::string& note : s.notes) {
+    absl::StrAppendFormat(&out, "note: %s\n", note);
   }
   return out;
 }
@@ -278,6 +286,10 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
       ", \"flops_set\": ", JsonQuote(f.flops_set), ", \"flops_notes\": [");
   for (size_t i = 0; i < f.notes.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(f.notes[i]));
+  }
+  out += "], \"notes\": [";
+  for (size_t i = 0; i < s.notes.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(s.notes[i]));
   }
   return out + "]}\n";
 }

@@ -219,34 +219,36 @@ StepTable Session::Steps(const PeakOverride& peaks) {
 }
 
 ProfileSummary Session::Summary(const PeakOverride& peaks) {
-  ProfileSummary s = Summarize(model(), peaks);
-  if (!multi_rank()) return s;
+  if (!multi_rank()) return Summarize(model(), peaks);
   // Several ranks: the model holds every rank's events, where each rank's
   // "gpu:0" would be one device. The devices, lanes and allocator peaks are
   // each rank's own ("rank 1: .../device:gpu:0"), and the wall time per
   // step is the job's (as `steps` shows it).
   std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
-  if (!ProfileRanks(nullptr).ok()) return s;
-  s.devices.clear();
-  s.allocator_peak_bytes.clear();
+  const absl::Status ranks = ProfileRanks(nullptr);
+  if (!ranks.ok()) {
+    ProfileSummary s = Summarize(model(), peaks);
+    s.notes.push_back(absl::StrCat(
+        "the devices and the time per step are the merged model's: the ranks "
+        "could not be profiled one by one (",
+        ranks.message(), ")"));
+    return s;
+  }
+  std::vector<DeviceSummary> devices;
   for (const RankProfile& p : *rank_profiles_) {
     const std::string prefix = p.rank >= 0
                                    ? absl::StrCat("rank ", p.rank, ": ")
                                    : absl::StrCat("host ", p.host, ": ");
     for (DeviceSummary d : p.devices) {
       d.name = prefix + d.name;
-      for (auto& [allocator, bytes] : d.allocators) {
+      for (auto& [allocator, bytes] : d.allocators)
         allocator = prefix + allocator;
-        s.allocator_peak_bytes[allocator] = bytes;
-      }
       for (LaneSummary& lane : d.lanes) lane.name = prefix + lane.name;
-      s.devices.push_back(std::move(d));
+      devices.push_back(std::move(d));
     }
   }
   const StepTable job = CombineRankSteps(*rank_profiles_);
-  s.wall = StepWallStats(job);
-  s.wall_source = job.wall_source;
-  return s;
+  return Summarize(model(), peaks, SummaryParts{&job, &devices});
 }
 
 absl::StatusOr<tfpb::AdviceProto> Session::Advise(

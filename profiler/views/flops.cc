@@ -169,6 +169,7 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
       KernelGpus(model.activity());
   std::set<int64_t> all;
   for (const auto& [step, g] : gpus) all.insert(g.begin(), g.end());
+  const int64_t ranks = model.ranks();
   r.peak = SumPeaks(all, rows, dtype, o);
   r.peak.dtype_assumed = most == 0;
   int64_t sum = 0;
@@ -198,6 +199,15 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
         r.mfu = r.flop_rate / r.peak.flops;
       }
     }
+  }
+  // Several ranks: MFU is the job's, all ranks' float ops against the peak
+  // of the devices they ran on (ranks that name the same GPU share it, as
+  // processes on one host do); the float ops and FLOP/s are the mean per
+  // rank, as the views show node figures.
+  if (ranks > 1) {
+    for (auto& [step, f] : r.step_flops) f /= ranks;
+    r.flops_per_step /= ranks;
+    r.flop_rate /= static_cast<double>(ranks);
   }
   return r;
 }

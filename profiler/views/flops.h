@@ -49,6 +49,9 @@ struct RunPeak {
   std::string unknown;
 };
 
+// Several ranks (Model::ranks()): the float ops and FLOP/s are the mean per
+// rank; MFU is all ranks' float ops against the peak of the devices they
+// ran on (a GPU number two ranks share counts once).
 struct RunFlops {
   // Float ops per step by the extended rule, for every step of the table.
   std::map<int64_t, int64_t> step_flops;

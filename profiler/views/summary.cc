@@ -125,6 +125,15 @@ std::string ThreadOwner(const std::string& thread) {
   return "";
 }
 
+// The most bytes each allocator had in use, by allocator.
+std::map<std::string, int64_t> AllocatorPeakMap(const Model& model) {
+  std::map<std::string, int64_t> peaks;
+  for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
+    peaks[p.allocator] = p.peak_bytes;
+  }
+  return peaks;
+}
+
 std::vector<DeviceSummary> SummarizeDevices(
     const Model& model, int64_t steps,
     const std::map<std::string, int64_t>& allocator_peaks) {
@@ -197,7 +206,8 @@ int64_t ProfileSummary::LaneBusy(std::string_view lane) const {
   return -1;
 }
 
-ProfileSummary Summarize(const Model& model, const PeakOverride& peaks) {
+ProfileSummary Summarize(const Model& model, const PeakOverride& peaks,
+                         const SummaryParts& given) {
   ProfileSummary s;
   s.nodes = static_cast<int64_t>(model.size());
   s.steps = static_cast<int64_t>(model.steps().size());
@@ -219,26 +229,31 @@ ProfileSummary Summarize(const Model& model, const PeakOverride& peaks) {
                      &s.requested_bytes, &s.peak_bytes, &s.float_ops}) {
     *v /= s.ranks;
   }
-  const StepTable steps = ComputeSteps(model);
+  std::optional<StepTable> own;
+  if (given.steps == nullptr) own = ComputeSteps(model);
+  const StepTable& steps = given.steps != nullptr ? *given.steps : *own;
   s.wall = StepWallStats(steps);
   s.wall_source = steps.wall_source;
   s.flops = ComputeRunFlops(model, steps, peaks);
-  for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
-    s.allocator_peak_bytes[p.allocator] = p.peak_bytes;
+  if (given.devices != nullptr) {
+    s.devices = *given.devices;
+    for (const DeviceSummary& d : s.devices) {
+      for (const auto& [allocator, bytes] : d.allocators) {
+        s.allocator_peak_bytes[allocator] = bytes;
+      }
+    }
+  } else {
+    s.allocator_peak_bytes = AllocatorPeakMap(model);
+    s.devices = SummarizeDevices(model, std::max<int64_t>(s.steps, 1),
+                                 s.allocator_peak_bytes);
   }
-  s.devices = SummarizeDevices(model, std::max<int64_t>(s.steps, 1),
-                               s.allocator_peak_bytes);
   return s;
 }
 
 std::vector<DeviceSummary> DeviceSummaries(const Model& model) {
-  std::map<std::string, int64_t> peaks;
-  for (const AllocatorPeak& p : ComputeMemoryPeaks(model)) {
-    peaks[p.allocator] = p.peak_bytes;
-  }
   return SummarizeDevices(
       model, std::max<int64_t>(static_cast<int64_t>(model.steps().size()), 1),
-      peaks);
+      AllocatorPeakMap(model));
 }
 
 }  // namespace tfprof

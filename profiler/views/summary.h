@@ -63,6 +63,8 @@ struct ProfileSummary {
   std::map<std::string, int64_t> allocator_peak_bytes;
   // Float ops per step (the extended rule), achieved FLOP/s and MFU.
   RunFlops flops;
+  // What the reader should know about how these were obtained.
+  std::vector<std::string> notes;
 
   // The device whose name (or a lane's) is `name`, or null.
   const DeviceSummary* FindDevice(std::string_view name) const;
@@ -70,8 +72,17 @@ struct ProfileSummary {
   int64_t LaneBusy(std::string_view lane) const;
 };
 
+// What a caller supplies in place of the model's own figures. Several ranks
+// pass the job's steps table (the slowest rank's wall per step) and each
+// rank's devices, named "rank N: ...", with their allocator peaks.
+struct SummaryParts {
+  const StepTable* steps = nullptr;
+  const std::vector<DeviceSummary>* devices = nullptr;
+};
+
 // `peaks` override the peak table's (--peak_flops, --peak_bytes_per_sec).
-ProfileSummary Summarize(const Model& model, const PeakOverride& peaks = {});
+ProfileSummary Summarize(const Model& model, const PeakOverride& peaks = {},
+                         const SummaryParts& given = {});
 
 // The model's devices with their lanes and allocator peaks, as Summarize
 // lists them.
