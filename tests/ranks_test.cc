@@ -665,6 +665,28 @@ TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
   CHECK(RenderSummary(job, nullptr).find("mean per rank\n") !=
         std::string::npos);
   CHECK(job.notes.empty());
+  // `steps` of the job has the same float ops and MFU, with the peak given
+  // (each rank's own table knows no peak for this trace's GPU).
+  {
+    InputPaths in;
+    in.trace_path = dir;
+    auto session = Session::Load(in);
+    REQUIRE(session.ok());
+    const StepTable t = (**session).Steps(peaks);
+    REQUIRE(!t.rows.empty());
+    CHECK(t.mfu_text.find("--peak_flops") != std::string::npos);
+    double flops = 0, mfu = 0;
+    for (const StepRow& r : t.rows) {
+      flops += static_cast<double>(r.flops);
+      mfu += r.mfu;
+      CHECK(r.mfu > 0);
+    }
+    const double n = static_cast<double>(t.rows.size());
+    CHECK(
+        std::fabs(flops / n - static_cast<double>(job.flops.flops_per_step)) <=
+        1e-6 * flops / n);
+    CHECK(mfu / n == Approx(*job.flops.mfu).epsilon(0.05));
+  }
   // A rank's file gone since the load: the merged model's devices, said so.
   {
     InputPaths in;

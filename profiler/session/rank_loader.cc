@@ -62,13 +62,10 @@ StepTable CombineRankSteps(const std::vector<RankProfile>& ranks) {
   struct Sum {
     StepRow row;
     int64_t n = 0;
-    double mfu = 0;
-    int64_t mfu_n = 0;
   };
   std::map<int64_t, Sum> steps;
   StepTable out;
   for (const RankProfile& p : ranks) {
-    if (out.mfu_text.empty()) out.mfu_text = p.steps.mfu_text;
     for (const StepRow& r : p.steps.rows) {
       Sum& s = steps[r.step];
       StepRow& c = s.row;
@@ -86,17 +83,12 @@ StepTable CombineRankSteps(const std::vector<RankProfile>& ranks) {
             {&c.exposed_communication_ns, r.exposed_communication_ns},
             {&c.idle_ns, r.idle_ns},
             {&c.kernels, r.kernels},
-            {&c.device_span_ns, r.device_span_ns},
-            {&c.flops, r.flops}}) {
+            {&c.device_span_ns, r.device_span_ns}}) {
         *sum += v;
       }
       if (r.peak_bytes > c.peak_bytes) {
         c.peak_bytes = r.peak_bytes;
         c.peak_allocator = r.peak_allocator;
-      }
-      if (r.mfu >= 0) {
-        s.mfu += r.mfu;
-        ++s.mfu_n;
       }
       ++s.n;
     }
@@ -105,10 +97,9 @@ StepTable CombineRankSteps(const std::vector<RankProfile>& ranks) {
     StepRow r = s.row;
     for (int64_t* v : {&r.accelerator_ns, &r.compute_ns, &r.memcpy_ns,
                        &r.communication_ns, &r.exposed_communication_ns,
-                       &r.idle_ns, &r.kernels, &r.device_span_ns, &r.flops}) {
+                       &r.idle_ns, &r.kernels, &r.device_span_ns}) {
       *v /= s.n;
     }
-    r.mfu = s.mfu_n > 0 ? s.mfu / static_cast<double>(s.mfu_n) : -1;
     out.rows.push_back(std::move(r));
   }
   const std::string each =

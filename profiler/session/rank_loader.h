@@ -25,7 +25,9 @@ absl::StatusOr<std::vector<RankProfile>> ProfileRankFiles(
 
 // The job's steps table from its ranks': per step, the wall time of the
 // slowest rank (the job waits for it), the largest peak memory, and every
-// other column the mean over the ranks that have the step.
+// other column the mean over the ranks that have the step. The float ops and
+// MFU columns are left empty: they come from the merged model, against the
+// peak the caller gives (Session::Steps).
 StepTable CombineRankSteps(const std::vector<RankProfile>& ranks);
 
 }  // namespace tfprof

@@ -209,11 +209,19 @@ absl::StatusOr<ProfileSummary> Session::BaseSummary(const PeakOverride& peaks) {
 }
 
 StepTable Session::Steps(const PeakOverride& peaks) {
+  StepTable table;
+  bool job = false;
   if (multi_rank()) {
     std::lock_guard<std::recursive_mutex> lock(ranks_mu_);
-    if (ProfileRanks(nullptr).ok()) return CombineRankSteps(*rank_profiles_);
+    if (ProfileRanks(nullptr).ok()) {
+      table = CombineRankSteps(*rank_profiles_);
+      job = true;
+    }
   }
-  StepTable table = ComputeSteps(model());
+  // Several ranks: the float ops are the mean per rank and MFU is the
+  // job's, over its wall per step and with the caller's peaks, as `summary`
+  // has them (views/flops.h).
+  if (!job) table = ComputeSteps(model());
   AddStepFlops(ComputeRunFlops(model(), table, peaks), &table);
   return table;
 }
