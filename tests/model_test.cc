@@ -7,6 +7,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "profiler/load/profile_reader.h"
+#include "profiler/model/string_table.h"
 #include "tests/test_util.h"
 
 namespace tfprof {
@@ -447,4 +448,29 @@ TEST_CASE("The model round-trips through ProfileProto") {
 }
 
 }  // namespace
+// The table's ids do not depend on which strings were asked for lately:
+// more distinct strings than it remembers, asked for in turn, from copies
+// and from the table's own storage, and strings that share a prefix.
+TEST_CASE("string table: one id per distinct string, in first-seen order") {
+  StringTable t;
+  const std::vector<std::string> words = {"/gpu:0/stream:7",
+                                          "/gpu:0/stream:1",
+                                          "/gpu:0",
+                                          "",
+                                          "/gpu:0/stream:7x",
+                                          "cpu",
+                                          "/gpu:1"};
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < words.size(); ++i) {
+      const std::string copy = words[i];
+      CHECK(t.Id(copy) == i);
+      CHECK(t.Id(t.Get(static_cast<uint32_t>(i))) == i);
+      CHECK(t.Get(static_cast<uint32_t>(i)) == words[i]);
+    }
+    for (size_t i = words.size(); i-- > 0;) CHECK(t.Id(words[i]) == i);
+  }
+  CHECK(t.size() == words.size());
+  CHECK(t.Intern("cpu") == t.Intern(std::string("cpu")));
+}
+
 }  // namespace tfprof

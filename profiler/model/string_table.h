@@ -2,6 +2,7 @@
 #ifndef TFPROF_PROFILER_MODEL_STRING_TABLE_H_
 #define TFPROF_PROFILER_MODEL_STRING_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,11 @@ class StringTable {
   std::vector<std::unique_ptr<std::string>> owned_;
   std::vector<const std::string*> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> ids_;
+  // The last few ids asked for, tried before hashing: a profile repeats a
+  // handful of device and stream names for every execution.
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  std::array<uint32_t, 4> recent_ = {kNone, kNone, kNone, kNone};
+  uint32_t next_recent_ = 0;
 };
 
 }  // namespace tfprof
