@@ -17,6 +17,7 @@
 #include "profiler/advise/checkers/checker_util.h"
 #include "profiler/advise/checkers/checkers.h"
 #include "profiler/base/device.h"
+#include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
 
 namespace tfprof {
@@ -54,7 +55,7 @@ class HostDeviceCopyChecker : public Checker {
       const GraphNode* node;  // null: a trace copy no node launched
       std::string name;
       std::string device;
-      int64_t step, start, duration;
+      int64_t step, start_ns, duration_ns;
     };
     std::vector<Copy> copies;
     const Activity& activity = model.activity();
@@ -68,10 +69,11 @@ class HostDeviceCopyChecker : public Checker {
         if (w.kind == WorkKind::kKernel) continue;
         const GraphNode* node =
             w.op != 0 ? model.Find(activity.String(w.op)) : nullptr;
-        // Microseconds, as the step stats' copies are.
+        // Nanoseconds as recorded: most sets and many copies last under a
+        // microsecond.
         copies.push_back(Copy{node, std::string(activity.String(w.name)),
                               std::string(activity.String(w.stream)), w.step,
-                              w.start_ns / 1000, w.duration_ns / 1000});
+                              w.start_ns, w.duration_ns});
       }
     }
     ExecDetail d;
@@ -90,7 +92,8 @@ class HostDeviceCopyChecker : public Checker {
             for (const TimeInterval& t : dt.times) {
               copies.push_back(Copy{node.get(), node->name,
                                     std::string(dt.device), e.step,
-                                    t.start_micros, t.duration_micros});
+                                    SatMul(t.start_micros, 1000),
+                                    SatMul(t.duration_micros, 1000)});
             }
           }
         }
@@ -103,15 +106,21 @@ class HostDeviceCopyChecker : public Checker {
           "keep them) or a trace with copies"));
       return {};
     }
+    // Step stats are in microseconds, traces in nanoseconds: each shown in
+    // its own unit.
+    auto time = [trace](double ns) {
+      const int64_t n = static_cast<int64_t>(ns);
+      return trace ? FormatNanos(n) : FormatTime(n / 1000);
+    };
     const std::map<int64_t, Span> spans = StepSpans(model);
     const double steps = static_cast<double>(model.steps().size());
     int64_t wall = 0, total = 0;
-    for (const auto& [step, s] : spans) SatInc(&wall, s.length());
+    for (const auto& [step, s] : spans) SatInc(&wall, SatMul(s.length(), 1000));
     std::map<std::string, std::pair<int64_t, int64_t>> by_device;
     for (const Copy& c : copies) {
-      SatInc(&total, c.duration);
+      SatInc(&total, c.duration_ns);
       auto& dev = by_device[c.device];
-      SatInc(&dev.first, c.duration);
+      SatInc(&dev.first, c.duration_ns);
       ++dev.second;
     }
     const double share =
@@ -119,20 +128,19 @@ class HostDeviceCopyChecker : public Checker {
     std::vector<std::string> reports;
     std::vector<std::string> lines = {absl::StrFormat(
         "memcpy: %s per step in %d copies, %s of the step wall time (%s)%s",
-        FormatTime(static_cast<int64_t>(total / steps)),
-        static_cast<int64_t>(copies.size() / steps), Pct(total, wall),
-        FormatTime(static_cast<int64_t>(wall / steps)),
+        time(total / steps), static_cast<int64_t>(copies.size() / steps),
+        Pct(total, wall), time(wall / steps),
         share >= ctx.Option("threshold") ? "" : ", below the threshold")};
     for (const auto& [dev, t] : by_device) {
-      lines.push_back(
-          absl::StrFormat("  %s: %s per step in %d copies", dev,
-                          FormatTime(static_cast<int64_t>(t.first / steps)),
-                          static_cast<int64_t>(t.second / steps)));
+      lines.push_back(absl::StrFormat("  %s: %s per step in %d copies", dev,
+                                      time(t.first / steps),
+                                      static_cast<int64_t>(t.second / steps)));
     }
     reports.push_back(absl::StrJoin(lines, "\n"));
-    std::stable_sort(
-        copies.begin(), copies.end(),
-        [](const Copy& a, const Copy& b) { return a.duration > b.duration; });
+    std::stable_sort(copies.begin(), copies.end(),
+                     [](const Copy& a, const Copy& b) {
+                       return a.duration_ns > b.duration_ns;
+                     });
     lines = {"largest copies:"};
     for (size_t i = 0;
          i < copies.size() && i < static_cast<size_t>(ctx.IntOption("top"));
@@ -142,8 +150,7 @@ class HostDeviceCopyChecker : public Checker {
                                  ? absl::StrCat(" (", c.node->name, ")")
                                  : std::string();
       lines.push_back(absl::StrFormat("  %s%s on %s, step %d: %s", c.name, by,
-                                      c.device, c.step,
-                                      FormatTime(c.duration)));
+                                      c.device, c.step, time(c.duration_ns)));
     }
     reports.push_back(absl::StrJoin(lines, "\n"));
     if (share >= ctx.Option("threshold")) {
