@@ -188,9 +188,13 @@ int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
     }
     return RunScript(shell, script, flags.script, flags.keep_going);
   }
-  *io.out << RenderSummary(
-      shell.session().Summary(PeakOverrideOf(shell.options())),
-      &shell.profile());
+  {
+    // --rank=N: that rank's summary, as the commands that follow show it.
+    absl::StatusOr<Session*> first = shell.SessionFor(shell.options());
+    Session& session = first.ok() ? **first : shell.session();
+    *io.out << RenderSummary(session.Summary(PeakOverrideOf(shell.options())),
+                             &session.profile());
+  }
   if (io.interactive) {
     *io.out << "Type 'help' for commands, Ctrl-D to leave.\n";
     return RunInteractive(shell);

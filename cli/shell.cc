@@ -119,8 +119,10 @@ absl::Status AdviseCommand(Shell& shell, const std::vector<std::string>& args) {
     notes.push_back(absl::StrCat("more checkers: advise -checker all (",
                                  absl::StrJoin(more, ", "), ")"));
   }
+  absl::StatusOr<Session*> session = shell.SessionFor(shell.options());
+  if (!session.ok()) return session.status();
   absl::StatusOr<tfpb::AdviceProto> advice =
-      shell.session().Advise(options, &notes, PeakOverrideOf(shell.options()));
+      (*session)->Advise(options, &notes, PeakOverrideOf(shell.options()));
   if (!advice.ok()) return advice.status();
   for (const std::string& n : notes) shell.err() << "note: " << n << "\n";
   shell.out() << RenderAdvice(*advice);
@@ -200,17 +202,42 @@ absl::Status TimelineCommand(Shell& shell,
   return absl::OkStatus();
 }
 
+// The options of a command that is not a view: view options typed after it
+// apply to it alone (-rank N, -peak_flops X, ...), as after a view; -output,
+// when typed, is returned in *type and *output for the command to check.
+absl::StatusOr<Options> CommandOptions(
+    Shell& shell, const std::vector<std::string>& args, OutputKind* type,
+    std::map<std::string, std::string>* output) {
+  Options opts = shell.options();
+  opts.output_type = OutputKind::kStdout;
+  opts.output_options.clear();
+  absl::Status s = ParseOptionTokens(args, 0, &opts);
+  if (!s.ok()) return s;
+  s = ValidateOptions(opts);
+  if (!s.ok()) return s;
+  *type = opts.output_type;
+  *output = opts.output_options;
+  return opts;
+}
+
 absl::Status SummaryCommand(Shell& shell,
                             const std::vector<std::string>& args) {
-  const bool json =
-      args.size() == 2 && args[0] == "-output" && args[1] == "json";
-  if (!args.empty() && !json) {
-    return absl::InvalidArgumentError("usage: summary [-output json]");
+  OutputKind type = OutputKind::kStdout;
+  std::map<std::string, std::string> output;
+  absl::StatusOr<Options> opts = CommandOptions(shell, args, &type, &output);
+  if (!opts.ok()) return opts.status();
+  if ((type != OutputKind::kStdout && type != OutputKind::kJson) ||
+      !output.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "summary: -output ", OutputKindName(type), output.empty() ? "" : ":...",
+        " is not available here; use stdout or json"));
   }
-  const ProfileSummary s =
-      shell.session().Summary(PeakOverrideOf(shell.options()));
-  shell.out() << (json ? RenderSummaryJson(s)
-                       : RenderSummary(s, &shell.profile()));
+  absl::StatusOr<Session*> session = shell.SessionFor(*opts);
+  if (!session.ok()) return session.status();
+  const ProfileSummary s = (*session)->Summary(PeakOverrideOf(*opts));
+  shell.out() << (type == OutputKind::kJson
+                      ? RenderSummaryJson(s)
+                      : RenderSummary(s, &(*session)->profile()));
   return absl::OkStatus();
 }
 
@@ -218,23 +245,17 @@ absl::Status SummaryCommand(Shell& shell,
 absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
-  if (!args.empty()) {
-    if (args.size() != 2 || args[0] != "-output") {
-      return absl::InvalidArgumentError(
-          "usage: steps [-output stdout|file:outfile=PATH|csv|json]");
-    }
-    absl::Status s = ParseOutput(args[1], &type, &output);
-    if (!s.ok()) return s;
-    if (type != OutputKind::kStdout && type != OutputKind::kFile &&
-        type != OutputKind::kCsv && type != OutputKind::kJson) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "steps: -output ", OutputKindName(type),
-          " is not available here; use stdout, file, csv or json"));
-    }
+  absl::StatusOr<Options> opts = CommandOptions(shell, args, &type, &output);
+  if (!opts.ok()) return opts.status();
+  if (type != OutputKind::kStdout && type != OutputKind::kFile &&
+      type != OutputKind::kCsv && type != OutputKind::kJson) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("steps: -output ", OutputKindName(type),
+                     " is not available here; use stdout, file, csv or json"));
   }
-  absl::StatusOr<Session*> session = shell.SessionFor(shell.options());
+  absl::StatusOr<Session*> session = shell.SessionFor(*opts);
   if (!session.ok()) return session.status();
-  const StepTable table = (*session)->Steps(PeakOverrideOf(shell.options()));
+  const StepTable table = (*session)->Steps(PeakOverrideOf(*opts));
   const std::string text = type == OutputKind::kCsv    ? RenderStepsCsv(table)
                            : type == OutputKind::kJson ? RenderStepsJson(table)
                                                        : RenderStepsText(table);
@@ -379,11 +400,12 @@ const std::vector<CommandSpec>& Commands() {
        "Change options for all later commands (options typed after a view "
        "command apply to that command only).",
        SetCommand},
-      {"summary", "[-output json]",
+      {"summary", "[-output json] [-rank N] [-peak_flops X]",
        "One-screen overview of the loaded profile: devices, time per step, "
        "memory.",
        SummaryCommand},
-      {"steps", "[-output stdout|file:outfile=PATH|csv|json]",
+      {"steps",
+       "[-output stdout|file:outfile=PATH|csv|json] [-rank N] [-peak_flops X]",
        "One row per step: wall time from the step's own markers, accelerator "
        "busy time (compute, memcpy), idle time, kernels and peak memory.",
        StepsCommand},

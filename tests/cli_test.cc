@@ -94,6 +94,54 @@ TEST_CASE("One-shot commands take flags and shell-style options") {
   CHECK(a.out.find("_TFProfRoot") != std::string::npos);
 }
 
+// The line of a report that starts with `key`.
+std::string LineOf(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\n" + key);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+// summary, steps and advise read one rank with -rank N after the command
+// or --rank=N before it, as the views do: the same lines as that rank's
+// file loaded alone. Options they do not know are named.
+TEST_CASE("summary steps and advise take -rank like the views") {
+  const std::string dir =
+      "--trace_path=" + testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  const std::string one = dir + "/ddp2_rank1.pt.trace.json.gz";
+  const RunResult alone = RunTfprof({one, "summary"});
+  const RunResult after = RunTfprof({dir, "summary", "-rank", "1"});
+  const RunResult before = RunTfprof({dir, "--rank=1", "summary"});
+  const RunResult job = RunTfprof({dir, "summary"});
+  REQUIRE(alone.code == 0);
+  REQUIRE(after.code == 0);
+  REQUIRE(before.code == 0);
+  for (const char* key : {"time/step:", "devices:", "node time:"}) {
+    INFO(key);
+    CHECK(!LineOf(alone.out, key).empty());
+    CHECK(LineOf(after.out, key) == LineOf(alone.out, key));
+    CHECK(LineOf(before.out, key) == LineOf(alone.out, key));
+  }
+  CHECK(LineOf(job.out, "time/step:") != LineOf(alone.out, "time/step:"));
+  const RunResult steps_alone = RunTfprof({one, "steps", "-output", "csv"});
+  const RunResult steps_after =
+      RunTfprof({dir, "steps", "-output", "csv", "-rank", "1"});
+  CHECK(steps_after.code == 0);
+  CHECK(steps_after.out == steps_alone.out);
+  const RunResult advise_alone =
+      RunTfprof({one, "advise", "-checker", "StepTimeChecker"});
+  const RunResult advise_rank =
+      RunTfprof({dir, "--rank=1", "advise", "-checker", "StepTimeChecker"});
+  CHECK(advise_rank.code == 0);
+  CHECK(advise_rank.out == advise_alone.out);
+  const RunResult bad = RunTfprof({dir, "summary", "-max_dept", "2"});
+  CHECK(bad.code != 0);
+  CHECK(bad.err.find("-max_dept") != std::string::npos);
+  const RunResult csv = RunTfprof({dir, "summary", "-output", "csv"});
+  CHECK(csv.code != 0);
+  CHECK(csv.err.find("summary: -output csv is not available") !=
+        std::string::npos);
+}
+
 TEST_CASE("The account_type_regexes flag sets account types (bug fixed)") {
   RunResult all = RunTfprof({Profile(), "--select=micros", "op"});
   RunResult mm = RunTfprof(
