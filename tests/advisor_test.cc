@@ -367,11 +367,12 @@ TEST_CASE("MemoryChecker: peak and residual holders, or a note") {
   Run r = Check(m, "MemoryChecker", {{"top", "1"}});
   REQUIRE(r.reports.size() == 4);
   CHECK(r.reports[0] ==
-        "largest peak memory (4.00KB over all nodes):\n"
+        "largest peak memory (4.00KB summed over all nodes):\n"
         "  big (big, /job:localhost/replica:0/task:0/device:gpu:0): 3.00KB "
         "(75.0%), peak 3.00KB, residual 2.00KB");
   CHECK(r.reports[1] ==
         "largest residual memory (still allocated after the op ran) (2.00KB "
+        "summed "
         "over all nodes):\n"
         "  big (big, /job:localhost/replica:0/task:0/device:gpu:0): 2.00KB "
         "(100.0%), peak 3.00KB, residual 2.00KB");
@@ -514,6 +515,38 @@ TEST_CASE("HostDeviceCopyChecker: copies under a microsecond count") {
                  FormatNanos(static_cast<int64_t>(static_cast<double>(copy_ns) /
                                                   steps)),
                  " per step in ", copies / steps, " copies")));
+}
+
+// MemoryChecker starts with each allocator's own peak, the run's memory
+// peak: on the H200 ResNet-50 (corpus) the most torch.cuda.max_allocated()
+// read in a profiled step.
+TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
+  const std::string dir = "gpu-h200-2026/";
+  if (!testing::HaveCorpusFile(dir + "torch_refs.json")) return;
+  testing::JsonValue refs;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(testing::CorpusFile(dir + "torch_refs.json"),
+                                 &refs, &error));
+  double most = 0;
+  for (const testing::JsonValue& s : refs.at("resnet").at("steps").array) {
+    if (s.at("active").boolean) {
+      most = std::max(most, s.at("max_allocated").number);
+    }
+  }
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(dir + "resnet.pt.trace.json.gz");
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["MemoryChecker"];
+  auto advice = Advise((*loaded)->model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("MemoryChecker");
+  REQUIRE(report.reports_size() >= 1);
+  CHECK_THAT(report.reports(0),
+             Catch::Contains(absl::StrCat(
+                 "  GPU_0: ", FormatMemory(static_cast<int64_t>(most)))));
 }
 
 TEST_CASE("advise gives TensorFlow graph advice to TensorFlow inputs only") {

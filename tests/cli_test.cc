@@ -142,6 +142,29 @@ TEST_CASE("summary steps and advise take -rank like the views") {
         std::string::npos);
 }
 
+// A gate's regex written with the op names the views show ("aten::mm")
+// matches the nodes, whose names write "::" as ".".
+TEST_CASE("check regexes match op names written with ::") {
+  const std::string trace =
+      "--trace_path=" +
+      testing::CorpusFile(
+          "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  const RunResult colons = RunTfprof(
+      {trace, "check", "accelerator_micros[.*aten::cudnn_convolution.*]>0"});
+  const RunResult dots = RunTfprof(
+      {trace, "check", "accelerator_micros[.*aten\\.cudnn_convolution.*]>0"});
+  REQUIRE(colons.code == 0);
+  REQUIRE(dots.code == 0);
+  auto value = [](const std::string& out) {
+    const size_t at = out.find("] = ");
+    return at == std::string::npos ? std::string()
+                                   : out.substr(at, out.find('\n', at) - at);
+  };
+  CHECK(!value(colons.out).empty());
+  CHECK(value(colons.out) == value(dots.out));
+  CHECK(colons.out.find(" nodes)") != std::string::npos);
+}
+
 TEST_CASE("The account_type_regexes flag sets account types (bug fixed)") {
   RunResult all = RunTfprof({Profile(), "--select=micros", "op"});
   RunResult mm = RunTfprof(

@@ -1,13 +1,17 @@
 // check: gate conditions, their parsing and evaluation.
 #include "profiler/advise/gates.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "profiler/advise/gates_report.h"
 #include "profiler/load/loader.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
+#include "tests/json_parse.h"
 #include "tests/test_util.h"
 
 namespace tfprof {
@@ -99,6 +103,49 @@ int64_t ScopeTotal(const Model& m, const std::string& attr) {
   REQUIRE(r.ok());
   const Totals& t = r->root().total;
   return attr == "micros" ? t.exec_micros : t.parameters;
+}
+
+// peak_memory_bytes is the run's allocator peak, not peak_bytes (each
+// node's peak, summed over nodes): on the H200 ResNet-50 pair (corpus) it
+// is the most torch.cuda.max_allocated() read in a profiled step, and the
+// NHWC->NCHW change leaves it where it was.
+TEST_CASE("peak_memory_bytes: the allocator's peak against the framework's") {
+  const std::string dir = "gpu-h200-2026/";
+  if (!testing::HaveCorpusFile(dir + "torch_refs.json")) return;
+  testing::JsonValue refs;
+  std::string err;
+  REQUIRE(testing::ParseJsonFile(testing::CorpusFile(dir + "torch_refs.json"),
+                                 &refs, &err));
+  std::map<std::string, std::unique_ptr<LoadedProfile>> runs;
+  for (const char* run : {"resnet", "resnet_nchw"}) {
+    InputPaths in;
+    in.trace_path = testing::CorpusFile(dir + run + ".pt.trace.json.gz");
+    auto loaded = LoadProfile(in);
+    REQUIRE(loaded.ok());
+    double most = 0;
+    for (const testing::JsonValue& s : refs.at(run).at("steps").array) {
+      if (s.at("active").boolean) {
+        most = std::max(most, s.at("max_allocated").number);
+      }
+    }
+    auto r = EvaluateGates((*loaded)->model,
+                           {*ParseCondition("peak_memory_bytes>0")}, -1);
+    REQUIRE(r.ok());
+    REQUIRE(r->size() == 1);
+    INFO(run);
+    CHECK(r->front().passed);
+    CHECK(r->front().value == most);
+    runs[run] = std::move(*loaded);
+  }
+  GateBase base;
+  base.model = &runs["resnet"]->model;
+  auto r = EvaluateGates(runs["resnet_nchw"]->model,
+                         {*ParseCondition("peak_memory_bytes<=base*1.001"),
+                          *ParseCondition("peak_memory_bytes<base*0.999")},
+                         -1, base);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].passed);
+  CHECK_FALSE((*r)[1].passed);
 }
 
 TEST_CASE("Gates against a base run: profile_100 vs profile_0") {

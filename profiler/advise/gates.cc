@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/stats.h"
 #include "profiler/base/units.h"
@@ -22,7 +23,7 @@ namespace {
 
 bool IsRunAttribute(const std::string& attr) {
   return attr == "mfu" || attr == "flops_per_step" || attr == "flop_rate" ||
-         attr == "step_micros";
+         attr == "step_micros" || attr == "peak_memory_bytes";
 }
 
 const char* TermName(VerdictTerm t) {
@@ -94,11 +95,21 @@ std::string GateMessage(const GateResult& r) {
 }  // namespace
 
 const std::vector<std::string>& GateAttributes() {
-  static const std::vector<std::string> v = {
-      "micros",     "accelerator_micros", "cpu_micros",   "bytes",
-      "peak_bytes", "residual_bytes",     "output_bytes", "params",
-      "float_ops",  "occurrence",         "mfu",          "flops_per_step",
-      "flop_rate",  "step_micros"};
+  static const std::vector<std::string> v = {"micros",
+                                             "accelerator_micros",
+                                             "cpu_micros",
+                                             "bytes",
+                                             "peak_bytes",
+                                             "residual_bytes",
+                                             "output_bytes",
+                                             "params",
+                                             "float_ops",
+                                             "occurrence",
+                                             "mfu",
+                                             "flops_per_step",
+                                             "flop_rate",
+                                             "step_micros",
+                                             "peak_memory_bytes"};
   return v;
 }
 
@@ -112,14 +123,24 @@ std::string FormatGateValue(const std::string& unit, double v) {
   if (std::abs(v - whole) < 1e-9 && std::abs(whole) < 9.2e18) {
     return FormatStat(unit, static_cast<int64_t>(whole));
   }
+  // Times and bytes below a microsecond or a byte are not worth showing:
+  // in the unit's own form, as the values are ("59.40ms", not "5.94e+04us").
   const StatUnit u = UnitOfStat(unit);
-  return absl::StrFormat("%.4g%s", v,
-                         u == StatUnit::kTime    ? "us"
-                         : u == StatUnit::kBytes ? "B"
-                                                 : "");
+  if ((u == StatUnit::kTime || u == StatUnit::kBytes) &&
+      std::abs(whole) < 9.2e18) {
+    return FormatStat(unit, static_cast<int64_t>(whole));
+  }
+  return absl::StrFormat("%.4g", v);
 }
 
 namespace {
+
+// Node names write an op's "::" as "." (a trace's "aten::mm" is the node
+// "aten.mm"; a node name keeps no ':'): a regex typed from the op names
+// the views show matches the nodes they name.
+std::string NodeNameRegex(const std::string& regex) {
+  return absl::StrReplaceAll(regex, {{"::", "\\."}});
+}
 
 // The limit after the operator: VALUE, base, base*FACTOR, base+VALUE,
 // base-VALUE.
@@ -259,6 +280,29 @@ bool StepMicros(const StepTable& steps, int64_t step, double* value,
   return true;
 }
 
+// The most bytes an allocator had in use in `step` (-1: in any step), as
+// the steps table's peak memory column reads the trace's memory events.
+bool PeakMemory(const StepTable& steps, int64_t step, double* value,
+                std::string* unknown) {
+  int64_t peak = 0;
+  bool found = false;
+  for (const StepRow& row : steps.rows) {
+    if (step >= 0 && row.step != step) continue;
+    found = true;
+    peak = std::max(peak, row.peak_bytes);
+  }
+  if (!found || peak <= 0) {
+    *unknown = !found ? (step < 0 ? std::string("no steps")
+                                  : absl::StrCat("no step ", step))
+                      : std::string(
+                            "no memory events (a trace recorded with "
+                            "profile_memory has them)");
+    return false;
+  }
+  *value = static_cast<double>(peak);
+  return true;
+}
+
 // A run-level figure for `step` (-1: the run's means); false with *unknown
 // set when it is not known. `table`: the run's steps table when it is not
 // the model's own (several ranks: the job's).
@@ -267,6 +311,9 @@ bool RunValue(const Model& model, const StepTable* table, int64_t step,
               std::string* unknown) {
   const StepTable steps = table != nullptr ? *table : ComputeSteps(model);
   if (attr == "step_micros") return StepMicros(steps, step, value, unknown);
+  if (attr == "peak_memory_bytes") {
+    return PeakMemory(steps, step, value, unknown);
+  }
   const RunFlops f = ComputeRunFlops(model, steps, peaks);
   if (step < 0) {
     if (attr == "flops_per_step") {
@@ -441,7 +488,9 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
       continue;
     }
     std::unique_ptr<RE2> re;
-    if (!c.regex.empty()) re = std::make_unique<RE2>(c.regex, RE2::Quiet);
+    if (!c.regex.empty()) {
+      re = std::make_unique<RE2>(NodeNameRegex(c.regex), RE2::Quiet);
+    }
     std::vector<const GraphNode*> matched;
     int64_t value = 0, base_value = 0;
     for (const auto& node : model.nodes()) {

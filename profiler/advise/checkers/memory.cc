@@ -1,5 +1,7 @@
 // MemoryChecker: The nodes holding the most peak and residual memory, and
 // each accelerator allocator's peak.
+#include "profiler/views/memory.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -70,7 +72,7 @@ class MemoryChecker : public Checker {
         return absl::StrFormat("%s: none", title);
       }
       std::vector<std::string> lines = {absl::StrFormat(
-          "%s (%s over all nodes):", title, FormatMemory(total))};
+          "%s (%s summed over all nodes):", title, FormatMemory(total))};
       for (size_t i = 0; i < nodes.size() && i < top; ++i) {
         const Node& n = nodes[i];
         if (n.s.*field <= 0) break;
@@ -83,10 +85,26 @@ class MemoryChecker : public Checker {
       }
       return absl::StrJoin(lines, "\n");
     };
-    std::vector<std::string> reports = {
-        list("largest peak memory", &NodeStats::peak_bytes, peak_total),
-        list("largest residual memory (still allocated after the op ran)",
-             &NodeStats::residual_bytes, residual_total)};
+    std::vector<std::string> reports;
+    // A trace's memory events: each allocator's own peak, the run's memory
+    // peak (the nodes' peaks below overlap in time and add up past it).
+    const std::vector<AllocatorPeak> peaks = ComputeMemoryPeaks(model);
+    if (!peaks.empty()) {
+      std::vector<std::string> lines = {
+          "allocator peaks (memory events; 'memory' lists what was live):"};
+      for (const AllocatorPeak& p : peaks) {
+        lines.push_back(absl::StrFormat(
+            "  %s: %s%s", p.allocator, FormatMemory(p.peak_bytes),
+            p.peak_step >= 0 ? absl::StrCat(" in step ", p.peak_step) : ""));
+      }
+      reports.push_back(absl::StrJoin(lines, "\n"));
+    }
+    for (std::string& r : std::vector<std::string>{
+             list("largest peak memory", &NodeStats::peak_bytes, peak_total),
+             list("largest residual memory (still allocated after the op ran)",
+                  &NodeStats::residual_bytes, residual_total)}) {
+      reports.push_back(std::move(r));
+    }
     // The allocators' peak bytes in use, per accelerator.
     std::map<std::string, std::pair<int64_t, const GraphNode*>> allocator;
     ExecDetail d;
