@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "profiler/advise/gates.h"
 #include "profiler/base/gzip.h"
+#include "profiler/base/units.h"
 #include "profiler/load/trace_files.h"
 #include "profiler/render/render_ranks.h"
 #include "profiler/render/summary.h"
@@ -722,6 +723,30 @@ TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
       static_cast<double>(r0.flops.flops_per_step + r1.flops.flops_per_step) /
       (wall_s * 2e14);
   CHECK(std::fabs(*both.flops.mfu - expect) <= 1e-6 * expect);
+}
+
+// advise on several ranks reads the job's steps as `steps` has them (each
+// the slowest rank's), not the merged model's spans across both ranks.
+TEST_CASE("advise on several ranks: step times are the job's", "[ranks]") {
+  InputPaths in;
+  in.trace_path = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  const StepTable job = (**session).Steps();
+  REQUIRE(job.rows.size() == 5);
+  auto [fast, slow] = std::minmax_element(
+      job.rows.begin(), job.rows.end(),
+      [](const StepRow& a, const StepRow& b) { return a.wall_ns < b.wall_ns; });
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["StepTimeChecker"];
+  auto advice = (**session).Advise(options, nullptr);
+  REQUIRE(advice.ok());
+  const auto& r = advice->checkers().at("StepTimeChecker");
+  REQUIRE(r.reports_size() >= 1);
+  CHECK_THAT(r.reports(0), Catch::Contains(absl::StrFormat(
+                               "fastest %s (step %d), slowest %s (step %d)",
+                               FormatTime(fast->wall_ns / 1000), fast->step,
+                               FormatTime(slow->wall_ns / 1000), slow->step)));
 }
 
 // A diff's per-step figures, like its totals, are the mean per rank: the

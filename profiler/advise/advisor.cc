@@ -62,7 +62,8 @@ tfpb::AdvisorOptionsProto AllAdvisorOptions() {
 
 absl::StatusOr<tfpb::AdviceProto> Advise(
     const Model& model, Views* views, const tfpb::AdvisorOptionsProto& options,
-    std::vector<std::string>* notes, const PeakOverride& peaks) {
+    std::vector<std::string>* notes, const PeakOverride& peaks,
+    const StepTable* steps) {
   std::vector<std::string> ignored;
   if (notes == nullptr) notes = &ignored;
   // Validate everything before running anything.
@@ -121,7 +122,7 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
   for (const Checker* c : Checkers()) {
     auto it = values.find(c->name());
     if (it == values.end()) continue;
-    CheckerContext ctx(model, views, it->second, notes, peaks);
+    CheckerContext ctx(model, views, it->second, notes, peaks, steps);
     auto& out = (*advice.mutable_checkers())[c->name()];
     for (const std::string& r : c->Run(ctx)) out.add_reports(r);
   }

@@ -15,6 +15,7 @@
 #include "profiler/base/protos.h"
 #include "profiler/model/model.h"
 #include "profiler/views/flops.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 
 namespace tfprof {
@@ -32,16 +33,21 @@ class CheckerContext {
  public:
   CheckerContext(const Model& model, Views* views,
                  std::map<std::string, double> options,
-                 std::vector<std::string>* notes, PeakOverride peaks = {})
+                 std::vector<std::string>* notes, PeakOverride peaks = {},
+                 const StepTable* steps = nullptr)
       : model_(model),
         views_(views),
         options_(std::move(options)),
         notes_(notes),
-        peaks_(peaks) {}
+        peaks_(peaks),
+        steps_(steps) {}
   const Model& model() const { return model_; }
   Views* views() const { return views_; }
   // The peaks the user gave (--peak_flops, --peak_bytes_per_sec).
   const PeakOverride& peaks() const { return peaks_; }
+  // The run's steps table when it is not the model's own (several ranks:
+  // the job's, each step the slowest rank's); null: the model's.
+  const StepTable* steps() const { return steps_; }
   // An option's value (validated, or its default).
   double Option(const std::string& name) const { return options_.at(name); }
   int64_t IntOption(const std::string& name) const {
@@ -56,6 +62,7 @@ class CheckerContext {
   std::map<std::string, double> options_;
   std::vector<std::string>* notes_;
   PeakOverride peaks_;
+  const StepTable* steps_;
 };
 
 class Checker {
@@ -95,10 +102,12 @@ tfpb::AdvisorOptionsProto AllAdvisorOptions();
 // Runs the checkers named in `options`. Unknown checker names and invalid
 // options are errors. Problems that make a checker skip its work (e.g. no
 // RunMetadata) are added to `notes` when it is not null.
-// `peaks` replace the peak table's for MfuChecker.
+// `peaks` replace the peak table's for MfuChecker; `steps`, when given, is
+// the run's steps table in place of the model's (several ranks: the job's).
 absl::StatusOr<tfpb::AdviceProto> Advise(
     const Model& model, Views* views, const tfpb::AdvisorOptionsProto& options,
-    std::vector<std::string>* notes = nullptr, const PeakOverride& peaks = {});
+    std::vector<std::string>* notes = nullptr, const PeakOverride& peaks = {},
+    const StepTable* steps = nullptr);
 
 // "\n<Checker>:\n" followed by its reports, one per line, as tfprof prints.
 std::string RenderAdvice(const tfpb::AdviceProto& advice);

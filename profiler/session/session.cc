@@ -263,9 +263,13 @@ absl::StatusOr<tfpb::AdviceProto> Session::Advise(
     const tfpb::AdvisorOptionsProto& options, std::vector<std::string>* notes,
     const PeakOverride& peaks) {
   absl::StatusOr<tfpb::AdviceProto> advice = absl::InternalError("not run");
+  // Several ranks: the checkers read the job's steps, as `steps` has them.
+  std::optional<StepTable> job;
+  if (multi_rank()) job = Steps(peaks);
   ViewsPool::Lease views = views_.Acquire();
   RunWithLargeStack([&] {
-    advice = tfprof::Advise(model(), views.get(), options, notes, peaks);
+    advice = tfprof::Advise(model(), views.get(), options, notes, peaks,
+                            job.has_value() ? &*job : nullptr);
   });
   return advice;
 }

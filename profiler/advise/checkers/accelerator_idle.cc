@@ -212,7 +212,7 @@ class AcceleratorIdleChecker : public Checker {
                      [](const IdleGap& a, const IdleGap& b) {
                        return a.end - a.start > b.end - b.start;
                      });
-    const std::map<int64_t, Span> spans = StepSpans(model);
+    const std::map<int64_t, Span> spans = StepSpans(ctx);
     lines = {"largest gaps:"};
     int64_t input_overlap = 0, other_overlap = 0;
     for (size_t i = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -27,9 +28,11 @@ bool NeedSteps(const CheckerContext& ctx, const std::string& checker) {
 
 // The wall span of each step: the earliest start to the latest end of any
 // node.
-std::map<int64_t, Span> StepSpans(const Model& model) {
+std::map<int64_t, Span> StepSpans(const CheckerContext& ctx) {
   std::map<int64_t, Span> spans;
-  for (const StepRow& r : ComputeSteps(model).rows) {
+  std::optional<StepTable> own;
+  if (ctx.steps() == nullptr) own = ComputeSteps(ctx.model());
+  for (const StepRow& r : (own.has_value() ? *own : *ctx.steps()).rows) {
     if (r.wall_ns <= 0 && r.start_ns == 0) continue;  // no time recorded
     const int64_t end = SatAdd(r.start_ns, r.wall_ns);
     spans[r.step] = Span{FloorDiv(r.start_ns, 1000), CeilDiv(end, 1000)};

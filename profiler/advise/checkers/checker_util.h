@@ -25,8 +25,9 @@ struct Span {
 
 // The wall span of each step in microseconds, from the steps table
 // (ComputeSteps: the step's own markers, else its first start to its last
-// end); a step's start rounded down, its end up.
-std::map<int64_t, Span> StepSpans(const Model& model);
+// end; the context's table when it has one, as several ranks do); a
+// step's start rounded down, its end up.
+std::map<int64_t, Span> StepSpans(const CheckerContext& ctx);
 
 }  // namespace tfprof
 

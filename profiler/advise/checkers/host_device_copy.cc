@@ -112,7 +112,7 @@ class HostDeviceCopyChecker : public Checker {
       const int64_t n = static_cast<int64_t>(ns);
       return trace ? FormatNanos(n) : FormatTime(n / 1000);
     };
-    const std::map<int64_t, Span> spans = StepSpans(model);
+    const std::map<int64_t, Span> spans = StepSpans(ctx);
     const double steps = static_cast<double>(model.steps().size());
     int64_t wall = 0, total = 0;
     for (const auto& [step, s] : spans) SatInc(&wall, SatMul(s.length(), 1000));

@@ -125,7 +125,8 @@ class MfuChecker : public Checker {
 
   std::vector<std::string> Run(const CheckerContext& ctx) const override {
     if (!NeedSteps(ctx, name())) return {};
-    const StepTable steps = ComputeSteps(ctx.model());
+    const StepTable steps =
+        ctx.steps() != nullptr ? *ctx.steps() : ComputeSteps(ctx.model());
     const RunFlops f = ComputeRunFlops(ctx.model(), steps, ctx.peaks());
     if (f.flops_per_step <= 0) {
       return {

@@ -39,6 +39,9 @@ class StepTimeChecker : public Checker {
   std::vector<std::string> Run(const CheckerContext& ctx) const override {
     if (!NeedSteps(ctx, name())) return {};
     const Model& model = ctx.model();
+    // Several ranks: node times are the mean per rank, as the views show
+    // them, and the step times the job's (the context's steps table).
+    const int64_t ranks = model.ranks();
     const std::vector<int64_t> steps(model.steps().begin(),
                                      model.steps().end());
     if (steps.size() < 3) {
@@ -48,7 +51,7 @@ class StepTimeChecker : public Checker {
     }
     // Step time: the wall span, or the summed op time when the profile has
     // no timestamps.
-    const std::map<int64_t, Span> spans = StepSpans(model);
+    const std::map<int64_t, Span> spans = StepSpans(ctx);
     std::map<int64_t, int64_t> time;
     bool wall = !spans.empty();
     for (int64_t s : steps) {
@@ -58,7 +61,7 @@ class StepTimeChecker : public Checker {
     if (!wall) {
       for (const auto& node : model.nodes()) {
         for (const StepExec& e : node->execs)
-          SatInc(&time[e.step], e.exec_micros());
+          SatInc(&time[e.step], e.exec_micros() / ranks);
       }
     }
     std::vector<int64_t> values;
@@ -105,8 +108,8 @@ class StepTimeChecker : public Checker {
         for (const StepExec& e : node->execs) {
           auto it = std::lower_bound(steps.begin(), steps.end(), e.step);
           if (it == steps.end() || *it != e.step) continue;
-          per_step[it - steps.begin()] = e.exec_micros();
-          if (e.step == s) here = e.exec_micros();
+          per_step[it - steps.begin()] = e.exec_micros() / ranks;
+          if (e.step == s) here = e.exec_micros() / ranks;
         }
         const int64_t usual = Median(per_step);
         if (here != usual) diffs.push_back(Diff{node.get(), here, usual});
