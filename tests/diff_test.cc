@@ -30,6 +30,23 @@
 namespace tfprof {
 namespace {
 
+// The attribute a diff's verdicts test (-order_by) is among the figures
+// each row shows, first when -select leaves it out, and never twice.
+TEST_CASE("diff rows show the tested attribute") {
+  Options o;
+  o.order_by = Attr::kAcceleratorMicros;
+  std::vector<Attr> attrs = DiffAttributes(o);
+  REQUIRE(attrs.size() == 2);
+  CHECK(attrs[0] == Attr::kAcceleratorMicros);
+  CHECK(attrs[1] == Attr::kMicros);
+  o.select.insert(Attr::kAcceleratorMicros);
+  attrs = DiffAttributes(o);
+  CHECK(std::count(attrs.begin(), attrs.end(), Attr::kAcceleratorMicros) == 1);
+  o.order_by = Attr::kName;  // not a count: the selection alone
+  o.select = {Attr::kBytes};
+  CHECK(DiffAttributes(o) == std::vector<Attr>{Attr::kBytes});
+}
+
 TEST_CASE("Benjamini-Hochberg q-values on a worked example") {
   const std::vector<double> q =
       BenjaminiHochberg({0.01, 0.04, 0.03, 0.005, -1});

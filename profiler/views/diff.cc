@@ -233,6 +233,11 @@ double DiffSide::MeanRuns() const { return Mean(runs); }
 
 std::vector<Attr> DiffAttributes(const Options& opts) {
   std::vector<Attr> out;
+  // The attribute the verdicts test (-order_by) is shown first when -select
+  // leaves it out.
+  if (IsCount(opts.order_by) && !opts.Selected(opts.order_by)) {
+    out.push_back(opts.order_by);
+  }
   for (Attr a : SelectAttrs()) {
     if (opts.Selected(a) && IsCount(a)) out.push_back(a);
   }

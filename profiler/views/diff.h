@@ -173,7 +173,8 @@ struct DiffTree {
   const DiffNode& root() const { return nodes[0]; }
 };
 
-// The counts a query selects (see IsCount), in -select order.
+// The counts a diff shows per row (see IsCount): the attribute its verdicts
+// test (-order_by) first when -select leaves it out, then -select's.
 std::vector<Attr> DiffAttributes(const Options& opts);
 
 // Runs `view` with `opts` on both sides and matches the rows: a tree
