@@ -7,6 +7,7 @@
 #include "cli/app.h"
 #include "cli/shell.h"
 #include "google/protobuf/text_format.h"
+#include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/load/profile_reader.h"
 #include "profiler/render/render_text.h"
@@ -137,6 +138,30 @@ TEST_CASE("Damaged corpus files give an error or a correct load") {
     const std::string ext =
         f.size() > 3 && f.substr(f.size() - 3) == ".gz" ? ".json.gz" : "";
     Damage(testing::ReadFile(f), "trace" + ext, trace, 6);
+  }
+}
+
+// A cut-off XSpace says so, by its name, gzipped or not, where another
+// file gets the list of formats tfprof reads.
+TEST_CASE("A truncated XSpace is named as one") {
+  absl::StatusOr<std::string> whole = Gunzip(testing::ReadFile(
+      testing::BundledCorpusDir() + "/gpu-h200-2026/jax_lm_cb.xplane.pb.gz"));
+  REQUIRE(whole.ok());
+  const std::string dir = testing::TempDir();
+  const std::string cut = whole->substr(0, 300000);
+  testing::WriteFile(dir + "/cut.xplane.pb", cut);
+  testing::WriteFile(dir + "/cut.bin", cut);
+  for (const char* file : {"/cut.xplane.pb", "/cut.bin"}) {
+    InputPaths in;
+    in.trace_path = dir + file;
+    auto loaded = LoadProfile(in);
+    REQUIRE_FALSE(loaded.ok());
+    const std::string message(loaded.status().message());
+    INFO(message);
+    CHECK(message.find(in.trace_path) != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK((message.find("not a readable XSpace") != std::string::npos) ==
+          (std::string(file) == "/cut.xplane.pb"));
   }
 }
 

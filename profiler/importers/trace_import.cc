@@ -237,13 +237,23 @@ absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
     return *scan.format;
   }
   tensorflow::profiler::XSpace space;
-  if (space.ParseFromString(contents)) {
+  const bool parsed = space.ParseFromString(contents);
+  if (parsed) {
     for (const auto& plane : space.planes()) {
       if (absl::StartsWith(plane.name(), "/host:") ||
           absl::StartsWith(plane.name(), "/device:")) {
         return TraceFormat::kXSpace;
       }
     }
+  }
+  // Named as an XSpace: say what is wrong with it.
+  if (absl::StrContains(name, ".xplane.pb")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, parsed
+                  ? ": an XSpace with no /host: or /device: plane (nothing to "
+                    "profile)"
+                  : ": not a readable XSpace: its protobuf does not parse "
+                    "(truncated or corrupt?)"));
   }
   return absl::InvalidArgumentError(
       absl::StrCat(name, ": not a known trace format", kExpected));

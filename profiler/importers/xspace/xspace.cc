@@ -209,13 +209,22 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
         planes_ok = planes_ok && ParsePlane(plane, &p, &scratch);
       });
   XSpace others;  // errors, warnings, hostnames
-  if (split && planes_ok && ParseBytes(rest, &others)) {
+  const bool parsed = split && planes_ok && ParseBytes(rest, &others);
+  if (parsed) {
     for (const PlaneRef& plane : planes_) {
       known_planes |= absl::StartsWith(plane.name, "/host:") ||
                       absl::StartsWith(plane.name, "/device:");
     }
   }
   if (!known_planes) {
+    // Named as an XSpace: say what is wrong with it.
+    if (absl::StrContains(file_, ".xplane.pb")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_, parsed ? ": an XSpace with no /host: or /device: plane "
+                          "(nothing to profile)"
+                        : ": not a readable XSpace: its protobuf does not "
+                          "parse (truncated or corrupt?)"));
+    }
     return absl::InvalidArgumentError(
         absl::StrCat(file_, ": not a known trace format", kExpectedFormats));
   }
