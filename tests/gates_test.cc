@@ -42,6 +42,24 @@ TEST_CASE("Bad conditions are errors that say what is wrong") {
   }
 }
 
+// Against a limit of zero a share means nothing: the margin alone; and a
+// limit from base*X keeps the value's unit.
+TEST_CASE("Gate messages: no share of a zero limit and limits in units") {
+  auto loaded = LoadProfile(testing::TfTestData());
+  REQUIRE(loaded.ok());
+  auto r = EvaluateGates((*loaded)->model,
+                         {*ParseCondition("micros[Conv2D.*]<=0"),
+                          *ParseCondition("micros[Conv2D.*]<=1.5ms")},
+                         -1);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].message ==
+        "FAIL micros[Conv2D.*] = 4.89ms (limit <= 0us, 2 nodes): over by "
+        "4.89ms");
+  CHECK((*r)[1].message ==
+        "FAIL micros[Conv2D.*] = 4.89ms (limit <= 1.50ms, 2 nodes): over by "
+        "3.39ms (225.9%)");
+}
+
 TEST_CASE("Gates on TensorFlow's test profile") {
   auto loaded = LoadProfile(testing::TfTestData());
   REQUIRE(loaded.ok());

@@ -82,12 +82,14 @@ std::string GateMessage(const GateResult& r) {
                           r.more_steps_needed >= kDiffMaxMoreSteps ? "+" : "");
   } else if (!r.passed && r.value != r.limit) {
     const double diff = std::abs(r.value - r.limit);
-    const double pct = r.limit != 0 ? 100.0 * diff / std::abs(r.limit) : 0.0;
+    // A share of a zero limit means nothing: none then.
     absl::StrAppendFormat(
-        &out, ": %s by %s (%.1f%%)", r.value > r.limit ? "over" : "under",
+        &out, ": %s by %s%s", r.value > r.limit ? "over" : "under",
         unit == "mfu" ? absl::StrFormat("%.2f points", 100 * diff)
                       : FormatGateValue(unit, diff),
-        pct);
+        r.limit != 0
+            ? absl::StrFormat(" (%.1f%%)", 100.0 * diff / std::abs(r.limit))
+            : std::string());
   }
   return out;
 }
