@@ -522,17 +522,8 @@ TEST_CASE("HostDeviceCopyChecker: copies under a microsecond count") {
 // read in a profiled step.
 TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
   const std::string dir = "gpu-h200-2026/";
-  if (!testing::HaveCorpusFile(dir + "torch_refs.json")) return;
-  testing::JsonValue refs;
-  std::string error;
-  REQUIRE(testing::ParseJsonFile(testing::CorpusFile(dir + "torch_refs.json"),
-                                 &refs, &error));
-  double most = 0;
-  for (const testing::JsonValue& s : refs.at("resnet").at("steps").array) {
-    if (s.at("active").boolean) {
-      most = std::max(most, s.at("max_allocated").number);
-    }
-  }
+  const double most = testing::TorchMaxAllocated("resnet");
+  if (most < 0) return;
   InputPaths in;
   in.trace_path = testing::CorpusFile(dir + "resnet.pt.trace.json.gz");
   auto loaded = LoadProfile(in);

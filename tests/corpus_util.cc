@@ -1,7 +1,9 @@
 #include "tests/corpus_util.h"
 
+#include <algorithm>
 #include <cstdio>
 
+#include "tests/json_parse.h"
 #include "tests/test_util.h"
 
 namespace tfprof {
@@ -107,6 +109,21 @@ std::vector<CorpusCase> CorpusCases() {
         "tensorflow-profiler-demo/GPU-multi-worker/"
         "34.83.195.179_6003.xplane.pb");
   return Available(cases);
+}
+
+double TorchMaxAllocated(const std::string& run) {
+  const std::string refs = "gpu-h200-2026/torch_refs.json";
+  if (!HaveCorpusFile(refs)) return -1;
+  JsonValue doc;
+  std::string error;
+  if (!ParseJsonFile(CorpusFile(refs), &doc, &error)) return -1;
+  double most = -1;
+  for (const JsonValue& s : doc.at(run).at("steps").array) {
+    if (s.at("active").boolean) {
+      most = std::max(most, s.at("max_allocated").number);
+    }
+  }
+  return most;
 }
 
 }  // namespace testing

@@ -21,6 +21,11 @@ std::vector<CorpusCase> CorpusCases();
 // tf-testdata/current: graph + run_meta + op log + checkpoint.
 InputPaths TfTestData(const std::string& version = "current");
 
+// The most torch.cuda.max_allocated() read after a profiled step of a
+// gpu-h200-2026 run (torch_refs.json; `run` as "resnet"), or -1 when the
+// corpus is not there.
+double TorchMaxAllocated(const std::string& run);
+
 }  // namespace testing
 }  // namespace tfprof
 

@@ -129,23 +129,14 @@ int64_t ScopeTotal(const Model& m, const std::string& attr) {
 // NHWC->NCHW change leaves it where it was.
 TEST_CASE("peak_memory_bytes: the allocator's peak against the framework's") {
   const std::string dir = "gpu-h200-2026/";
-  if (!testing::HaveCorpusFile(dir + "torch_refs.json")) return;
-  testing::JsonValue refs;
-  std::string err;
-  REQUIRE(testing::ParseJsonFile(testing::CorpusFile(dir + "torch_refs.json"),
-                                 &refs, &err));
+  if (testing::TorchMaxAllocated("resnet") < 0) return;
   std::map<std::string, std::unique_ptr<LoadedProfile>> runs;
   for (const char* run : {"resnet", "resnet_nchw"}) {
     InputPaths in;
     in.trace_path = testing::CorpusFile(dir + run + ".pt.trace.json.gz");
     auto loaded = LoadProfile(in);
     REQUIRE(loaded.ok());
-    double most = 0;
-    for (const testing::JsonValue& s : refs.at(run).at("steps").array) {
-      if (s.at("active").boolean) {
-        most = std::max(most, s.at("max_allocated").number);
-      }
-    }
+    const double most = testing::TorchMaxAllocated(run);
     auto r = EvaluateGates((*loaded)->model,
                            {*ParseCondition("peak_memory_bytes>0")}, -1);
     REQUIRE(r.ok());
