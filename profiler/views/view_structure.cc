@@ -49,6 +49,57 @@ void FinishUnderRoot(const Index& index, Structure* s) {
   s->RankNames();
 }
 
+// Renumbers a structure's nodes in the order a query first reaches them
+// (depth first from the root, children in order; nodes the walk does not
+// reach last, in their order): the walks then read its arrays and names
+// front to back instead of all over memory. Names, ranks and child order
+// are kept, so results do not change.
+void LayOutAsWalked(Structure* s) {
+  const size_t n = s->nodes.size();
+  std::vector<int> order;  // new index -> old
+  order.reserve(n);
+  std::vector<int> renumbered(n, -1);         // old index -> new
+  std::vector<std::pair<int, size_t>> stack;  // node, next child
+  auto reach = [&](int v) {
+    renumbered[v] = static_cast<int>(order.size());
+    order.push_back(v);
+    stack.emplace_back(v, 0);
+  };
+  reach(s->root);
+  while (!stack.empty()) {
+    auto& [v, next] = stack.back();
+    const absl::Span<const int> kids = s->nodes[v].children;
+    if (next == kids.size()) {
+      stack.pop_back();
+      continue;
+    }
+    const int c = kids[next++];
+    if (renumbered[c] < 0) reach(c);
+  }
+  for (size_t v = 0; v < n; ++v) {
+    if (renumbered[v] < 0) {
+      renumbered[v] = static_cast<int>(order.size());
+      order.push_back(static_cast<int>(v));
+    }
+  }
+  std::vector<VNode> nodes(n);
+  std::vector<int> store;
+  store.reserve(s->child_store.size());
+  std::vector<size_t> first = {0};
+  for (size_t i = 0; i < n; ++i) {
+    nodes[i] = std::move(s->nodes[order[i]]);
+    for (int c : nodes[i].children) store.push_back(renumbered[c]);
+    first.push_back(store.size());
+  }
+  s->nodes = std::move(nodes);
+  s->child_store = std::move(store);
+  s->root = renumbered[s->root];
+  s->SpanChildren(first);
+  std::vector<int> in_order(n);
+  for (size_t i = 0; i < n; ++i) in_order[i] = static_cast<int>(i);
+  s->PackNames(in_order);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -192,10 +243,7 @@ void BuildGraph(const Model& model, Structure* s) {
   }
   first[by_name.size() + 1] = s->child_store.size();
   s->SpanChildren(first);
-  std::vector<int> in_order(by_name.size());
-  for (size_t i = 0; i < in_order.size(); ++i)
-    in_order[i] = static_cast<int>(i);
-  s->PackNames(in_order);
+  LayOutAsWalked(s);
 }
 
 void BuildOp(const Model& model, Structure* s) {
