@@ -163,6 +163,11 @@ absl::Status TimelineCommand(Shell& shell,
                         : ParseStepRange(v, &step, &opts.last_step);
     } else if (a == "-outfile") {
       outfile = v;
+    } else if (a == "-output") {
+      // As the views take it: timeline[:outfile=PATH].
+      ok = absl::StartsWith(v, "timeline") &&
+           (v.size() == 8 || absl::StartsWith(v, "timeline:outfile="));
+      if (ok && v.size() > 8) outfile = v.substr(17);
     } else if (a == "-show_dataflow") {
       ok = parse_bool(v, &opts.show_dataflow);
     } else if (a == "-show_memory") {
@@ -173,13 +178,15 @@ absl::Status TimelineCommand(Shell& shell,
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "timeline: unknown option ", a,
-          " (options: -step, -steps, -outfile, -show_dataflow, -show_memory, "
-          "-op_time)"));
+          " (options: -step, -steps, -outfile, -output timeline[:outfile=F], "
+          "-show_dataflow, -show_memory, -op_time)"));
     }
     if (!ok) {
       return absl::InvalidArgumentError(
           absl::StrCat("timeline: invalid value '", v, "' for ", a,
-                       a == "-steps" ? " (A-B with 0 <= A <= B, or N)" : ""));
+                       a == "-steps"    ? " (A-B with 0 <= A <= B, or N)"
+                       : a == "-output" ? " (timeline or timeline:outfile=PATH)"
+                                        : ""));
     }
   }
   absl::StatusOr<Session::SourcedTimeline> timeline =
@@ -241,7 +248,8 @@ absl::Status SummaryCommand(Shell& shell,
   return absl::OkStatus();
 }
 
-// steps [-output stdout|file:outfile=F|csv[:outfile=F]|json[:outfile=F]]
+// steps [-step N] [-output
+// stdout|file:outfile=F|csv[:outfile=F]|json[:outfile=F]]
 absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
@@ -255,7 +263,21 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   absl::StatusOr<Session*> session = shell.SessionFor(*opts);
   if (!session.ok()) return session.status();
-  const StepTable table = (*session)->Steps(PeakOverrideOf(*opts));
+  StepTable table = (*session)->Steps(PeakOverrideOf(*opts));
+  if (opts->step >= 0) {  // -step N: that step's row alone
+    std::vector<StepRow> all = std::move(table.rows);
+    table.rows.clear();
+    std::string known;
+    for (StepRow& r : all) {
+      absl::StrAppend(&known, known.empty() ? "" : " ", r.step);
+      if (r.step == opts->step) table.rows.push_back(std::move(r));
+    }
+    if (table.rows.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "steps: -step ", opts->step, " is not a step of this profile (",
+          known.empty() ? "it has none" : absl::StrCat("steps: ", known), ")"));
+    }
+  }
   const std::string text = type == OutputKind::kCsv    ? RenderStepsCsv(table)
                            : type == OutputKind::kJson ? RenderStepsJson(table)
                                                        : RenderStepsText(table);
@@ -369,7 +391,8 @@ const std::vector<CommandSpec>& Commands() {
        "print what they found.",
        AdviseCommand},
       {"timeline",
-       "[-step N | -steps A-B] [-outfile PATH] [-show_dataflow B] "
+       "[-step N | -steps A-B] [-outfile PATH | -output timeline:outfile=PATH] "
+       "[-show_dataflow B] "
        "[-show_memory B] [-op_time schedule|gpu|all]",
        "Write one step's Chrome trace as TensorFlow's ProfilerHook does "
        "(timeline-<step>.json); for a trace, its own events of the step, or "
@@ -405,9 +428,11 @@ const std::vector<CommandSpec>& Commands() {
        "memory.",
        SummaryCommand},
       {"steps",
-       "[-output stdout|file:outfile=PATH|csv|json] [-rank N] [-peak_flops X]",
-       "One row per step: wall time from the step's own markers, accelerator "
-       "busy time (compute, memcpy), idle time, kernels and peak memory.",
+       "[-step N] [-output stdout|file:outfile=PATH|csv|json] [-rank N] "
+       "[-peak_flops X]",
+       "One row per step (-step N: that step's): wall time from the step's "
+       "own markers, accelerator busy time (compute, memcpy), idle time, "
+       "kernels and peak memory.",
        StepsCommand},
       {"ranks", "[-output stdout|csv|json|timeline[:outfile=PATH]] [-step N]",
        "Several ranks' traces as one job: each rank's clock offset, per rank "

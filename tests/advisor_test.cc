@@ -8,6 +8,8 @@
 #include "google/protobuf/text_format.h"
 #include "profiler/base/units.h"
 #include "profiler/load/loader.h"
+#include "profiler/render/summary.h"
+#include "profiler/views/summary.h"
 #include "tests/corpus_util.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"
@@ -538,6 +540,35 @@ TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
   CHECK_THAT(report.reports(0),
              Catch::Contains(absl::StrCat(
                  "  GPU_0: ", FormatMemory(static_cast<int64_t>(most)))));
+}
+
+// A trace's op runs on the host whatever memory it allocates: MemoryChecker
+// does not print the op's host device beside GPU memory, and the summary
+// says where a GPU's work came from when no node is placed on it.
+TEST_CASE("Trace memory and GPUs are not labelled with the host's device") {
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["MemoryChecker"];
+  auto advice = Advise((*loaded)->model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("MemoryChecker");
+  bool listed = false;
+  for (const std::string& r : report.reports()) {
+    if (r.rfind("largest peak memory", 0) != 0) continue;
+    listed = true;
+    CHECK(r.find("(aten::cudnn_convolution)") != std::string::npos);
+    CHECK(r.find("device:cpu:0") == std::string::npos);
+  }
+  CHECK(listed);
+  const std::string summary =
+      RenderSummary(Summarize((*loaded)->model), &**loaded);
+  CHECK(summary.find("device:gpu:0                 0 nodes (its work "
+                     "launched by host ops), ") != std::string::npos);
 }
 
 TEST_CASE("advise gives TensorFlow graph advice to TensorFlow inputs only") {

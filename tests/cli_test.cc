@@ -291,6 +291,49 @@ TEST_CASE("timeline writes a step's trace like ProfilerHook") {
   CHECK(r.err.find("no RunMetadata for step 3") != std::string::npos);
 }
 
+// steps -step N prints that step's row alone (the csv's row of the full
+// table); a step the profile lacks is an error naming the ones it has.
+TEST_CASE("steps -step N shows one step") {
+  const std::string trace =
+      "--trace_path=" + testing::SourceDir() +
+      "/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz";
+  const RunResult all = RunTfprof({trace, "steps", "-output", "csv"});
+  REQUIRE(all.code == 0);
+  // The header, then one row per step: take the second step's.
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < all.out.size();) {
+    const size_t end = all.out.find('\n', at);
+    lines.push_back(all.out.substr(at, end - at));
+    at = end == std::string::npos ? all.out.size() : end + 1;
+  }
+  REQUIRE(lines.size() >= 3);
+  const std::string step = lines[2].substr(0, lines[2].find(','));
+  const RunResult one =
+      RunTfprof({trace, "steps", "-step", step, "-output", "csv"});
+  CHECK(one.code == 0);
+  CHECK(one.out == lines[0] + "\n" + lines[2] + "\n");
+  const RunResult missing = RunTfprof({trace, "steps", "-step", "999"});
+  CHECK(missing.code != 0);
+  CHECK(missing.err.find("-step 999 is not a step of this profile") !=
+        std::string::npos);
+}
+
+// timeline takes -output timeline:outfile=PATH, as the views do.
+TEST_CASE("timeline takes -output timeline:outfile=PATH") {
+  const std::string dir = testing::TempDir();
+  const std::string rm =
+      "--run_meta_path=" +
+      testing::CorpusFile("yaroslavvb-stuff/dynamic_stitch_gpu_profile.pbtxt");
+  RunResult r = RunTfprof({rm, "timeline", "-step", "0", "-output",
+                           "timeline:outfile=" + dir + "/t.json"});
+  CHECK(r.code == 0);
+  CHECK(testing::ReadFile(dir + "/t.json").find("Compute") !=
+        std::string::npos);
+  r = RunTfprof({rm, "timeline", "-output", "json"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("timeline or timeline:outfile=PATH") != std::string::npos);
+}
+
 TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
   const std::string ddp =
       "--trace_path=testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz";

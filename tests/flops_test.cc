@@ -502,6 +502,10 @@ TEST_CASE(
   CHECK(*s.flops.mfu ==
         Approx(static_cast<double>(s.flops.flops_per_step) / (1e-3 * 100e12)));
   CHECK(s.flops.peak.source == "--peak_flops x 1 device");
+  // The user's peak is no element type's: the text names its source alone.
+  CHECK(MfuText(s.flops).find("dense peak") == std::string::npos);
+  CHECK(MfuText(s.flops).find("of 100 TFLOP/s (--peak_flops x 1 device)") !=
+        std::string::npos);
   // A gate on an unknown MFU fails and says why; with a peak it compares.
   auto gate = EvaluateGates(m, {*ParseCondition("mfu >= 0.01")}, -1);
   REQUIRE(gate.ok());

@@ -25,8 +25,10 @@ fail() {
   t capture-pane -p || true
   exit 1
 }
+# Up to 30 s: a busy 2-core machine loads the 200,000-node profile below in
+# several seconds.
 wait_for() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     if t capture-pane -p | grep -qF -- "$1"; then return 0; fi
     sleep 0.1
   done

@@ -570,11 +570,14 @@ TEST_CASE("An XSpace step's timeline has its kernels at their own times") {
   CHECK_FALSE(TraceEventsTimeline(loaded->model, 5, nullptr).ok());
 }
 
-// An XSpace's kernels per name (launches, ns) and its step groups' spans,
-// read straight from the planes.
+// An XSpace's kernels per name (launches, ns), its step groups' spans
+// (xprof's step time: a group's longest marker, the first of equals), and
+// each GPU's stream events (kernels, copies and sets) as [start, end).
 struct XSpaceFacts {
   std::map<std::string, std::pair<int64_t, int64_t>> kernels;
   std::map<int64_t, std::pair<int64_t, int64_t>> steps;  // group: start, end
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> streams;
+  std::map<std::string, bool> ran_kernels;  // by GPU plane
 };
 
 XSpaceFacts ReadXSpace(const std::string& path) {
@@ -600,6 +603,7 @@ XSpaceFacts ReadXSpace(const std::string& path) {
         const int64_t start =
             line.timestamp_ns() + (ev.offset_ps() + 500) / 1000;
         const int64_t dur = (ev.duration_ps() + 500) / 1000;
+        if (stream) f.streams[plane.name()].emplace_back(start, start + dur);
         if (stream && md.name().rfind("Memcpy", 0) != 0 &&
             md.name().rfind("Memset", 0) != 0 &&
             !has_stat(ev.stats(), "memcpy_details") &&
@@ -607,6 +611,7 @@ XSpaceFacts ReadXSpace(const std::string& path) {
           auto& k = f.kernels[md.name()];
           ++k.first;
           k.second += dur;
+          f.ran_kernels[plane.name()] = true;
         }
         if (line.name() != "Steps") continue;
         auto it = stat_ids.find("group_id");
@@ -618,8 +623,9 @@ XSpaceFacts ReadXSpace(const std::string& path) {
                                 : static_cast<int64_t>(st.uint64_value());
           auto [span, added] =
               f.steps.emplace(g, std::make_pair(start, start + dur));
-          span->second.first = std::min(span->second.first, start);
-          span->second.second = std::max(span->second.second, start + dur);
+          if (dur > span->second.second - span->second.first) {
+            span->second = {start, start + dur};
+          }
         }
       }
     }
@@ -640,11 +646,31 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
     std::map<std::string, std::pair<int64_t, int64_t>> kernels;
     std::map<int64_t, int64_t> walls;  // step -> ns
     std::map<std::string, std::set<std::string>> launches;
+    int64_t one_step_accelerator = -1;  // a one-step XSpace's, ns
+    int64_t first_marker = -1;          // an XSpace's first step start, ns
     if (xspace) {
       const XSpaceFacts f = ReadXSpace(path);
       kernels = f.kernels;
       for (const auto& [g, span] : f.steps) {
         walls[g] = span.second - span.first;
+        if (first_marker < 0 || span.first < first_marker) {
+          first_marker = span.first;
+        }
+      }
+      // With one step every stream event is in it: its accelerator time is
+      // the mean, over the GPUs that ran kernels, of each one's busy time.
+      if (f.steps.size() == 1 && !f.ran_kernels.empty()) {
+        int64_t sum = 0;
+        for (const auto& [gpu, ran] : f.ran_kernels) {
+          std::vector<std::pair<int64_t, int64_t>> v = f.streams.at(gpu);
+          std::sort(v.begin(), v.end());
+          int64_t end = INT64_MIN;
+          for (const auto& [a, b] : v) {
+            if (b > end) sum += b - std::max(a, end);
+            end = std::max(end, b);
+          }
+        }
+        one_step_accelerator = sum / static_cast<int64_t>(f.ran_kernels.size());
       }
     } else {
       const KinetoFacts f = ReadKineto(path);
@@ -681,11 +707,16 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
                                     n.kernel->launch.end()) == want);
       }
     }
+    // Memory times count from the first step's marker, as xprof's do.
+    if (first_marker >= 0) CHECK(MemoryOrigin(loaded->model) == first_marker);
     const StepTable t = ComputeSteps(loaded->model);
     for (const StepRow& r : t.rows) {
       INFO("step " << r.step);
       CHECK(r.from_markers == (walls.count(r.step) == 1));
       if (walls.count(r.step) == 1) CHECK(r.wall_ns == walls.at(r.step));
+      if (one_step_accelerator >= 0) {
+        CHECK(std::abs(r.accelerator_ns - one_step_accelerator) <= 1);
+      }
     }
     ++checked;
   }

@@ -22,10 +22,14 @@ std::string At(int64_t t, int64_t origin) {
 
 int64_t MemoryOrigin(const Model& model) {
   const Activity& a = model.activity();
+  // The first step marker, as the timeline's and xprof's times count from;
+  // without markers the first step's first event.
   int64_t origin = INT64_MAX;
   for (const StepSpan& s : a.steps()) origin = std::min(origin, s.start_ns);
-  for (const auto& [step, span] : model.run_spans()) {
-    origin = std::min(origin, SatMul(span.start_micros, 1000));
+  if (origin == INT64_MAX) {
+    for (const auto& [step, span] : model.run_spans()) {
+      origin = std::min(origin, SatMul(span.start_micros, 1000));
+    }
   }
   if (origin == INT64_MAX) {
     for (const MemorySample& m : a.memory()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -229,10 +230,15 @@ std::string MfuText(const RunFlops& f) {
     return absl::StrCat(
         "MFU: n/a (", f.peak.unknown.empty() ? "no peak" : f.peak.unknown, ")");
   }
-  std::string dtype = absl::StrCat(DtypeName(f.peak.dtype), " dense peak");
-  if (f.peak.dtype_assumed) dtype += ", assumed: no dtype recorded";
+  // A peak the user gave (--peak_flops) is one for every element type.
+  std::string dtype;
+  if (!absl::StartsWith(f.peak.source, "--peak_flops")) {
+    dtype = absl::StrCat(DtypeName(f.peak.dtype), " dense peak");
+    if (f.peak.dtype_assumed) dtype += ", assumed: no dtype recorded";
+    dtype += "; ";
+  }
   return absl::StrFormat(
-      "MFU %s of %s (%s; %s)",
+      "MFU %s of %s (%s%s)",
       f.mfu.has_value() ? absl::StrFormat("%.1f%%", 100 * *f.mfu) : "n/a",
       FormatFlopRate(f.peak.flops), dtype, f.peak.source);
 }

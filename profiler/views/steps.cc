@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <string>
+#include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "profiler/base/device.h"
 #include "profiler/base/saturate.h"
 #include "profiler/views/communication.h"
@@ -34,20 +38,35 @@ int64_t UnionLength(std::vector<Interval>* v) {
 
 namespace {
 
-// What one step's executions and accelerator work cover.
-struct StepWork {
-  int64_t first_start = INT64_MAX, last_end = INT64_MIN;  // executions, ns
-  // Kernels other than communication; copies and sets; communication
-  // (collective kernels, host transfers such as gloo's).
-  std::vector<Interval> compute, copies, comm;
-  std::vector<Interval> comm_kernels;  // accelerator work among comm
+// One GPU's work in a step: kernels other than communication; copies and
+// sets; collective kernels.
+struct GpuWork {
+  std::vector<Interval> compute, copies, comm_kernels;
   int64_t kernels = 0;
   int64_t first_kernel = INT64_MAX, last_kernel_end = INT64_MIN;
+};
+
+// What one step's executions and accelerator work cover: each GPU's work
+// (by the device part of its lanes' names), and host transfers (gloo's).
+struct StepWork {
+  int64_t first_start = INT64_MAX, last_end = INT64_MIN;  // executions, ns
+  std::map<std::string, GpuWork> gpus;
+  std::vector<Interval> host_comm;
 };
 
 Interval Micros(const TimeInterval& t) {
   const int64_t s = SatMul(t.start_micros, 1000);
   return {s, SatAdd(s, SatMul(t.duration_micros, 1000))};
+}
+
+// The device a lane belongs to: ".../device:gpu:1" of
+// ".../device:gpu:1/stream:7" or ".../device:gpu:1/memcpy".
+std::string DeviceOfLane(std::string_view lane) {
+  for (std::string_view part : {"/stream:", "/memcpy"}) {
+    const size_t at = lane.rfind(part);
+    if (at != std::string_view::npos) return std::string(lane.substr(0, at));
+  }
+  return std::string(lane);
 }
 
 // Every step's span from its executions, and (without accelerator work in
@@ -66,11 +85,13 @@ void FromExecutions(const Model& model, bool with_devices,
       w.last_end = std::max(w.last_end, SatMul(d.latest_end_micros, 1000));
       if (!with_devices) continue;
       for (const DeviceTimes& dt : d.accelerator_execs) {
-        for (const TimeInterval& t : dt.times) w.compute.push_back(Micros(t));
+        GpuWork& g = w.gpus[DeviceOfLane(dt.device)];
+        for (const TimeInterval& t : dt.times) g.compute.push_back(Micros(t));
       }
       for (const DeviceTimes& dt : d.other_execs) {
         if (KindOfDevice(dt.device) != DeviceKind::kMemcpy) continue;
-        for (const TimeInterval& t : dt.times) w.copies.push_back(Micros(t));
+        GpuWork& g = w.gpus[DeviceOfLane(dt.device)];
+        for (const TimeInterval& t : dt.times) g.copies.push_back(Micros(t));
       }
     }
   }
@@ -79,12 +100,15 @@ void FromExecutions(const Model& model, bool with_devices,
 void FromActivity(const Activity& activity,
                   std::map<int64_t, StepWork>* steps) {
   CollectiveNames names(activity);
+  // Lane (string id) -> its device, computed once per lane.
+  absl::flat_hash_map<uint32_t, std::string> device_of;
   for (const DeviceWork& w : activity.work()) {
-    StepWork& s = (*steps)[w.step];
+    auto [lane, added] = device_of.try_emplace(w.stream);
+    if (added) lane->second = DeviceOfLane(activity.String(w.stream));
+    GpuWork& s = (*steps)[w.step].gpus[lane->second];
     const Interval i{w.start_ns, SatAdd(w.start_ns, w.duration_ns)};
     if (w.kind == WorkKind::kKernel) {
       if (names.KindOf(w.name) == CollectiveKind::kDeviceKernel) {
-        s.comm.push_back(i);
         s.comm_kernels.push_back(i);
       } else {
         s.compute.push_back(i);
@@ -98,9 +122,54 @@ void FromActivity(const Activity& activity,
   }
   for (const HostSpan& h : activity.host()) {
     if (names.KindOf(h.name) != CollectiveKind::kHostTransfer) continue;
-    (*steps)[h.step].comm.push_back(
+    (*steps)[h.step].host_comm.push_back(
         {h.start_ns, SatAdd(h.start_ns, h.duration_ns)});
   }
+}
+
+// The row's device figures: each GPU's, and with several GPUs in the step
+// the mean of those that ran kernels (of all, when none did); kernels: all
+// of them.
+// Returns how many GPUs the figures are the mean of.
+int64_t DeviceFigures(StepWork* w, StepRow* row) {
+  if (w->gpus.empty()) w->gpus[""];  // host transfers alone
+  bool any_kernels = false;
+  for (const auto& [device, g] : w->gpus) any_kernels |= g.kernels > 0;
+  StepRow sum;
+  int64_t n = 0;
+  for (auto& [device, g] : w->gpus) {
+    row->kernels += g.kernels;
+    if (any_kernels && g.kernels == 0) continue;
+    ++n;
+    std::vector<Interval> all = g.compute;
+    all.insert(all.end(), g.copies.begin(), g.copies.end());
+    all.insert(all.end(), g.comm_kernels.begin(), g.comm_kernels.end());
+    sum.accelerator_ns += UnionLength(&all);
+    all.insert(all.end(), w->host_comm.begin(), w->host_comm.end());
+    const int64_t busy = UnionLength(&all);
+    std::vector<Interval> comm = g.comm_kernels;
+    comm.insert(comm.end(), w->host_comm.begin(), w->host_comm.end());
+    std::vector<Interval> comm_or_compute = comm;
+    comm_or_compute.insert(comm_or_compute.end(), g.compute.begin(),
+                           g.compute.end());
+    const int64_t compute = UnionLength(&g.compute);
+    sum.compute_ns += compute;
+    sum.memcpy_ns += UnionLength(&g.copies);
+    sum.communication_ns += UnionLength(&comm);
+    sum.exposed_communication_ns += UnionLength(&comm_or_compute) - compute;
+    if (busy > 0) sum.idle_ns += std::max<int64_t>(row->wall_ns - busy, 0);
+    if (g.first_kernel <= g.last_kernel_end) {
+      sum.device_span_ns += g.last_kernel_end - g.first_kernel;
+    }
+  }
+  row->accelerator_ns = sum.accelerator_ns / n;
+  row->compute_ns = sum.compute_ns / n;
+  row->memcpy_ns = sum.memcpy_ns / n;
+  row->communication_ns = sum.communication_ns / n;
+  row->exposed_communication_ns = sum.exposed_communication_ns / n;
+  row->idle_ns = sum.idle_ns / n;
+  row->device_span_ns = sum.device_span_ns / n;
+  return n;
 }
 
 // The most bytes any allocator had in use in [start, end): the value it held
@@ -138,7 +207,7 @@ StepTable ComputeSteps(const Model& model) {
   std::map<int64_t, const StepSpan*> spans;
   for (const StepSpan& s : activity.steps()) spans[s.step] = &s;
   StepTable table;
-  int64_t marked = 0;
+  int64_t marked = 0, gpus = 0;
   for (int64_t step : model.steps()) {
     StepWork& w = work[step];
     StepRow row;
@@ -158,25 +227,7 @@ StepTable ComputeSteps(const Model& model) {
       row.start_ns = w.first_start;
       row.wall_ns = w.last_end - w.first_start;
     }
-    std::vector<Interval> all = w.compute;
-    all.insert(all.end(), w.copies.begin(), w.copies.end());
-    all.insert(all.end(), w.comm_kernels.begin(), w.comm_kernels.end());
-    row.accelerator_ns = UnionLength(&all);
-    all.insert(all.end(), w.comm.begin(), w.comm.end());
-    const int64_t busy = UnionLength(&all);
-    std::vector<Interval> comm_or_compute = w.comm;
-    comm_or_compute.insert(comm_or_compute.end(), w.compute.begin(),
-                           w.compute.end());
-    row.compute_ns = UnionLength(&w.compute);
-    row.memcpy_ns = UnionLength(&w.copies);
-    row.communication_ns = UnionLength(&w.comm);
-    row.exposed_communication_ns =
-        UnionLength(&comm_or_compute) - row.compute_ns;
-    if (busy > 0) row.idle_ns = std::max<int64_t>(row.wall_ns - busy, 0);
-    row.kernels = w.kernels;
-    if (w.first_kernel <= w.last_kernel_end) {
-      row.device_span_ns = w.last_kernel_end - w.first_kernel;
-    }
+    gpus = std::max(gpus, DeviceFigures(&w, &row));
     PeakMemory(activity, &row);
     table.rows.push_back(std::move(row));
   }
@@ -191,6 +242,12 @@ StepTable ComputeSteps(const Model& model) {
     table.wall_source =
         "wall time from the step's own markers where it has them, else from "
         "its first execution start to its last execution end";
+  }
+  if (gpus > 1) {
+    absl::StrAppend(&table.wall_source,
+                    "; device columns: the mean per GPU of those that ran "
+                    "kernels in the step (up to ",
+                    gpus, "), kernels: all of theirs");
   }
   return table;
 }

@@ -56,6 +56,7 @@ class HostDeviceCopyChecker : public Checker {
       std::string name;
       std::string device;
       int64_t step, start_ns, duration_ns;
+      bool set;  // a memset (traces keep them apart)
     };
     std::vector<Copy> copies;
     const Activity& activity = model.activity();
@@ -73,7 +74,8 @@ class HostDeviceCopyChecker : public Checker {
         // microsecond.
         copies.push_back(Copy{node, std::string(activity.String(w.name)),
                               std::string(activity.String(w.stream)), w.step,
-                              w.start_ns, w.duration_ns});
+                              w.start_ns, w.duration_ns,
+                              w.kind == WorkKind::kMemset});
       }
     }
     ExecDetail d;
@@ -93,7 +95,7 @@ class HostDeviceCopyChecker : public Checker {
               copies.push_back(Copy{node.get(), node->name,
                                     std::string(dt.device), e.step,
                                     SatMul(t.start_micros, 1000),
-                                    SatMul(t.duration_micros, 1000)});
+                                    SatMul(t.duration_micros, 1000), false});
             }
           }
         }
@@ -114,34 +116,49 @@ class HostDeviceCopyChecker : public Checker {
     };
     const std::map<int64_t, Span> spans = StepSpans(ctx);
     const double steps = static_cast<double>(model.steps().size());
-    int64_t wall = 0, total = 0;
+    int64_t wall = 0;
     for (const auto& [step, s] : spans) SatInc(&wall, SatMul(s.length(), 1000));
-    std::map<std::string, std::pair<int64_t, int64_t>> by_device;
+    struct Sum {
+      int64_t ns = 0, copies = 0, sets = 0;
+    };
+    // "N copies", "N sets" or "N copies and sets (C copies, S sets)", per
+    // step.
+    auto count = [steps](const Sum& s) {
+      const auto per_step = [steps](int64_t n) {
+        return static_cast<int64_t>(static_cast<double>(n) / steps);
+      };
+      if (s.sets == 0) return absl::StrCat(per_step(s.copies), " copies");
+      if (s.copies == 0) return absl::StrCat(per_step(s.sets), " sets");
+      return absl::StrCat(per_step(s.copies + s.sets), " copies and sets (",
+                          per_step(s.copies), " copies, ", per_step(s.sets),
+                          " sets)");
+    };
+    Sum all;
+    std::map<std::string, Sum> by_device;
     for (const Copy& c : copies) {
-      SatInc(&total, c.duration_ns);
-      auto& dev = by_device[c.device];
-      SatInc(&dev.first, c.duration_ns);
-      ++dev.second;
+      for (Sum* s : {&all, &by_device[c.device]}) {
+        SatInc(&s->ns, c.duration_ns);
+        ++(c.set ? s->sets : s->copies);
+      }
     }
+    const int64_t total = all.ns;
     const double share =
         wall > 0 ? static_cast<double>(total) / static_cast<double>(wall) : 0;
     std::vector<std::string> reports;
     std::vector<std::string> lines = {absl::StrFormat(
-        "memcpy: %s per step in %d copies, %s of the step wall time (%s)%s",
-        time(total / steps), static_cast<int64_t>(copies.size() / steps),
-        Pct(total, wall), time(wall / steps),
+        "memcpy: %s per step in %s, %s of the step wall time (%s)%s",
+        time(total / steps), count(all), Pct(total, wall), time(wall / steps),
         share >= ctx.Option("threshold") ? "" : ", below the threshold")};
     for (const auto& [dev, t] : by_device) {
-      lines.push_back(absl::StrFormat("  %s: %s per step in %d copies", dev,
-                                      time(t.first / steps),
-                                      static_cast<int64_t>(t.second / steps)));
+      lines.push_back(absl::StrFormat("  %s: %s per step in %s", dev,
+                                      time(t.ns / steps), count(t)));
     }
     reports.push_back(absl::StrJoin(lines, "\n"));
     std::stable_sort(copies.begin(), copies.end(),
                      [](const Copy& a, const Copy& b) {
                        return a.duration_ns > b.duration_ns;
                      });
-    lines = {"largest copies:"};
+    lines = {all.sets > 0 ? "largest copies and sets:" : "largest copies:"};
     for (size_t i = 0;
          i < copies.size() && i < static_cast<size_t>(ctx.IntOption("top"));
          ++i) {

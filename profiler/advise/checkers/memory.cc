@@ -62,6 +62,14 @@ class MemoryChecker : public Checker {
       return {};
     }
     const size_t top = static_cast<size_t>(ctx.IntOption("top"));
+    // A trace's op runs on the host while its memory is where the tensors
+    // are: the device said there would mislead, so traces name the op type
+    // alone (the allocator peaks above say where memory was).
+    const bool trace = model.source() != ProfileSource::kTensorFlow;
+    auto placed = [trace](const GraphNode& g) {
+      if (trace || g.canonical_device().empty()) return g.op;
+      return absl::StrCat(g.op, ", ", g.canonical_device());
+    };
     auto list = [&](const char* title, int64_t NodeStats::*field,
                     int64_t total) {
       std::stable_sort(nodes.begin(), nodes.end(),
@@ -77,11 +85,9 @@ class MemoryChecker : public Checker {
         const Node& n = nodes[i];
         if (n.s.*field <= 0) break;
         lines.push_back(absl::StrFormat(
-            "  %s (%s%s%s): %s (%s), peak %s, residual %s", n.node->name,
-            n.node->op, n.node->canonical_device().empty() ? "" : ", ",
-            n.node->canonical_device(), FormatMemory(n.s.*field),
-            Pct(n.s.*field, total), FormatMemory(n.s.peak_bytes),
-            FormatMemory(n.s.residual_bytes)));
+            "  %s (%s): %s (%s), peak %s, residual %s", n.node->name,
+            placed(*n.node), FormatMemory(n.s.*field), Pct(n.s.*field, total),
+            FormatMemory(n.s.peak_bytes), FormatMemory(n.s.residual_bytes)));
       }
       return absl::StrJoin(lines, "\n");
     };

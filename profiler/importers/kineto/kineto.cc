@@ -814,9 +814,9 @@ void KinetoImport::AddNotes() {
   if (!steps_.empty()) {
     builder_->Note(
         file_, absl::StrCat("steps from ProfilerStep ranges: ", steps_.size(),
-                            "; each step runs from the start of "
-                            "its ProfilerStep to the start of the "
-                            "next"));
+                            "; a step's wall time is its ProfilerStep's, "
+                            "and an event belongs to the step whose "
+                            "ProfilerStep started last before it"));
   }
   steps_.NoteBeforeFirst(file_, "ProfilerStep", builder_);
   builder_->Count(

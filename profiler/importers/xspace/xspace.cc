@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -345,6 +346,10 @@ bool XSpaceImport::FindRootSteps() {
 
 void XSpaceImport::FindSteps() {
   absl::flat_hash_map<int64_t, int64_t> first_start;
+  // A step's span is its longest marker, as xprof's step time is: with
+  // several GPUs each marks the step, and their markers need not overlap
+  // (replicas that ran the step at different times).
+  std::map<int64_t, std::pair<int64_t, int64_t>> longest;  // group -> span
   for (const PlaneRef* plane : gpus_) {
     XPlane meta;
     corrupt_ |= !ParseMeta(*plane, &meta);
@@ -361,10 +366,18 @@ void XSpaceImport::FindSteps() {
         auto [it, inserted] = first_start.emplace(*group, *start);
         if (!inserted) it->second = std::min(it->second, *start);
         const int64_t start_ns = StartNs(line, ev);
-        builder_->activity()->AddStepSpan(*group, start_ns,
-                                          SatAdd(start_ns, DurationNs(ev)));
+        const int64_t end_ns = SatAdd(start_ns, DurationNs(ev));
+        auto [span, first] =
+            longest.emplace(*group, std::pair(start_ns, end_ns));
+        if (!first &&
+            end_ns - start_ns > span->second.second - span->second.first) {
+          span->second = {start_ns, end_ns};
+        }
       });
     }
+  }
+  for (const auto& [group, span] : longest) {
+    builder_->activity()->AddStepSpan(group, span.first, span.second);
   }
   for (const auto& [group, start] : first_start) {
     steps_.Add(start, group);
