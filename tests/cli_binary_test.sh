@@ -67,7 +67,7 @@ expect missing_file 1 "/no/such/profile" -- "$bin" --profile_path=/no/such/profi
 expect wrong_format 1 "ProfileProto" -- "$bin" --profile_path="$corpus/tf-testdata/current/graph.pbtxt" scope
 kineto="$corpus/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz"
 expect trace_op 0 "aten::cudnn_convolution" -- "$bin" --trace_path="$kineto" op -order_by micros -max_depth 5
-expect trace_note 0 "kineto trace, 189 nodes, 6 steps" -- "$bin" --trace_path="$kineto" scope -max_depth 1
+expect trace_note 0 "kineto trace, 188 nodes, 6 steps" -- "$bin" --trace_path="$kineto" scope -max_depth 1
 expect trace_code 0 "node name | total execution time" -- "$bin" --trace_path="$kineto" code -max_depth 2
 expect trace_xplane 0 "_TFProfRoot" -- "$bin" \
   --trace_path="$corpus/aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/aoberai.xplane.pb" scope -max_depth 1

@@ -429,7 +429,7 @@ TEST_CASE("diff summary: both runs' devices, times and peaks") {
                   " -> " + FormatNanos(gc->busy_ns)) != std::string::npos);
   CHECK(text.find("peak memory " + gpu + ": 3.45MB -> 2791.64MB") !=
         std::string::npos);
-  CHECK(text.find("nodes:                       120 -> 189, +69") !=
+  CHECK(text.find("nodes:                       120 -> 188, +68") !=
         std::string::npos);
   testing::JsonValue json;
   std::string error;

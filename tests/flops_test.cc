@@ -324,10 +324,10 @@ TEST_CASE("g3doc/flops.md lists every row of the peak table with its peaks") {
   }
 }
 
-// A PyTorch trace of one step: autocast's outer fp32 conv2d around the
-// bf16 one that ran (conv2d > convolution > cudnn_convolution, which
-// launched the kernel), a linear over addmm, and an mm with an element-wise
-// mul inside it.
+// A PyTorch trace of one step: autocast's outer fp32 conv2d around its
+// casts of the inputs and the bf16 one that ran (conv2d > convolution >
+// cudnn_convolution, which launched the kernel), a linear over addmm, and an
+// mm with an element-wise mul inside it.
 std::string NestedTrace() {
   auto op = [](const std::string& name, int ts, int dur,
                const std::string& args) {
@@ -358,6 +358,7 @@ std::string NestedTrace() {
       R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
 )",
       op("aten::conv2d", 1010, 100, conv_f), ",\n",
+      op("aten::_to_copy", 1012, 5, ""), ",\n",
       op("aten::conv2d", 1020, 80, conv_b), ",\n",
       op("aten::convolution", 1030, 60, convolution), ",\n",
       op("aten::cudnn_convolution", 1040, 40, cudnn), ",\n",

@@ -211,6 +211,32 @@ Raw RawKineto(const std::string& json) {
     }
     stack.push_back(i);
   }
+  // PyTorch's profiler merges a record into its parent when it is the
+  // parent's only child and has its name: the parent keeps its time and the
+  // record's children, memory and kernels; the record counts no run.
+  std::vector<int> kids(cpu.size(), 0);
+  for (const Ev& e : cpu) {
+    if (!e.memory && e.parent >= 0) ++kids[static_cast<size_t>(e.parent)];
+  }
+  std::vector<bool> merged(cpu.size(), false);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const Ev& e = cpu[i];
+    merged[i] = !e.memory && e.parent >= 0 &&
+                kids[static_cast<size_t>(e.parent)] == 1 &&
+                cpu[static_cast<size_t>(e.parent)].name == e.name;
+  }
+  auto kept = [&](int i) {
+    while (i >= 0 && merged[static_cast<size_t>(i)]) {
+      i = cpu[static_cast<size_t>(i)].parent;
+    }
+    return i;
+  };
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (!merged[i]) continue;
+    const int into = kept(static_cast<int>(i));
+    cpu[static_cast<size_t>(into)].excl += cpu[i].excl;
+    owner_bytes[into] += owner_bytes[static_cast<int>(i)];
+  }
   Raw raw;
   AdoptBackward(&cpu, [&](int64_t step, int64_t wait) {
     Sums& w = raw.steps[step]["backward_wait"];
@@ -221,7 +247,7 @@ Raw RawKineto(const std::string& json) {
   std::map<std::string, int> by_corr, by_ext;
   for (size_t i = 0; i < cpu.size(); ++i) {
     const Ev& e = cpu[i];
-    if (e.memory) continue;
+    if (e.memory || merged[i]) continue;
     const int64_t excl = std::max<int64_t>(e.excl, 0);
     Sums& s = raw.steps[e.step][KinetoType(e.name)];
     s.cpu += excl;
@@ -231,8 +257,11 @@ Raw RawKineto(const std::string& json) {
     if (KinetoRuntime(e.cat) && !e.corr.empty()) {
       by_corr.emplace(e.corr, static_cast<int>(i));
     }
-    if (!KinetoRuntime(e.cat) && !e.ext.empty()) {
-      by_ext.emplace(e.ext, static_cast<int>(i));
+  }
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const Ev& e = cpu[i];
+    if (!e.memory && !KinetoRuntime(e.cat) && !e.ext.empty()) {
+      by_ext.emplace(e.ext, kept(static_cast<int>(i)));
     }
   }
   for (const Ev& g : gpu) {
@@ -242,6 +271,7 @@ Raw RawKineto(const std::string& json) {
       while (KinetoRuntime(cpu[launcher].cat) && cpu[launcher].parent >= 0) {
         launcher = cpu[launcher].parent;
       }
+      launcher = kept(launcher);
     } else if (by_ext.count(g.ext)) {
       launcher = by_ext[g.ext];
     }
@@ -522,6 +552,39 @@ TEST_CASE("Kineto: the legacy autograd profiler's export and its nesting") {
   for (const std::string& n : k->notes) {
     CHECK(n.find("legacy autograd profiler") == std::string::npos);
   }
+}
+
+// PyTorch's profiler merges a record into its parent when it is the
+// parent's only child and has its name (aten::div on a tensor calling
+// aten::div on a wrapped scalar): one run, the parent's time less its
+// grandchildren's. A record with a sibling stays.
+TEST_CASE("Kineto: an only child of its own name merges into its parent") {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::div", "pid": 1, "tid": 1,
+     "ts": 100, "dur": 40, "args": {}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::div", "pid": 1, "tid": 1,
+     "ts": 105, "dur": 30, "args": {}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1,
+     "ts": 110, "dur": 4, "args": {}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1,
+     "ts": 200, "dur": 40, "args": {}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1,
+     "ts": 205, "dur": 20, "args": {}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1,
+     "ts": 230, "dur": 5, "args": {}}]})";
+  absl::StatusOr<ImportedTrace> t = ImportTraceContents({"dup.json"}, {json});
+  REQUIRE(t.ok());
+  CHECK(CpuMicrosByNode(*t) ==
+        std::map<std::string, int64_t>{{"aten.div", 40 - 4},
+                                       {"aten.div/aten.empty", 4},
+                                       {"aten.mul", 40 - 20 - 5},
+                                       {"aten.mul/aten.mul", 20},
+                                       {"aten.mul/aten.empty", 5}});
+  bool noted = false;
+  for (const std::string& n : t->notes) {
+    noted |= n.find("1 records merged into their parent") != std::string::npos;
+  }
+  CHECK(noted);
 }
 
 TEST_CASE("Kineto: the older Call stack args give stacks") {

@@ -3,6 +3,7 @@
 // llama_gqa_dev_ref.json), a hand count of the model's FLOPs, and the raw
 // events read by the tests' own JSON parser with the formulas written out
 // again here; the peak from the table's formula. Skipped without the corpus.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -294,6 +295,11 @@ TEST_CASE(
     }
   }
   CHECK(static_cast<double>(py.at("aten::mm")) == Approx(mm).epsilon(1e-3));
+  // aten::mul records nested in an aten::mul of their own name (a wrapped
+  // scalar) are merged into it, as key_averages merges them: its float ops
+  // are PyTorch's.
+  CHECK(static_cast<double>(py.at("aten::mul")) ==
+        Approx(KeyAveragesFlops(ref, "aten::mul")).epsilon(1e-3));
   // Attention counts under the extended rule only.
   const auto ext = OpFlops(m, "extended");
   CHECK(static_cast<double>(ext.at("aten::_cudnn_attention_forward")) ==
@@ -418,6 +424,76 @@ TEST_CASE("check 'mfu >= X' passes below the measured MFU and fails above") {
   CHECK(r.code == 0);
   CHECK(r.out.find("with_flops=True") == std::string::npos);
   CHECK(r.out.find("MfuChecker:\n1.555 TFLOP per step") != std::string::npos);
+}
+
+// The op view's per-step figures (-step -1) are key_averages' totals over
+// the profiled steps divided by their number: for a trace every step counts,
+// those an op did not run in as zero (cudaDeviceSynchronize runs once in the
+// five steps of the Llama capture). Self host time and launches per step of
+// every host op key_averages lists.
+TEST_CASE(
+    "Op and kernel rows per step are key_averages. totals over the steps") {
+  for (const std::string run : {"llama_gqa_dev", "cudagraph_lm2"}) {
+    INFO(run);
+    const std::string file = std::string(kDir) + run + ".pt.trace.json.gz";
+    if (!testing::HaveCorpusFile(file)) return;
+    const JsonValue ref = ReadJson(Ref(run + "_ref.json"));
+    auto loaded = Load(testing::CorpusFile(file));
+    const double steps = static_cast<double>(loaded->model.steps().size());
+    Views views(&loaded->model, nullptr);
+    Options o;
+    o.max_depth = 1 << 30;
+    o.select = {Attr::kCpuMicros, Attr::kOccurrence};
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
+    REQUIRE(r.ok());
+    std::map<std::string, const ResultNode*> rows;
+    for (size_t c : r->root().children) rows[r->nodes[c].name] = &r->nodes[c];
+    int64_t checked = 0;
+    for (const JsonValue& row : ref.at("key_averages").array) {
+      const std::string& key = row.at("key").string;
+      const double self_us = row.at("self_cpu_time_total").number;
+      if (self_us <= 0 || key == "ProfilerStep*" || rows.count(key) == 0) {
+        continue;
+      }
+      INFO(key);
+      const ResultNode& n = *rows.at(key);
+      int64_t runs = 0;
+      for (const MemberNode& m : n.members) runs += m.stats.run_count;
+      // Each member node's mean is rounded to a whole run and microsecond.
+      // Times agree within 2% or 4us: the two records of cudagraph_lm2 that
+      // end after the record enclosing them are nested there, where
+      // PyTorch's tree leaves them out (aten::detach, AccumulateGrad).
+      const double slack = 0.5 * static_cast<double>(n.members.size()) + 1;
+      const double want_us = self_us / steps;
+      CHECK(std::fabs(static_cast<double>(n.self.cpu_exec_micros) - want_us) <=
+            std::max({slack, 0.02 * want_us, 4.0}));
+      CHECK(std::fabs(static_cast<double>(runs) -
+                      row.at("count").number / steps) <= slack);
+      ++checked;
+    }
+    CHECK(checked >= 20);
+    // Kernels likewise: launches and device time per step of every kernel
+    // key_averages lists, a step it did not run in counting zero.
+    absl::StatusOr<ResultTree> k = views.Query(ViewKind::kKernel, o);
+    REQUIRE(k.ok());
+    std::map<std::string, const ResultNode*> kernels;
+    for (size_t c : k->root().children)
+      kernels[k->nodes[c].name] = &k->nodes[c];
+    int64_t kernels_checked = 0;
+    for (const JsonValue& row : ref.at("key_averages").array) {
+      const std::string& key = row.at("key").string;
+      if (kernels.count(key) == 0) continue;
+      INFO(key);
+      const ResultNode& n = *kernels.at(key);
+      const double want_us = row.at("self_device_time_total").number / steps;
+      CHECK(std::fabs(static_cast<double>(n.self.accelerator_exec_micros) -
+                      want_us) <= 1);
+      CHECK(std::fabs(static_cast<double>(n.self.run_count) -
+                      row.at("count").number / steps) <= 1);
+      ++kernels_checked;
+    }
+    CHECK(kernels_checked >= 20);
+  }
 }
 
 }  // namespace

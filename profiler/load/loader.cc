@@ -237,6 +237,10 @@ absl::Status LoadTraces(const std::string& trace_path,
     absl::Status s = out->model.AddRunMeta(step, run_meta);
     if (!s.ok()) return s;
   }
+  // A trace's per-step figures are means over all of its steps (as the
+  // framework's own per-step figures are): a node that ran in some steps
+  // counts zero in the others.
+  out->model.MeanOverAllSteps();
   out->notes.push_back(
       absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
                       TraceFormatName(trace->format()), out->model.size(),

@@ -172,12 +172,31 @@ int64_t GraphNode::Parameters() const {
   return params;
 }
 
-void NodeStats::DivideBy(int64_t n) {
+namespace {
+
+// v / n, rounded toward zero or to the nearest (halves away from zero).
+int64_t Divided(int64_t v, int64_t n, bool nearest) {
+  if (!nearest) return v / n;
+  const int64_t q = v / n, r = v % n;
+  const int64_t twice = r < 0 ? -2 * r : 2 * r;  // |r| < n: no overflow
+  if (twice < n) return q;
+  return v < 0 ? q - 1 : q + 1;
+}
+
+}  // namespace
+
+void NodeStats::DivideBy(int64_t n, bool nearest) {
   for (int64_t* v : {&run_count, &exec_micros, &accelerator_exec_micros,
                      &cpu_exec_micros, &requested_bytes, &peak_bytes,
                      &residual_bytes, &output_bytes, &float_ops}) {
-    *v /= n;
+    *v = Divided(*v, n, nearest);
   }
+}
+
+void Model::MeanOverAllSteps() {
+  mean_over_all_steps_ = true;
+  const int64_t n = static_cast<int64_t>(steps_.size());
+  for (auto& node : nodes_) node->mean_over_steps = n;
 }
 
 NodeStats GraphNode::Stats(int64_t step) const {
@@ -210,7 +229,11 @@ NodeStats GraphNode::Stats(int64_t step) const {
       SatInc(&s.residual_bytes, e.residual_bytes);
       SatInc(&s.output_bytes, e.output_bytes);
     }
-    s.DivideBy(static_cast<int64_t>(execs.size()));
+    if (mean_over_steps > 0) {
+      s.DivideBy(mean_over_steps, /*nearest=*/true);
+    } else {
+      s.DivideBy(static_cast<int64_t>(execs.size()));
+    }
   }
   s.float_ops = SatMul(float_ops, s.run_count);
   return s;
@@ -251,12 +274,13 @@ NodeStats Model::StatsOn(const GraphNode& node, int64_t step,
     }
   }
   if (step < 0 && matched > 0) {
+    const bool all = node.mean_over_steps > 0;
     for (int64_t NodeStats::*f :
          {&NodeStats::run_count, &NodeStats::accelerator_exec_micros,
           &NodeStats::cpu_exec_micros, &NodeStats::requested_bytes,
           &NodeStats::peak_bytes, &NodeStats::residual_bytes,
           &NodeStats::output_bytes}) {
-      s.*f /= matched;
+      s.*f = Divided(s.*f, all ? node.mean_over_steps : matched, all);
     }
   }
   s.exec_micros = SatAdd(s.accelerator_exec_micros, s.cpu_exec_micros);

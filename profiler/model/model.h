@@ -162,8 +162,9 @@ struct NodeStats {
   int64_t float_ops = 0;
 
   // Divides the figures that add up over runs (counts, times, bytes, float
-  // ops; not parameters) by n > 0, rounding toward zero as tfprof does.
-  void DivideBy(int64_t n);
+  // ops; not parameters) by n > 0, rounding toward zero as tfprof does, or
+  // to the nearest integer (halves away from zero).
+  void DivideBy(int64_t n, bool nearest = false);
 };
 
 // One frame of a Python call stack, resolved to strings.
@@ -262,6 +263,11 @@ class GraphNode {
   // The call stack as a serialized CodeDef; empty when there is none.
   std::string code;
   std::vector<StepExec> execs;  // sorted by step
+  // For -step -1: 0, tfprof's mean over the steps the node ran in (rounded
+  // toward zero); else the mean over this many steps, rounded to the
+  // nearest (traces: every step of the capture, so that nodes add up to
+  // the mean step, as the framework's per-step figures do).
+  int64_t mean_over_steps = 0;
 
   const StepExec* FindExec(int64_t step) const;
   // Set from a string interned in the node's model.
@@ -348,6 +354,11 @@ class Model {
   // the mean per rank, their sum divided by this.
   int64_t ranks() const { return ranks_; }
   void set_ranks(int64_t ranks) { ranks_ = std::max<int64_t>(ranks, 1); }
+  // Makes -step -1 the mean over all of the model's steps for every node
+  // (GraphNode::mean_over_steps): for traces, once their steps are added.
+  void MeanOverAllSteps();
+  // Whether it did (the kernel view then divides by every step too).
+  bool means_over_all_steps() const { return mean_over_all_steps_; }
   // What a trace recorded beyond the node statistics (empty for other
   // inputs).
   const Activity& activity() const { return activity_; }
@@ -432,6 +443,7 @@ class Model {
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
   int64_t ranks_ = 1;
+  bool mean_over_all_steps_ = false;
   Activity activity_;
   // KernelStreams' index (node index -> streams), built for `version`; a
   // moved model builds it again.

@@ -117,13 +117,17 @@ OpTotals SumOps(const absl::flat_hash_map<uint32_t, KernelSum>& sums) {
   return totals;
 }
 
-// What a kernel's summed figures are divided by: its steps for the average
-// over steps (-step -1), times the ranks a multi-rank model holds (the mean
-// per rank).
+// What a kernel's summed figures are divided by: for -step -1 the steps it
+// ran in (tfprof's rule for nodes), or every step when the model's nodes
+// are means over all steps (traces); times the ranks a multi-rank model
+// holds (the mean per rank).
 template <typename Steps>
 int64_t Divisor(const Model& model, int64_t step, const Steps& steps) {
+  const size_t over = model.means_over_all_steps()
+                          ? std::max(steps.size(), model.steps().size())
+                          : steps.size();
   const int64_t n =
-      step >= 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>(steps.size()));
+      step >= 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>(over));
   return n * model.ranks();
 }
 

@@ -188,7 +188,7 @@ const std::vector<OptionSpec>& OptionTable() {
        "graph nodes (op view)."},
       {"step", K::kInt, "-1",
        "Which step's statistics to use; -1 averages over the steps each node "
-       "ran in."},
+       "ran in (for a trace, over all of its steps)."},
       {"order_by", K::kOrderBy, "name",
        "Sibling order: name (ascending) or a statistic (descending): " +
            absl::StrJoin(OrderByValues(), ", ") + "."},

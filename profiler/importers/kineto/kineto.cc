@@ -101,6 +101,7 @@ class KinetoImport {
   // --- Steps, nesting, executions.
   void FindSteps();
   void Nest();
+  void MarkMergedRecords(const std::vector<int32_t>& order);
   void NestCpu(int32_t i);
   // The ProfilerStep range of the step thread whose span holds `t_ns`, or -1.
   int32_t StepSpanAt(int64_t t_ns) const;
@@ -181,6 +182,7 @@ class KinetoImport {
   // The sweep's open CPU events and Python frames on the current thread.
   std::vector<int32_t> cpu_stack_, py_stack_;
   int64_t partial_ = 0, orphan_memory_ = 0, call_stacks_ = 0, too_deep_ = 0;
+  int64_t merged_ = 0;  // records merged into their parent (kMerged)
   int64_t unlinked_ = 0, by_external_ = 0;
   // A trace of PyTorch's legacy autograd profiler (no Kineto): CPU ops on
   // its "CPU functions" process, nested by its own rule.
@@ -330,6 +332,7 @@ void KinetoImport::KeepArgs(int32_t index, Event* e) {
       break;
     }
     case Kind::kPython:
+    case Kind::kMerged:  // (marked after reading)
       break;
   }
 }
@@ -439,6 +442,7 @@ void KinetoImport::Nest() {
         return std::make_pair(e.thread != step_thread_, e.thread);
       },
       &order);
+  if (!legacy_) MarkMergedRecords(order);
   int32_t current_thread = -1;
   for (int32_t i : order) {
     const Event& e = events_[i];
@@ -460,8 +464,47 @@ void KinetoImport::Nest() {
         if (legacy_) PopLegacyOverhangs(e);
         NestCpu(i);
         break;
+      case Kind::kMerged:
+        // Not opened: what it encloses nests in its parent, whose node it
+        // takes.
+        events_[i].parent = cpu_stack_.empty() ? -1 : cpu_stack_.back();
+        events_[i].node =
+            cpu_stack_.empty() ? -1 : events_[cpu_stack_.back()].node;
+        break;
       case Kind::kGpu:
         break;
+    }
+  }
+}
+
+// PyTorch's profiler (EventList._remove_dup_nodes) drops a CPU record whose
+// parent on its thread has it as its only child and the same name: the
+// parent keeps its time, and the record's children and kernels. Marks those
+// records kMerged, from their nesting (`order`: Nest()'s sweep order).
+void KinetoImport::MarkMergedRecords(const std::vector<int32_t>& order) {
+  std::vector<int32_t> parent(events_.size(), -1);
+  std::vector<int32_t> children(events_.size(), 0);
+  std::vector<int32_t> stack;
+  int32_t current_thread = -1;
+  for (int32_t i : order) {
+    const Event& e = events_[i];
+    if (e.kind != Kind::kCpu) continue;
+    if (e.thread != current_thread) {
+      stack.clear();
+      current_thread = e.thread;
+    }
+    PopEnded(events_, e.start, &stack);
+    if (!stack.empty()) {
+      parent[i] = stack.back();
+      ++children[stack.back()];
+    }
+    stack.push_back(i);
+  }
+  for (int32_t i : order) {
+    const int32_t p = parent[i];
+    if (p >= 0 && children[p] == 1 && events_[p].name == events_[i].name) {
+      events_[i].kind = Kind::kMerged;
+      ++merged_;
     }
   }
 }
@@ -585,17 +628,22 @@ void KinetoImport::AccountBackwardWaits() {
 
 // CPU executions, with their memory, call stacks and float ops.
 void KinetoImport::AddCpuExecs() {
+  Activity* activity = builder_->activity();
   for (const Event& e : events_) {
-    if (e.kind != Kind::kCpu) continue;
-    const TraceBuilder::ExecRef exec =
-        builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start_ns,
-                          std::max<int64_t>(e.exclusive_ns, 0));
-    Activity* activity = builder_->activity();
+    if (e.kind != Kind::kCpu && e.kind != Kind::kMerged) continue;
+    if (e.node < 0) continue;
+    // Every record is on the timeline as recorded; a merged one counts no
+    // run of its own (its parent's node and time hold it).
     activity->AddHostSpan(HostSpan{
-        e.start_ns, e.duration_ns, e.step,
+        e.start_ns, e.duration_ns,
+        e.kind == Kind::kMerged ? events_[e.parent].step : e.step,
         activity->Intern(strings_.Get(e.name)),
         activity->Intern(builder_->NodeName(e.node)),
         activity->Intern(thread_names_[static_cast<size_t>(e.thread)])});
+    if (e.kind == Kind::kMerged) continue;
+    const TraceBuilder::ExecRef exec =
+        builder_->AddExec(e.step, kHostCpuDevice, e.node, e.start_ns,
+                          std::max<int64_t>(e.exclusive_ns, 0));
     if (e.args >= 0) {
       const CpuArgs& a = cpu_args_[e.args];
       if (!builder_->HasCode(e.node) && a.call_stack >= 0) {
@@ -825,6 +873,10 @@ void KinetoImport::AddNotes() {
       partial_);
   builder_->Count(file_, "[memory] events outside any op, not mapped",
                   orphan_memory_);
+  builder_->Count(file_,
+                  "records merged into their parent, the only child it "
+                  "had, of the same name (as PyTorch's key_averages does)",
+                  merged_);
   builder_->Count(file_,
                   "GPU events without a launching runtime call linked to "
                   "their op by External id",

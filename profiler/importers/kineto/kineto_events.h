@@ -26,6 +26,10 @@ enum class Kind : uint8_t {
   kCpu = 1,     // a node execution on a CPU thread
   kMemory = 2,  // a "[memory]" instant event
   kGpu = 3,     // kernel / memcpy / memset on a GPU stream
+  // A kCpu record that is its parent's only child and has its name (aten::div
+  // calling aten::div on a wrapped scalar): PyTorch's profiler merges it into
+  // its parent (one run, the parent's time), and so does the import.
+  kMerged = 4,
 };
 
 // Strings kept once (event names, categories, call stacks, streams, ids),
