@@ -432,7 +432,7 @@ TEST_CASE("check 'mfu >= X' passes below the measured MFU and fails above") {
 // five steps of the Llama capture). Self host time and launches per step of
 // every host op key_averages lists.
 TEST_CASE(
-    "Op and kernel rows per step are key_averages. totals over the steps") {
+    "Op and kernel rows per step are key_averages' totals over the steps") {
   for (const std::string run : {"llama_gqa_dev", "cudagraph_lm2"}) {
     INFO(run);
     const std::string file = std::string(kDir) + run + ".pt.trace.json.gz";
