@@ -103,18 +103,40 @@ grep -q "scope -max_depth 1" .tfprof_history.txt || fail "history file"
 
 if [[ -n "$gen" ]]; then
   # Ctrl-C during a long query (the code view of 200,000 nodes with 4-frame
-  # call stacks takes seconds) stops it; the next command runs.
+  # call stacks) stops it; the next command runs.
   "$gen" "$work/big" --nodes=200000 --steps=1 >/dev/null
   t kill-server >/dev/null 2>&1 || true
   sock="${sock}_big"  # a fresh server
   t new-session -d -x 220 -y 60 "$bin --profile_path=$work/big; sleep 30"
   wait_for "tfprof>"
   wait_for "nodes:"
-  type_text "code -max_depth 100 -select micros,bytes,params,float_ops"
-  t send-keys Enter
-  sleep 0.3
-  t send-keys C-c
-  wait_for "query interrupted"
+  # The query takes under a second on an idle machine: Ctrl-C after ever
+  # shorter delays until one lands while it runs (a Ctrl-C after it ended
+  # shows "tfprof> ^C" at the next prompt). The whole line is on screen
+  # before Enter (a Ctrl-C while a busy machine still echoes it would only
+  # drop the line).
+  interrupted=false
+  for delay in 0.3 0.1 0.03 0.01 0; do
+    # A clear screen: what an earlier try left is not read as this one's.
+    t send-keys -R
+    t clear-history
+    type_text "code -max_depth 100 -select micros,bytes,params,float_ops"
+    wait_for "code -max_depth 100 -select micros,bytes,params,float_ops"
+    t send-keys Enter
+    sleep "$delay"
+    t send-keys C-c
+    for _ in $(seq 1 300); do
+      screen=$(t capture-pane -p)
+      if grep -qF "query interrupted" <<<"$screen"; then
+        interrupted=true
+        break
+      fi
+      if grep -q 'tfprof> ^C' <<<"$screen"; then break; fi
+      sleep 0.1
+    done
+    $interrupted && break
+  done
+  $interrupted || fail "Ctrl-C never interrupted the code query"
   type_text "op -max_depth 2 -select occurrence"
   t send-keys Enter
   wait_for "node name | op occurrence (run|defined)"

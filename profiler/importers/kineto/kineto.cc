@@ -738,6 +738,16 @@ int32_t KinetoImport::Launcher(const Event& g) {
     while (events_[launcher].runtime && events_[launcher].parent >= 0) {
       launcher = events_[launcher].parent;
     }
+    // The op the event's External id names, when it encloses the call with
+    // ranges between (a CUDA graph launched under torch.compile's "## Call
+    // CompiledFxGraph ##" range): PyTorch counts the work on that op.
+    auto owner = a.external_id.present() ? by_external_id_.find(a.external_id)
+                                         : by_external_id_.end();
+    if (owner != by_external_id_.end() && owner->second != launcher) {
+      for (int32_t up = launcher; up >= 0; up = events_[up].parent) {
+        if (up == owner->second) return up;
+      }
+    }
     return launcher;
   }
   auto e = a.external_id.present() ? by_external_id_.find(a.external_id)
