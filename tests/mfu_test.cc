@@ -501,5 +501,39 @@ TEST_CASE(
   }
 }
 
+// XLA command buffers: the instructions run in one keep their float ops but
+// not their kernels' time (the command_buffer node has it). Op rows' rates
+// leave those float ops out, so that no op runs above the GPU's peak, and
+// say so; without command buffers every float op is timed.
+TEST_CASE("JAX command buffers: no op's FLOP rate above the peak") {
+  for (const std::string run : {"jax_lm_cb", "jax_lm_nocb"}) {
+    INFO(run);
+    const std::string file = std::string(kDir) + run + ".xplane.pb.gz";
+    if (!testing::HaveCorpusFile(file)) return;
+    auto loaded = Load(testing::CorpusFile(file));
+    Views views(&loaded->model, nullptr);
+    Options o;
+    o.max_depth = 1 << 30;
+    o.select = {Attr::kFloatOps, Attr::kAcceleratorFlopRate};
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
+    REQUIRE(r.ok());
+    int64_t rated = 0;
+    for (size_t c : r->root().children) {
+      const ResultNode& n = r->nodes[c];
+      INFO(n.name);
+      REQUIRE(n.flops != nullptr);
+      if (n.flops->flop_rate <= 0) continue;
+      ++rated;
+      CHECK(n.flops->flop_rate < kH200Bf16);
+    }
+    CHECK(rated >= 2);  // dot_general and transpose
+    bool noted = false;
+    for (const std::string& note : r->notes) {
+      noted |= note.find("command buffer") != std::string::npos;
+    }
+    CHECK(noted == (run == "jax_lm_cb"));
+  }
+}
+
 }  // namespace
 }  // namespace tfprof

@@ -289,8 +289,24 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
   if (!IsFlatView(tree->view) || !SelectsFlopFacts(tree->options)) return;
   const DevicePeaks peaks =
       FirstDevicePeaks(model, PeakOverrideOf(tree->options));
+  bool untimed = false;
   for (size_t c : tree->nodes[0].children) {
     ResultNode& n = tree->nodes[c];
+    // The float ops the rate divides: op rows count those of their nodes
+    // with accelerator time of their own. XLA instructions run in a command
+    // buffer have their float ops but not their kernels' time (the
+    // command_buffer node holds it): counted, the rate passed the peak.
+    double timed_flops = static_cast<double>(n.self.float_ops);
+    if (n.flops == nullptr && n.kernel == nullptr) {
+      int64_t timed = 0;
+      for (const MemberNode& m : n.members) {
+        if (m.stats.accelerator_exec_micros > 0) {
+          timed = SatAdd(timed, m.stats.float_ops);
+        }
+      }
+      untimed |= timed < n.self.float_ops;
+      timed_flops = static_cast<double>(timed);
+    }
     if (n.flops == nullptr) {
       // Op view rows: from their graph nodes' costs.
       auto f = std::make_shared<FlopFacts>();
@@ -310,9 +326,10 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
     }
     FlopFacts& f = *n.flops;
     const double flops = static_cast<double>(n.self.float_ops);
-    if (flops > 0 && n.self.accelerator_exec_micros > 0) {
+    if (timed_flops > 0 && n.self.accelerator_exec_micros > 0) {
       f.flop_rate =
-          flops / (static_cast<double>(n.self.accelerator_exec_micros) * 1e-6);
+          timed_flops /
+          (static_cast<double>(n.self.accelerator_exec_micros) * 1e-6);
     }
     if (flops > 0 && f.bytes > 0)
       f.intensity = flops / static_cast<double>(f.bytes);
@@ -326,6 +343,12 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
       f.roof = std::min(memory_roof, f.peak);
       if (f.flop_rate > 0) f.roof_fraction = f.flop_rate / f.roof;
     }
+  }
+  if (untimed && tree->options.Selected(Attr::kAcceleratorFlopRate)) {
+    tree->notes.push_back(
+        "accelerator_flop_rate: float ops of nodes without accelerator time "
+        "of their own (XLA instructions run in a command buffer, whose node "
+        "holds their kernels' time) are left out of the rates");
   }
   if (!peaks.unknown.empty() && tree->options.Selected(Attr::kRoofline)) {
     tree->notes.push_back(absl::StrCat("roofline: n/a (", peaks.unknown, ")"));
