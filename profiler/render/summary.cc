@@ -134,10 +134,15 @@ std::string RenderSummary(const ProfileSummary& s,
     }
   }
   absl::StrAppendFormat(&out, "parameters:  %s\n", FormatNumber(s.parameters));
-  absl::StrAppendFormat(&out, "float ops:   %s\n", FormatNumber(s.float_ops));
+  // tfprof's node figure (a node that never ran counts its static float
+  // ops), and beside it the steps table's mean (what ran in each step).
+  absl::StrAppendFormat(&out, "float ops:   %s per step, summed over nodes\n",
+                        FormatNumber(s.float_ops));
   if (s.flops.flops_per_step > 0) {
     absl::StrAppendFormat(
-        &out, "flops/step:  %s (%s), %s achieved over the step wall time%s\n",
+        &out,
+        "flops/step:  %s (%s; the steps table's mean), %s achieved over the "
+        "step wall time%s\n",
         FormatFlopCount(static_cast<double>(s.flops.flops_per_step)),
         s.flops.flops_set, FormatFlopRate(s.flops.flop_rate),
         s.ranks > 1 ? ", mean per rank" : "");
