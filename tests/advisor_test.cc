@@ -522,6 +522,17 @@ TEST_CASE("HostDeviceCopyChecker: copies under a microsecond count") {
 // MemoryChecker starts with each allocator's own peak, the run's memory
 // peak: on the H200 ResNet-50 (corpus) the most torch.cuda.max_allocated()
 // read in a profiled step.
+// MemoryChecker's reports on a model.
+std::vector<std::string> MemoryCheckerReports(const Model& model) {
+  Views views(&model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["MemoryChecker"];
+  auto advice = Advise(model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("MemoryChecker");
+  return {report.reports().begin(), report.reports().end()};
+}
+
 TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
   const std::string dir = "gpu-h200-2026/";
   const double most = testing::TorchMaxAllocated("resnet");
@@ -530,14 +541,10 @@ TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
   in.trace_path = testing::CorpusFile(dir + "resnet.pt.trace.json.gz");
   auto loaded = LoadProfile(in);
   REQUIRE(loaded.ok());
-  Views views(&(*loaded)->model, nullptr);
-  tfpb::AdvisorOptionsProto options;
-  (*options.mutable_checkers())["MemoryChecker"];
-  auto advice = Advise((*loaded)->model, &views, options);
-  REQUIRE(advice.ok());
-  const auto& report = advice->checkers().at("MemoryChecker");
-  REQUIRE(report.reports_size() >= 1);
-  CHECK_THAT(report.reports(0),
+  const std::vector<std::string> reports =
+      MemoryCheckerReports((*loaded)->model);
+  REQUIRE(!reports.empty());
+  CHECK_THAT(reports[0],
              Catch::Contains(absl::StrCat(
                  "  GPU_0: ", FormatMemory(static_cast<int64_t>(most)))));
 }
@@ -551,14 +558,8 @@ TEST_CASE("Trace memory and GPUs are not labelled with the host's device") {
       "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
   auto loaded = LoadProfile(in);
   REQUIRE(loaded.ok());
-  Views views(&(*loaded)->model, nullptr);
-  tfpb::AdvisorOptionsProto options;
-  (*options.mutable_checkers())["MemoryChecker"];
-  auto advice = Advise((*loaded)->model, &views, options);
-  REQUIRE(advice.ok());
-  const auto& report = advice->checkers().at("MemoryChecker");
   bool listed = false;
-  for (const std::string& r : report.reports()) {
+  for (const std::string& r : MemoryCheckerReports((*loaded)->model)) {
     if (r.rfind("largest peak memory", 0) != 0) continue;
     listed = true;
     CHECK(r.find("(aten::cudnn_convolution)") != std::string::npos);

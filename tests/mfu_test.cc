@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -426,6 +427,18 @@ TEST_CASE("check 'mfu >= X' passes below the measured MFU and fails above") {
   CHECK(r.out.find("MfuChecker:\n1.555 TFLOP per step") != std::string::npos);
 }
 
+// Every row of a flat view of `m`, with `select`.
+std::optional<ResultTree> FlatRows(const Model& m, ViewKind view,
+                                   AttrSet select) {
+  Views views(&m, nullptr);
+  Options o;
+  o.max_depth = 1 << 30;
+  o.select = std::move(select);
+  absl::StatusOr<ResultTree> r = views.Query(view, o);
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
 // The op view's per-step figures (-step -1) are key_averages' totals over
 // the profiled steps divided by their number: for a trace every step counts,
 // those an op did not run in as zero (cudaDeviceSynchronize runs once in the
@@ -440,12 +453,8 @@ TEST_CASE(
     const JsonValue ref = ReadJson(Ref(run + "_ref.json"));
     auto loaded = Load(testing::CorpusFile(file));
     const double steps = static_cast<double>(loaded->model.steps().size());
-    Views views(&loaded->model, nullptr);
-    Options o;
-    o.max_depth = 1 << 30;
-    o.select = {Attr::kCpuMicros, Attr::kOccurrence};
-    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
-    REQUIRE(r.ok());
+    const std::optional<ResultTree> r = FlatRows(
+        loaded->model, ViewKind::kOp, {Attr::kCpuMicros, Attr::kOccurrence});
     std::map<std::string, const ResultNode*> rows;
     for (size_t c : r->root().children) rows[r->nodes[c].name] = &r->nodes[c];
     int64_t checked = 0;
@@ -479,8 +488,9 @@ TEST_CASE(
     CHECK(checked >= 20);
     // Kernels likewise: launches and device time per step of every kernel
     // key_averages lists, a step it did not run in counting zero.
-    absl::StatusOr<ResultTree> k = views.Query(ViewKind::kKernel, o);
-    REQUIRE(k.ok());
+    const std::optional<ResultTree> k =
+        FlatRows(loaded->model, ViewKind::kKernel,
+                 {Attr::kCpuMicros, Attr::kOccurrence});
     std::map<std::string, const ResultNode*> kernels;
     for (size_t c : k->root().children)
       kernels[k->nodes[c].name] = &k->nodes[c];
@@ -511,12 +521,9 @@ TEST_CASE("JAX command buffers: no op's FLOP rate above the peak") {
     const std::string file = std::string(kDir) + run + ".xplane.pb.gz";
     if (!testing::HaveCorpusFile(file)) return;
     auto loaded = Load(testing::CorpusFile(file));
-    Views views(&loaded->model, nullptr);
-    Options o;
-    o.max_depth = 1 << 30;
-    o.select = {Attr::kFloatOps, Attr::kAcceleratorFlopRate};
-    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
-    REQUIRE(r.ok());
+    const std::optional<ResultTree> r =
+        FlatRows(loaded->model, ViewKind::kOp,
+                 {Attr::kFloatOps, Attr::kAcceleratorFlopRate});
     int64_t rated = 0;
     for (size_t c : r->root().children) {
       const ResultNode& n = r->nodes[c];
