@@ -28,6 +28,66 @@ bool ContainsNoCase(std::string_view s, const char* what) {
   return absl::AsciiStrToLower(std::string(s)).find(what) != std::string::npos;
 }
 
+// A copy or set between host and device, or on a device.
+struct Copy {
+  const GraphNode* node;  // null: a trace copy no node launched
+  std::string name;
+  std::string device;
+  int64_t step, start_ns, duration_ns;
+  bool set;  // a memset (traces keep them apart)
+};
+
+// A trace's copies and sets (its activity record), else the copies on
+// the memcpy lanes of the step stats and those of nodes named like a copy;
+// *trace says which.
+std::vector<Copy> CollectCopies(const Model& model, bool* trace_out) {
+  std::vector<Copy> copies;
+  const Activity& activity = model.activity();
+  // A trace (PyTorch, XSpace): its copies and sets are accelerator work of
+  // their own kind (the steps table's memcpy column). TensorFlow's step
+  // stats keep them on memcpy lanes, read below as tfprof reads them.
+  const bool trace =
+      model.source() != ProfileSource::kTensorFlow && !activity.work().empty();
+  if (trace) {
+    for (const DeviceWork& w : activity.work()) {
+      if (w.kind == WorkKind::kKernel) continue;
+      const GraphNode* node =
+          w.op != 0 ? model.Find(activity.String(w.op)) : nullptr;
+      // Nanoseconds as recorded: most sets and many copies last under a
+      // microsecond.
+      copies.push_back(Copy{node, std::string(activity.String(w.name)),
+                            std::string(activity.String(w.stream)), w.step,
+                            w.start_ns, w.duration_ns,
+                            w.kind == WorkKind::kMemset});
+    }
+  }
+  ExecDetail d;
+  // Step stats: memcpy lanes, and nodes named like a copy.
+  for (const auto& node : model.nodes()) {
+    if (trace) break;
+    const bool copy_node = ContainsNoCase(node->name, "memcpy") ||
+                           ContainsNoCase(node->op, "memcpy");
+    for (const StepExec& e : node->execs) {
+      model.DetailInto(e, &d);
+      for (const auto* list : {&d.other_execs, &d.accelerator_execs}) {
+        for (const DeviceTimes& dt : *list) {
+          if (!copy_node && KindOfDevice(dt.device) != DeviceKind::kMemcpy) {
+            continue;
+          }
+          for (const TimeInterval& t : dt.times) {
+            copies.push_back(Copy{node.get(), node->name,
+                                  std::string(dt.device), e.step,
+                                  SatMul(t.start_micros, 1000),
+                                  SatMul(t.duration_micros, 1000), false});
+          }
+        }
+      }
+    }
+  }
+  *trace_out = trace;
+  return copies;
+}
+
 class HostDeviceCopyChecker : public Checker {
  public:
   std::string name() const override { return "HostDeviceCopyChecker"; }
@@ -51,56 +111,8 @@ class HostDeviceCopyChecker : public Checker {
   std::vector<std::string> Run(const CheckerContext& ctx) const override {
     if (!NeedSteps(ctx, name())) return {};
     const Model& model = ctx.model();
-    struct Copy {
-      const GraphNode* node;  // null: a trace copy no node launched
-      std::string name;
-      std::string device;
-      int64_t step, start_ns, duration_ns;
-      bool set;  // a memset (traces keep them apart)
-    };
-    std::vector<Copy> copies;
-    const Activity& activity = model.activity();
-    // A trace (PyTorch, XSpace): its copies and sets are accelerator work of
-    // their own kind (the steps table's memcpy column). TensorFlow's step
-    // stats keep them on memcpy lanes, read below as tfprof reads them.
-    const bool trace = model.source() != ProfileSource::kTensorFlow &&
-                       !activity.work().empty();
-    if (trace) {
-      for (const DeviceWork& w : activity.work()) {
-        if (w.kind == WorkKind::kKernel) continue;
-        const GraphNode* node =
-            w.op != 0 ? model.Find(activity.String(w.op)) : nullptr;
-        // Nanoseconds as recorded: most sets and many copies last under a
-        // microsecond.
-        copies.push_back(Copy{node, std::string(activity.String(w.name)),
-                              std::string(activity.String(w.stream)), w.step,
-                              w.start_ns, w.duration_ns,
-                              w.kind == WorkKind::kMemset});
-      }
-    }
-    ExecDetail d;
-    // Step stats: memcpy lanes, and nodes named like a copy.
-    for (const auto& node : model.nodes()) {
-      if (trace) break;
-      const bool copy_node = ContainsNoCase(node->name, "memcpy") ||
-                             ContainsNoCase(node->op, "memcpy");
-      for (const StepExec& e : node->execs) {
-        model.DetailInto(e, &d);
-        for (const auto* list : {&d.other_execs, &d.accelerator_execs}) {
-          for (const DeviceTimes& dt : *list) {
-            if (!copy_node && KindOfDevice(dt.device) != DeviceKind::kMemcpy) {
-              continue;
-            }
-            for (const TimeInterval& t : dt.times) {
-              copies.push_back(Copy{node.get(), node->name,
-                                    std::string(dt.device), e.step,
-                                    SatMul(t.start_micros, 1000),
-                                    SatMul(t.duration_micros, 1000), false});
-            }
-          }
-        }
-      }
-    }
+    bool trace = false;
+    std::vector<Copy> copies = CollectCopies(model, &trace);
     if (copies.empty()) {
       ctx.Note(absl::StrCat(
           "no memcpy activity in the step stats or trace: ", name(),
