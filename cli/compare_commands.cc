@@ -68,6 +68,7 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
 
 absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   int64_t step = shell.options().step;
+  Options rank = shell.options();  // -rank N: that rank's files alone
   std::vector<Condition> conditions;
   std::string type = "stdout", outfile;
   GateBase base;
@@ -78,7 +79,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
       continue;
     }
     if (args[i] == "-step" || args[i] == "-output" || args[i] == "-alpha" ||
-        args[i] == "-min_change" || args[i] == "-inconclusive") {
+        args[i] == "-min_change" || args[i] == "-inconclusive" ||
+        args[i] == "-rank") {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(
             absl::StrCat("check: ", args[i], " needs a value"));
@@ -86,6 +88,10 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
       const std::string& v = args[++i];
       if (args[i - 1] == "-step" && !absl::SimpleAtoi(v, &step)) {
         return absl::InvalidArgumentError("check: -step needs a step number");
+      }
+      if (args[i - 1] == "-rank" &&
+          (!absl::SimpleAtoi(v, &rank.rank) || rank.rank < 0)) {
+        return absl::InvalidArgumentError("check: -rank needs a rank >= 0");
       }
       if (args[i - 1] == "-alpha" && (!absl::SimpleAtod(v, &base.alpha) ||
                                       !(base.alpha > 0) || base.alpha >= 1)) {
@@ -121,13 +127,24 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   if (conditions.empty()) {
     return absl::InvalidArgumentError(
-        "usage: check [-step N] [-alpha Q] [-min_change 2%,2us] "
+        "usage: check [-step N] [-rank N] [-alpha Q] [-min_change 2%,2us] "
         "[-inconclusive pass|fail] [-output "
         "stdout|junit|markdown[:outfile=PATH]] CONDITION ..., e.g. check "
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
         "'regressed(micros)==0'");
   }
-  absl::StatusOr<std::vector<GateResult>> results = shell.session().Check(
+  if (rank.rank >= 0) {
+    for (const Condition& c : conditions) {
+      if (!c.NeedsBase()) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check: '", c.text,
+          "' compares with the base run, whole job with whole job; it does "
+          "not take -rank"));
+    }
+  }
+  absl::StatusOr<Session*> session = shell.SessionFor(rank);
+  if (!session.ok()) return session.status();
+  absl::StatusOr<std::vector<GateResult>> results = (*session)->Check(
       conditions, step, base, PeakOverrideOf(shell.options()));
   if (!results.ok()) return results.status();
   int failed = 0, open = 0;

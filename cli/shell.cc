@@ -134,6 +134,7 @@ absl::Status TimelineCommand(Shell& shell,
   int64_t step = -1;
   std::string outfile, step_option;  // -step or -steps, whichever was given
   StepTimelineOptions opts;
+  Options rank = shell.options();  // -rank N: that rank's events
   auto parse_bool = [](const std::string& v, bool* out) {
     if (v == "true" || v == "1" || v == "yes") {
       *out = true;
@@ -163,6 +164,8 @@ absl::Status TimelineCommand(Shell& shell,
                         : ParseStepRange(v, &step, &opts.last_step);
     } else if (a == "-outfile") {
       outfile = v;
+    } else if (a == "-rank") {
+      ok = absl::SimpleAtoi(v, &rank.rank) && rank.rank >= 0;
     } else if (a == "-output") {
       // As the views take it: timeline[:outfile=PATH].
       ok = absl::StartsWith(v, "timeline") &&
@@ -179,7 +182,7 @@ absl::Status TimelineCommand(Shell& shell,
       return absl::InvalidArgumentError(absl::StrCat(
           "timeline: unknown option ", a,
           " (options: -step, -steps, -outfile, -output timeline[:outfile=F], "
-          "-show_dataflow, -show_memory, -op_time)"));
+          "-rank, -show_dataflow, -show_memory, -op_time)"));
     }
     if (!ok) {
       return absl::InvalidArgumentError(
@@ -189,8 +192,10 @@ absl::Status TimelineCommand(Shell& shell,
                                         : ""));
     }
   }
+  absl::StatusOr<Session*> session = shell.SessionFor(rank);
+  if (!session.ok()) return session.status();
   absl::StatusOr<Session::SourcedTimeline> timeline =
-      shell.session().StepTimelineOf(step, opts, shell.options());
+      (*session)->StepTimelineOf(step, opts, shell.options());
   if (!timeline.ok()) return timeline.status();
   const StepTimeline& t = timeline->timeline;
   const std::string steps = t.last_step > t.step
@@ -284,13 +289,14 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   return WriteOrPrint(shell, text, output, "steps");
 }
 
-// memory [-top N] [-output stdout|file:outfile=F|csv[:outfile=F]|
+// memory [-top N] [-rank N] [-output stdout|file:outfile=F|csv[:outfile=F]|
 // timeline:outfile=F]
 absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
   constexpr char kUsage[] =
-      "usage: memory [-top N] [-output stdout|file:outfile=PATH|csv|"
-      "timeline:outfile=PATH]";
+      "usage: memory [-top N] [-rank N] [-output "
+      "stdout|file:outfile=PATH|csv|timeline:outfile=PATH]";
   int64_t top = 10;
+  Options rank = shell.options();  // -rank N: that rank's memory
   OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
   for (size_t i = 0; i < args.size(); i += 2) {
@@ -299,6 +305,11 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
       if (!absl::SimpleAtoi(args[i + 1], &top) || top < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
             "memory: -top wants a count >= 0, not '", args[i + 1], "'"));
+      }
+    } else if (args[i] == "-rank") {
+      if (!absl::SimpleAtoi(args[i + 1], &rank.rank) || rank.rank < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "memory: -rank wants a rank >= 0, not '", args[i + 1], "'"));
       }
     } else if (args[i] == "-output") {
       absl::Status s = ParseOutput(args[i + 1], &type, &output);
@@ -313,7 +324,9 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(kUsage);
     }
   }
-  const Model& model = shell.profile().model;
+  absl::StatusOr<Session*> session = shell.SessionFor(rank);
+  if (!session.ok()) return session.status();
+  const Model& model = (*session)->model();
   if (type == OutputKind::kCsv) {
     return WriteOrPrint(shell, RenderMemoryCsv(model), output, "memory events");
   }
@@ -321,9 +334,9 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     return WriteOrPrint(shell, RenderMemoryTimeline(model), output,
                         "memory timeline (open it in ui.perfetto.dev)");
   }
-  return WriteOrPrint(
-      shell, RenderMemoryText(model, shell.session().MemoryPeaks(), top),
-      output, "memory report");
+  return WriteOrPrint(shell,
+                      RenderMemoryText(model, (*session)->MemoryPeaks(), top),
+                      output, "memory report");
 }
 
 absl::Status SaveCommand(Shell& shell, const std::vector<std::string>& args) {
@@ -392,7 +405,7 @@ const std::vector<CommandSpec>& Commands() {
        AdviseCommand},
       {"timeline",
        "[-step N | -steps A-B] [-outfile PATH | -output timeline:outfile=PATH] "
-       "[-show_dataflow B] "
+       "[-rank N] [-show_dataflow B] "
        "[-show_memory B] [-op_time schedule|gpu|all]",
        "Write one step's Chrome trace as TensorFlow's ProfilerHook does "
        "(timeline-<step>.json); for a trace, its own events of the step, or "
@@ -400,7 +413,7 @@ const std::vector<CommandSpec>& Commands() {
        "start (timeline-A-B.json).",
        TimelineCommand},
       {"check",
-       "[-step N] [-alpha Q] [-min_change 2%,2us] [-inconclusive "
+       "[-step N] [-rank N] [-alpha Q] [-min_change 2%,2us] [-inconclusive "
        "pass|fail] [-output stdout|junit|markdown[:outfile=PATH]] "
        "CONDITION ...",
        "Gate for CI: check thresholds like 'params<=1m', "
@@ -441,7 +454,8 @@ const std::vector<CommandSpec>& Commands() {
        "of every rank in one Chrome trace on the aligned clock.",
        RanksCommand},
       {"memory",
-       "[-top N] [-output stdout|file:outfile=PATH|csv|timeline:outfile=PATH]",
+       "[-top N] [-rank N] "
+       "[-output stdout|file:outfile=PATH|csv|timeline:outfile=PATH]",
        "Memory in use per allocator (traces): the peak, its step, and the "
        "largest allocations live then with their ops; every event as CSV or "
        "Chrome counter tracks.",

@@ -142,6 +142,50 @@ TEST_CASE("summary steps and advise take -rank like the views") {
         std::string::npos);
 }
 
+// check, memory and timeline read one rank too: the same gate lines and
+// timeline as that rank's file loaded alone; gates against the base run
+// compare whole jobs and refuse -rank.
+TEST_CASE("check memory and timeline take -rank") {
+  const std::string dir =
+      "--trace_path=" + testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  const std::string one = dir + "/ddp2_rank1.pt.trace.json.gz";
+  const std::vector<std::string> gates = {
+      "check", "micros[.*injected_delay.*]?<=1ms", "step_micros<=1s"};
+  std::vector<std::string> alone_args = {one}, rank_args = {dir, "--rank=1"},
+                           job_args = {dir};
+  for (const std::string& g : gates) {
+    alone_args.push_back(g);
+    rank_args.push_back(g);
+    job_args.push_back(g);
+  }
+  const RunResult alone = RunTfprof(alone_args);
+  const RunResult rank = RunTfprof(rank_args);
+  const RunResult job = RunTfprof(job_args);
+  CHECK(alone.code == 3);  // the delay of rank 1 exceeds 1ms
+  CHECK(rank.code == alone.code);
+  CHECK(rank.out == alone.out);
+  CHECK(job.out != alone.out);  // the job's figures are means per rank
+  std::vector<std::string> after = job_args;
+  after.insert(after.begin() + 2, {"-rank", "1"});
+  CHECK(RunTfprof(after).out == alone.out);
+  const RunResult base = RunTfprof(
+      {dir, "--base_" + dir.substr(2), "check", "-rank", "1", "micros<=base"});
+  CHECK(base.code != 0);
+  CHECK(base.err.find("does not take -rank") != std::string::npos);
+
+  const std::string tmp = testing::TempDir();
+  const std::string a = tmp + "/alone.json", r = tmp + "/rank.json";
+  REQUIRE(RunTfprof({one, "timeline", "-step", "3", "-outfile", a}).code == 0);
+  REQUIRE(
+      RunTfprof({dir, "timeline", "-step", "3", "-rank", "1", "-outfile", r})
+          .code == 0);
+  CHECK(testing::ReadFile(a) == testing::ReadFile(r));
+  const RunResult memory = RunTfprof({dir, "memory", "-rank", "1"});
+  CHECK(memory.out == RunTfprof({one, "memory"}).out);
+  CHECK(RunTfprof({dir, "memory", "-rank", "7"}).err.find("no such rank") !=
+        std::string::npos);
+}
+
 // A gate's regex written with the op names the views show ("aten::mm")
 // matches the nodes, whose names write "::" as ".".
 TEST_CASE("check regexes match op names written with ::") {
