@@ -41,7 +41,7 @@ expect help 0 "(default: 10)" -- "$bin" --help
 for c in scope graph op code advise timeline check set summary save timing help quit; do
   expect "help_lists_$c" 0 "  $c " -- "$bin" --help
 done
-expect help_topic 0 "check [-step N] [-alpha Q]" -- "$bin" help check
+expect help_topic 0 "check [-step N] [-rank N] [-alpha Q]" -- "$bin" help check
 expect timeline_as_profile 1 "not a ProfileProto: load it with --trace_path" -- \
   "$bin" --profile_path="$corpus/yaroslavvb-stuff/dynamic_stitch_gpu_profile.json" scope
 expect scope 0 "_TFProfRoot" -- "$bin" "$p0" scope -max_depth 2 -select micros,params

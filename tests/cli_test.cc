@@ -549,7 +549,7 @@ TEST_CASE("--help lists every command of the table") {
 TEST_CASE("One-shot help needs no profile and takes a topic") {
   RunResult r = RunTfprof({"help", "check"});
   CHECK(r.code == 0);
-  CHECK(r.out.rfind("check [-step N] [-alpha Q]", 0) == 0);
+  CHECK(r.out.rfind("check [-step N] [-rank N] [-alpha Q]", 0) == 0);
   CHECK(r.out.find("exit status 3") != std::string::npos);
   r = RunTfprof({"help", "-max_depth"});
   CHECK(r.code == 0);

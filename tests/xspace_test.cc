@@ -101,6 +101,7 @@ struct XNode {
   int64_t line_runs = 0;  // events on a GPU's "TensorFlow Ops" line
   std::string gpu;        // the GPU of the line or of its first linked work
   bool linked_work = false;
+  std::set<std::string> linked_gpus;  // every GPU of its linked work
   int64_t bytes = 0;
 };
 using XNodes = std::map<std::pair<std::string, std::string>, XNode>;
@@ -252,6 +253,7 @@ Raw RawXSpace(const std::string& bytes) {
         XNode& n = nodes[XStreamOp(p, ev, launch, &linked)];
         if (linked && !n.linked_work && n.gpu.empty()) n.gpu = gpu;
         n.linked_work |= linked;
+        if (linked) n.linked_gpus.insert(gpu);
         n.device_ns[kGpuPrefix + gpu + "/stream:all"] += dur_ns;
         n.device_ns[kGpuPrefix + gpu + "/stream:" + stream] += dur_ns;
       }
@@ -265,8 +267,11 @@ Raw RawXSpace(const std::string& bytes) {
     s.cpu += NearestUs(n.cpu_ns);
     s.requested += n.bytes;
     if (n.host_runs > 0) {
+      // An op whose kernels all ran on one GPU is that GPU's.
       s.runs += n.host_runs;
-      raw.devices[kCpu] += NearestUs(n.cpu_ns);
+      raw.devices[n.linked_gpus.size() == 1
+                      ? kGpuPrefix + *n.linked_gpus.begin()
+                      : std::string(kCpu)] += NearestUs(n.cpu_ns);
     } else if (n.line_runs > 0 || n.linked_work) {
       s.runs += n.line_runs > 0 ? n.line_runs : 1;
       raw.devices[kGpuPrefix + n.gpu] += 0;  // runs, no time
@@ -407,13 +412,16 @@ TEST_CASE("XSpace: python stacks, launches, annotations, step groups") {
   for (const auto& dev : t->steps[0].second.step_stats().dev_stats()) {
     for (const auto& ns : dev.node_stats()) {
       micros[{dev.device(), ns.node_name()}] += ns.op_end_rel_micros();
-      if (dev.device() == kCpu && ns.node_name() == "dense/MatMul") {
+      // (its kernels ran on GPU 2: its host part is placed there)
+      if (dev.device() == std::string(kGpuPrefix) + "2" &&
+          ns.node_name() == "dense/MatMul") {
         matmul = &ns;
       }
     }
   }
   const std::string gpu2 = std::string(kGpuPrefix) + "2";
-  CHECK(micros[{kCpu, "dense/MatMul"}] == 20);
+  CHECK(micros[{gpu2, "dense/MatMul"}] == 20);
+  CHECK(micros.count({kCpu, "dense/MatMul"}) == 0);
   CHECK(micros[{gpu2 + "/stream:all", "dense/MatMul"}] == 30);
   CHECK(micros[{gpu2 + "/stream:7", "dense/MatMul"}] == 30);
   CHECK(micros[{gpu2 + "/stream:all", "inner/x"}] == 4);

@@ -233,6 +233,22 @@ TraceBuilder::ExecRef TraceBuilder::FirstCanonicalExec(int64_t step,
   return ExecRef{s->second.get(), it->second};
 }
 
+void TraceBuilder::MoveExecs(
+    const std::string& from,
+    const absl::flat_hash_map<int32_t, std::string>& to) {
+  if (to.empty()) return;
+  const int32_t from_id = Device(from);
+  absl::flat_hash_map<int32_t, int32_t> device_of;
+  for (const auto& [node, device] : to) device_of[node] = Device(device);
+  for (auto& [step, data] : steps_) {
+    for (Exec& e : data->execs) {
+      if (e.device != from_id) continue;
+      auto it = device_of.find(e.node);
+      if (it != device_of.end()) e.device = it->second;
+    }
+  }
+}
+
 void TraceBuilder::Note(const std::string& file, const std::string& text) {
   notes_.push_back(absl::StrCat(file, ": ", text));
 }

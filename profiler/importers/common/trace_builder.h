@@ -144,6 +144,11 @@ class TraceBuilder {
   tfcore::NodeExecStats* Details(ExecRef exec);
   // The first execution of `node` in `step` on a canonical device, if any.
   ExecRef FirstCanonicalExec(int64_t step, int32_t node) const;
+  // Moves the executions recorded on `from` of the nodes in `to` to the
+  // device each is mapped to (an op whose host part ran for a GPU: it
+  // belongs to that GPU, as in a RunMetadata).
+  void MoveExecs(const std::string& from,
+                 const absl::flat_hash_map<int32_t, std::string>& to);
 
   // A note printed once: "<file>: <text>".
   void Note(const std::string& file, const std::string& text);

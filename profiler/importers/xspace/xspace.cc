@@ -196,6 +196,8 @@ class XSpaceImport {
   // (step, node) -> (gpu, start ns) of the first GPU work linked to an op.
   absl::flat_hash_map<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>>
       linked_work_;
+  // node -> the GPU of all its linked work (-1: several GPUs).
+  absl::flat_hash_map<int32_t, int64_t> linked_gpu_;
 };
 
 absl::Status XSpaceImport::Parse(absl::string_view contents) {
@@ -708,6 +710,19 @@ void XSpaceImport::CountLinkedOpRuns() {
     builder_->AddExec(step, GpuDevice(first.first), node, first.second, 0);
     ++device_op_runs_;
   }
+  // An op whose kernels all ran on one GPU belongs to it, as a RunMetadata
+  // places a GPU op: its host part (the launch) counts on that GPU.
+  absl::flat_hash_map<int32_t, std::string> move;
+  for (const auto& [node, gpu] : linked_gpu_) {
+    if (gpu >= 0) move.emplace(node, GpuDevice(gpu));
+  }
+  builder_->MoveExecs(kHostCpuDevice, move);
+  if (!move.empty()) {
+    builder_->Note(file_, absl::StrCat(move.size(),
+                                       " ops that launched kernels on one GPU "
+                                       "placed on that GPU (their host time "
+                                       "counts there)"));
+  }
 }
 
 void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
@@ -747,6 +762,8 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
   // (An XLA instruction's runs come from its module's executions.)
   if (linked && !xla.has_value()) {
     linked_work_.try_emplace({step, node}, gpu, start_ns);
+    auto [it, added] = linked_gpu_.try_emplace(node, gpu);
+    if (!added && it->second != gpu) it->second = -1;
   }
   builder_->AddExec(step, stream_all, node, start_ns, duration_ns);
   builder_->AddExec(step, stream_device, node, start_ns, duration_ns);
