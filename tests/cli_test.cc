@@ -186,6 +186,51 @@ TEST_CASE("check memory and timeline take -rank") {
         std::string::npos);
 }
 
+// diff steps compares each side's steps table as `steps` shows it: a job of
+// two ranks against one rank reads the job's slowest-rank walls and its
+// means per rank (not the ranks' sums).
+TEST_CASE("diff steps of a job reads its steps table") {
+  const std::string dir = testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  const RunResult steps = RunTfprof({"--trace_path=" + dir, "steps"});
+  const RunResult diff =
+      RunTfprof({"--trace_path=" + dir,
+                 "--base_trace_path=" + dir + "/ddp2_rank0.pt.trace.json.gz",
+                 "diff", "steps"});
+  REQUIRE(steps.code == 0);
+  REQUIRE(diff.code == 0);
+  const std::string wall = LineOf(steps.out, "wall time per step:");
+  const size_t at = wall.find("median ");
+  REQUIRE(at != std::string::npos);
+  const std::string median = wall.substr(at + 7, wall.find(',', at) - at - 7);
+  CHECK(LineOf(diff.out, "wall:").find("-> " + median + " ") !=
+        std::string::npos);
+  // 173 kernels a step on each rank: the job's mean per rank is 173 too.
+  CHECK(LineOf(diff.out, "kernels:").find("median 173 (5 steps) -> 173 ") !=
+        std::string::npos);
+}
+
+// A GraphDef + RunMetadata run's graph timeline is tfprof's (scheduling
+// and execution threads, memory tracks), as from a ProfileProto of it: its
+// GPU streams' kernels do not make it a trace.
+TEST_CASE("graph timeline of RunMetadata input has tfprof's layout") {
+  const InputPaths in = testing::TfTestData();
+  const std::string out = testing::TempDir() + "/graph";
+  const RunResult r = RunTfprof(
+      {"--graph_path=" + in.graph_path, "--run_meta_path=" + in.run_meta_path,
+       "--op_log_path=" + in.op_log_path, "graph", "-step", "0", "-max_depth",
+       "100", "-output", "timeline:outfile=" + out});
+  REQUIRE(r.code == 0);
+  const std::string json = testing::ReadFile(out + "_0");
+  for (const char* process :
+       {"Op scheduling threads: /job:localhost/replica:0/task:0/gpu:0",
+        "Op execution threads: /gpu:0/stream:all",
+        "mem usage on:/job:localhost/replica:0/task:0/gpu:0"}) {
+    INFO(process);
+    CHECK(json.find(process) != std::string::npos);
+  }
+  CHECK(json.find("\"Kernel\"") == std::string::npos);
+}
+
 // A gate's regex written with the op names the views show ("aten::mm")
 // matches the nodes, whose names write "::" as ".".
 TEST_CASE("check regexes match op names written with ::") {

@@ -152,7 +152,7 @@ void AppendMemoryCounters(const Activity& a, int64_t lo, int64_t hi,
 }  // namespace
 
 bool HasTraceEvents(const Model& model) {
-  return !model.activity().host().empty() || !model.activity().work().empty();
+  return !model.activity().host().empty();
 }
 
 int64_t StepEventsWriter::Add(const Model& model, int64_t step,

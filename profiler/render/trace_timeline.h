@@ -15,7 +15,10 @@
 
 namespace tfprof {
 
-// Whether the model keeps a trace's events (Model::activity()).
+// Whether the model keeps a trace's events (Model::activity()): its host
+// events, which every trace importer records. A RunMetadata's GPU streams
+// also give kernels and copies, but a RunMetadata is not a trace: its
+// timelines are tfprof's.
 bool HasTraceEvents(const Model& model);
 
 // The step's start on the model's clock: its own span where known, else its

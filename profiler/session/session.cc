@@ -199,7 +199,9 @@ absl::StatusOr<DiffTop> Session::DiffTopChanges(const Options& opts,
 absl::StatusOr<StepsDiff> Session::DiffStepTables(const DiffOptions& diff) {
   absl::Status ok = CheckBase("diff");
   if (!ok.ok()) return ok;
-  return DiffSteps(ComputeSteps(base_->model()), ComputeSteps(model()), diff);
+  // Each side's table as `steps` shows it (a job of several ranks: its
+  // combined table, means per rank and the slowest rank's wall).
+  return DiffSteps(base_->Steps(PeakOverride()), Steps(PeakOverride()), diff);
 }
 
 absl::StatusOr<ProfileSummary> Session::BaseSummary(const PeakOverride& peaks) {
