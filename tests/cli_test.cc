@@ -209,6 +209,34 @@ TEST_CASE("diff steps of a job reads its steps table") {
         std::string::npos);
 }
 
+// ranks -step N shows that step's rows, every rank's, and its straggler;
+// a step no rank has is an error.
+TEST_CASE("ranks -step shows one step") {
+  const std::string dir =
+      "--trace_path=" + testing::SourceDir() + "/testdata/ranks/ddp-gloo";
+  const RunResult all = RunTfprof({dir, "ranks", "-output", "csv"});
+  const RunResult one =
+      RunTfprof({dir, "ranks", "-output", "csv", "-step", "3"});
+  REQUIRE(all.code == 0);
+  REQUIRE(one.code == 0);
+  std::vector<std::string> want;
+  for (absl::string_view line : absl::StrSplit(all.out, '\n')) {
+    // (rows of rank steps: "rank,step,...": step 3's, as in the full table)
+    const std::vector<std::string> f = absl::StrSplit(line, ',');
+    if (f.size() > 4 && f[4] == "3") want.push_back(std::string(line));
+  }
+  REQUIRE(want.size() == 2);  // both ranks' step 3
+  for (const std::string& line : want) {
+    INFO(line);
+    CHECK(one.out.find(line) != std::string::npos);
+  }
+  CHECK(one.out.size() < all.out.size());
+  const RunResult text = RunTfprof({dir, "ranks", "-step", "3"});
+  CHECK(text.out.find("step 3: rank 1 arrived") != std::string::npos);
+  CHECK(text.out.find("step 5:") == std::string::npos);
+  CHECK(RunTfprof({dir, "ranks", "-step", "9"}).code != 0);
+}
+
 // A GraphDef + RunMetadata run's graph timeline is tfprof's (scheduling
 // and execution threads, memory tracks), as from a ProfileProto of it: its
 // GPU streams' kernels do not make it a trace.
