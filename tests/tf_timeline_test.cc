@@ -19,6 +19,7 @@
 #include "google/protobuf/text_format.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/model/model.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
@@ -139,6 +140,65 @@ TEST_CASE("TF timelines: the op view equals sums of the raw events") {
     Model m = ToModel(*t);
     Compare(raw.steps[0], OpView(m, 0));
     AllViewsWork(m, *t);
+  }
+}
+
+// A timeline's copies (op type MEMCPY<kind>, named by their edge) are the
+// steps table's memcpy and its other stream events its kernels: each the
+// union of its events on the GPU's stream and memcpy lanes, recomputed here.
+TEST_CASE("TF timelines: steps tell copies from kernels") {
+  for (const char* rel : kTfTimelines) {
+    if (!testing::HaveCorpusFile(rel)) continue;
+    INFO(rel);
+    simdjson::dom::parser parser;
+    Element root;
+    const std::string json = ReadTrace(Corpus(rel));
+    REQUIRE(parser.parse(json).get(root) == simdjson::SUCCESS);
+    std::map<std::string, std::string> process;
+    for (Element e : root["traceEvents"]) {
+      if (Str(e, "ph") == "M" && Str(e, "name") == "process_name") {
+        process[IdText(e, "pid")] = Lower(Str(e["args"], "name"));
+      }
+    }
+    std::vector<std::pair<int64_t, int64_t>> kernels, copies;
+    int64_t launches = 0;
+    for (Element e : root["traceEvents"]) {
+      if (Str(e, "ph") != "X") continue;
+      const std::string& p = process[IdText(e, "pid")];
+      const bool lane = (p.find("/stream:") != std::string::npos &&
+                         p.find("/stream:all") == std::string::npos) ||
+                        p.find("/memcpy ") != std::string::npos;
+      if (!lane) continue;
+      const int64_t ts = RoundUs(Num(e, "ts"));
+      const int64_t end = ts + RoundUs(Num(e, "dur"));
+      const bool copy = Str(e["args"], "op").rfind("MEMCPY", 0) == 0;
+      // (the memcpy lane repeats its stream events: its Assign kernels too)
+      if (!copy && p.find("/memcpy ") != std::string::npos) continue;
+      (copy ? copies : kernels).emplace_back(ts, end);
+      launches += copy ? 0 : 1;
+    }
+    auto union_us = [](std::vector<std::pair<int64_t, int64_t>> v) {
+      std::sort(v.begin(), v.end());
+      int64_t total = 0, open = INT64_MIN, close = INT64_MIN;
+      for (const auto& [a, b] : v) {
+        if (a > close) {
+          total += close - open;
+          open = a;
+          close = b;
+        } else {
+          close = std::max(close, b);
+        }
+      }
+      return v.empty() ? 0 : total + close - open;
+    };
+    absl::StatusOr<ImportedTrace> t = ImportTrace({Corpus(rel)});
+    REQUIRE(t.ok());
+    Model m = ToModel(*t);
+    const StepTable table = ComputeSteps(m);
+    REQUIRE(table.rows.size() == 1);
+    CHECK(table.rows[0].compute_ns == union_us(kernels) * 1000);
+    CHECK(table.rows[0].memcpy_ns == union_us(copies) * 1000);
+    CHECK(table.rows[0].kernels == launches);
   }
 }
 

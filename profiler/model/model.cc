@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/device.h"
@@ -604,9 +605,13 @@ void Model::StreamWork(std::string_view node, int64_t step,
   w.step = step;
   const std::string_view node_name = stat.node_name();
   const size_t memcpy_at = node_name.find("MEMCPY");
-  const bool copy = memcpy_at != std::string_view::npos ||
-                    head.substr(0, 6) == "MEMCPY" ||
-                    rest.find("num_bytes") != std::string_view::npos;
+  // (A TF timeline's copy is a node, named by its edge, of op type
+  // MEMCPY<kind>.)
+  const GraphNode* graph_node = FindMutable(node);
+  const bool copy =
+      memcpy_at != std::string_view::npos || head.substr(0, 6) == "MEMCPY" ||
+      rest.find("num_bytes") != std::string_view::npos ||
+      (graph_node != nullptr && absl::StartsWith(graph_node->op, "MEMCPY"));
   w.kind = copy ? WorkKind::kMemcpy : WorkKind::kKernel;
   std::string_view name = head;
   if (memcpy_at != std::string_view::npos) {
@@ -616,7 +621,7 @@ void Model::StreamWork(std::string_view node, int64_t step,
   }
   w.name = activity_.Intern(name);
   w.stream = activity_.Intern(dev);
-  if (FindMutable(node) != nullptr) w.op = activity_.Intern(node);
+  if (graph_node != nullptr) w.op = activity_.Intern(node);
   if (!copy && rest.substr(0, 5) == "regs:") w.launch = activity_.Intern(rest);
   work->push_back(w);
 }
