@@ -18,7 +18,9 @@
 
 #include "google/protobuf/text_format.h"
 #include "profiler/importers/trace_import.h"
+#include "profiler/load/loader.h"
 #include "profiler/model/model.h"
+#include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
@@ -585,6 +587,60 @@ TEST_CASE("Kineto: an only child of its own name merges into its parent") {
     noted |= n.find("1 records merged into their parent") != std::string::npos;
   }
   CHECK(noted);
+}
+
+// A step's host transfers (gloo ranges) count inside its wall time: HTA's
+// CPU-only rank has one ProfilerStep, and most of its all_reduce ranges
+// start after it ends. Communication is their union clipped to the step,
+// idle the rest of the step, both recomputed here from the raw events.
+TEST_CASE("Kineto: host communication counts inside the step") {
+  const char* rel =
+      "hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string json = ReadTrace(Corpus(rel));
+  simdjson::dom::parser parser;
+  Element root;
+  REQUIRE(parser.parse(json).get(root) == simdjson::SUCCESS);
+  double step_start = -1, step_end = -1;
+  std::vector<std::pair<double, double>> gloo;
+  for (Element e : root["traceEvents"]) {
+    if (Str(e, "ph") != "X") continue;
+    const std::string name = Str(e, "name");
+    const double ts = Num(e, "ts"), end = ts + Num(e, "dur");
+    if (name.rfind("ProfilerStep#", 0) == 0) {
+      step_start = ts;
+      step_end = end;
+    } else if (name.rfind("gloo:", 0) == 0) {
+      gloo.emplace_back(ts, end);
+    }
+  }
+  REQUIRE(step_end > step_start);
+  std::sort(gloo.begin(), gloo.end());
+  double comm = 0, open = 0, close = -1;
+  for (auto [a, b] : gloo) {
+    a = std::max(a, step_start);
+    b = std::min(b, step_end);
+    if (a >= b) continue;
+    if (a > close) {
+      comm += std::max(close - open, 0.0);
+      open = a;
+      close = b;
+    } else {
+      close = std::max(close, b);
+    }
+  }
+  comm += std::max(close - open, 0.0);
+  InputPaths in;
+  in.trace_path = Corpus(rel);
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const StepTable table = ComputeSteps((*loaded)->model);
+  REQUIRE(table.rows.size() == 1);
+  const StepRow& row = table.rows[0];
+  CHECK(std::abs(row.wall_ns / 1e3 - (step_end - step_start)) < 0.01);
+  CHECK(std::abs(row.communication_ns / 1e3 - comm) < 0.01);
+  CHECK(row.communication_ns <= row.wall_ns);
+  CHECK(std::abs(row.idle_ns / 1e3 - (step_end - step_start - comm)) < 0.01);
 }
 
 TEST_CASE("Kineto: the older Call stack args give stacks") {

@@ -133,6 +133,18 @@ void FromActivity(const Activity& activity,
 // Returns how many GPUs the figures are the mean of.
 int64_t DeviceFigures(StepWork* w, StepRow* row) {
   if (w->gpus.empty()) w->gpus[""];  // host transfers alone
+  // Host transfers count inside the step's wall time (a step's host events
+  // can run on past its marker: the last step takes the capture's tail).
+  if (row->wall_ns > 0) {
+    const int64_t end = SatAdd(row->start_ns, row->wall_ns);
+    std::vector<Interval> inside;
+    for (const Interval& i : w->host_comm) {
+      const Interval c{std::max(i.first, row->start_ns),
+                       std::min(i.second, end)};
+      if (c.first < c.second) inside.push_back(c);
+    }
+    w->host_comm = std::move(inside);
+  }
   bool any_kernels = false;
   for (const auto& [device, g] : w->gpus) any_kernels |= g.kernels > 0;
   StepRow sum;
