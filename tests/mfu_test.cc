@@ -13,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "cli/app.h"
+#include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/summary.h"
 #include "profiler/views/flops.h"
@@ -381,6 +384,38 @@ TEST_CASE("Two DDP ranks on one GPU share one device's peak") {
   // nothing about with_flops.
   CHECK(loaded->model.activity().recording().record_shapes);
   CHECK_FALSE(loaded->model.activity().recording().with_flops);
+}
+
+// NCCL puts no two ranks on one GPU: ranks that all name "gpu:0" are on
+// other nodes (or in containers that see one GPU each), and the job's peak
+// has one GPU per rank. HTA's two NCCL ranks ran on GPUs 0 and 1; with
+// rank 1's GPU renamed 0, the peak still counts two.
+TEST_CASE("NCCL ranks naming one GPU each have their own") {
+  const std::string r0 = "hta/sampled_rank-0.json.gz";
+  const std::string r1 = "hta/sampled_rank-1.json.gz";
+  if (!testing::HaveCorpusFile(r0) || !testing::HaveCorpusFile(r1)) return;
+  absl::StatusOr<std::string> json =
+      Gunzip(testing::ReadFile(testing::CorpusFile(r1)));
+  REQUIRE(json.ok());
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"\"pid\": 1, \"tid\"", "\"pid\": 0, \"tid\""},
+           {"\"device\": 1", "\"device\": 0"}}) {
+    REQUIRE(absl::StrContains(*json, from));
+    absl::StrReplaceAll({{from, to}}, &*json);
+  }
+  const std::string renamed = testing::TempDir() + "/rank1_gpu0.json";
+  testing::WriteFile(renamed, *json);
+  PeakOverride peak;
+  peak.flops = 312e12;
+  for (const std::string& second : {testing::CorpusFile(r1), renamed}) {
+    INFO(second);
+    auto loaded = Load(testing::CorpusFile(r0) + "," + second);
+    REQUIRE(loaded->model.ranks() == 2);
+    const ProfileSummary s = Summarize(loaded->model, peak);
+    CHECK(s.flops.peak.devices == 2);
+    CHECK(s.flops.peak.flops == Approx(2 * 312e12));
+  }
 }
 
 struct Run {

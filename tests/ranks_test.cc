@@ -617,9 +617,11 @@ TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
 
 // The summary's float ops and FLOP/s on several ranks are the mean per rank
 // and its MFU is the job's: all ranks' float ops against the devices they
-// ran on. Two ranks made of one real trace (a V100 run, each copy tagged
-// with its rank) both name gpu:0, one device shared as by two processes on
-// one host: the same float ops per rank, twice the single run's MFU. Where
+// ran on. Two NCCL ranks made of one real trace (a V100 run, each copy
+// tagged with its rank) both name gpu:0: NCCL puts no two ranks on one GPU,
+// so each has its own (other nodes): the same float ops per rank, and the
+// single run's MFU against two devices' peak. (Gloo ranks naming one GPU
+// share it: mfu_test's DDP ranks.) Where
 // the ranks ran on different GPUs (HTA's two ranks, corpus), the job's MFU
 // is both ranks' float ops against both devices' peak.
 TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
@@ -656,10 +658,11 @@ TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
   REQUIRE(job.ranks == 2);
   REQUIRE(single.flops.flops_per_step > 0);
   CHECK(job.flops.flops_per_step == single.flops.flops_per_step);
-  CHECK(job.flops.peak.flops == 1e14);
+  CHECK(job.flops.peak.flops == 2e14);
+  CHECK(job.flops.peak.devices == 2);
   REQUIRE(job.flops.mfu.has_value());
   REQUIRE(single.flops.mfu.has_value());
-  CHECK(std::fabs(*job.flops.mfu - 2 * *single.flops.mfu) <=
+  CHECK(std::fabs(*job.flops.mfu - *single.flops.mfu) <=
         1e-6 * *single.flops.mfu);
   CHECK(RenderSummary(job, nullptr).find(", all 2 ranks' float ops\n") !=
         std::string::npos);

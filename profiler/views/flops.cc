@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -67,13 +68,31 @@ std::string RowFormula(const DeviceRow& d, PeakClass c) {
   return out;
 }
 
-// The summed peak of `gpus` for a class of data type.
+// Whether the job's collectives are NCCL's: its backend, or its kernels.
+bool UsesNccl(const Activity& a) {
+  if (absl::StrContains(absl::AsciiStrToLower(a.rank().backend), "nccl")) {
+    return true;
+  }
+  for (const DeviceWork& w : a.work()) {
+    if (w.kind == WorkKind::kKernel &&
+        absl::StartsWith(a.String(w.name), "nccl")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The summed peak of `gpus` for a class of data type, for `ranks` GPUs
+// where the job's ranks named fewer (0: as many as named).
 RunPeak SumPeaks(const std::set<int64_t>& gpus,
                  const std::map<int64_t, DeviceRow>& rows, Dtype dtype,
-                 const PeakOverride& o) {
+                 const PeakOverride& o, int64_t ranks) {
   RunPeak p;
   p.dtype = dtype;
-  p.devices = static_cast<int64_t>(gpus.size());
+  const int64_t named = static_cast<int64_t>(gpus.size());
+  const double scale =
+      named > 0 && ranks > named ? static_cast<double>(ranks) / named : 1.0;
+  p.devices = scale > 1 ? ranks : named;
   const PeakClass c = PeakClassOf(dtype);
   const int64_t n = std::max<int64_t>(p.devices, 1);
   std::vector<std::string> formulas;
@@ -96,8 +115,8 @@ RunPeak SumPeaks(const std::set<int64_t>& gpus,
       unknown = absl::StrCat(d.row->name, " has no ", PeakClassName(c),
                              " peak; pass --peak_flops");
     }
-    p.flops += peak;
-    table_bytes += RowBandwidth(*d.row);
+    p.flops += peak * scale;
+    table_bytes += RowBandwidth(*d.row) * scale;
     const std::string f = RowFormula(d, c);
     if (std::find(formulas.begin(), formulas.end(), f) == formulas.end()) {
       formulas.push_back(f);
@@ -106,13 +125,15 @@ RunPeak SumPeaks(const std::set<int64_t>& gpus,
   if (gpus.empty()) unknown = "no accelerator ran kernels; pass --peak_flops";
   if (o.flops > 0) {
     p.flops = o.flops * static_cast<double>(n);
-    p.source = absl::StrCat("--peak_flops x ", Plural(n, "device"));
+    p.source = absl::StrCat("--peak_flops x ", Plural(n, "device"),
+                            scale > 1 ? absl::StrCat(" (one per rank)") : "");
   } else if (!unknown.empty()) {
     p.flops = 0;
     p.unknown = unknown;
   } else {
     p.source = absl::StrCat("table: ", absl::StrJoin(formulas, "; "),
-                            n > 1 ? absl::StrCat(", x ", n, " devices") : "");
+                            n > 1 ? absl::StrCat(", x ", n, " devices") : "",
+                            scale > 1 ? absl::StrCat(" (one per rank)") : "");
   }
   p.bytes_per_sec = o.bytes_per_sec > 0
                         ? o.bytes_per_sec * static_cast<double>(n)
@@ -171,7 +192,12 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
   std::set<int64_t> all;
   for (const auto& [step, g] : gpus) all.insert(g.begin(), g.end());
   const int64_t ranks = model.ranks();
-  r.peak = SumPeaks(all, rows, dtype, o);
+  // GPUs of the peak: with NCCL, which puts no two ranks on one GPU, at
+  // least one per rank (ranks that all name "gpu:0" are on other nodes, or
+  // in containers that see one GPU each); otherwise (gloo) ranks that name
+  // the same GPU share it, as processes on one host do.
+  const int64_t copies = ranks > 1 && UsesNccl(model.activity()) ? ranks : 0;
+  r.peak = SumPeaks(all, rows, dtype, o, copies);
   r.peak.dtype_assumed = most == 0;
   int64_t sum = 0;
   for (const StepRow& row : steps.rows) {
@@ -179,8 +205,9 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
     r.step_flops[row.step] = f;
     sum = SatAdd(sum, f);
     auto g = gpus.find(row.step);
-    const RunPeak p = SumPeaks(
-        g == gpus.end() ? std::set<int64_t>() : g->second, rows, dtype, o);
+    const RunPeak p =
+        SumPeaks(g == gpus.end() ? std::set<int64_t>() : g->second, rows, dtype,
+                 o, copies);
     if (p.flops > 0) {
       r.step_peak[row.step] = p.flops;
       if (row.wall_ns > 0 && f > 0) {
@@ -202,9 +229,8 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
     }
   }
   // Several ranks: MFU is the job's, all ranks' float ops against the peak
-  // of the devices they ran on (ranks that name the same GPU share it, as
-  // processes on one host do); the float ops and FLOP/s are the mean per
-  // rank, as the views show node figures.
+  // of the devices they ran on (above); the float ops and FLOP/s are the
+  // mean per rank, as the views show node figures.
   if (ranks > 1) {
     for (auto& [step, f] : r.step_flops) f /= ranks;
     r.flops_per_step /= ranks;
