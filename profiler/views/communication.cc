@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "profiler/base/saturate.h"
 
 namespace tfprof {
@@ -31,9 +33,28 @@ const CollectiveTag* FindTag(const std::vector<CollectiveTag>& tags,
   return &*it;
 }
 
+// The collective a kernel's launching op names ("nccl:all_to_all", in a
+// scope path "nccl.all_to_all"), "" when it names none: NCCL runs several
+// collectives (all_to_all, all_gather) with one kernel (SendRecv).
+std::string LauncherOp(const Activity& a, uint32_t launcher) {
+  if (launcher == 0) return "";
+  absl::string_view op = a.String(launcher);
+  op = op.substr(op.rfind('/') + 1);
+  if (!absl::StartsWithIgnoreCase(op, "nccl") || op.size() < 6 ||
+      (op[4] != ':' && op[4] != '.')) {
+    return "";
+  }
+  const CollectiveName c =
+      ClassifyCollective(absl::StrCat(op.substr(0, 4), ":", op.substr(5)));
+  return c.kind == CollectiveKind::kEnqueue &&
+                 c.op.find(':') == std::string::npos
+             ? c.op
+             : "";
+}
+
 void Add(const Activity& a, CollectiveNames* names, bool on_host, uint32_t name,
          int64_t start, int64_t duration, int64_t step,
-         std::vector<CollectiveEvent>* out) {
+         std::vector<CollectiveEvent>* out, uint32_t launcher = 0) {
   const CollectiveName& c = names->Of(name);
   if (c.kind == CollectiveKind::kNone) return;
   // A host record named as a device kernel is its launch.
@@ -46,6 +67,10 @@ void Add(const Activity& a, CollectiveNames* names, bool on_host, uint32_t name,
   e.step = step;
   e.name = name;
   e.op = c.op;
+  if (kind == CollectiveKind::kDeviceKernel) {
+    std::string launched = LauncherOp(a, launcher);
+    if (!launched.empty()) e.op = std::move(launched);
+  }
   e.kind = kind;
   if (const CollectiveTag* t = FindTag(a.collective_tags(), name, start)) {
     e.group = t->group;
@@ -62,7 +87,7 @@ std::vector<CollectiveEvent> FindCollectives(const Activity& activity) {
   for (const DeviceWork& w : activity.work()) {
     if (w.kind != WorkKind::kKernel) continue;
     Add(activity, &names, false, w.name, w.start_ns, w.duration_ns, w.step,
-        &out);
+        &out, w.op);
   }
   for (const HostSpan& h : activity.host()) {
     Add(activity, &names, true, h.name, h.start_ns, h.duration_ns, h.step,

@@ -485,8 +485,23 @@ RanksReport AnalyzeRanks(std::vector<RankProfile> ranks) {
   }
   std::vector<int64_t> walls;
   for (const JobStep& j : report.steps) walls.push_back(j.max_wall_ns);
+  const int64_t typical_wall = Median(std::move(walls));
   report.straggler_floor_ns =
-      std::max(SatMul(uncertainty, 3), Median(std::move(walls)) / 5);
+      std::max(SatMul(uncertainty, 3), typical_wall / 5);
+  // Matched collectives that end far apart are likely not the same ones
+  // (other ranks' collectives in between, lost events): then the waits
+  // read from them are doubtful too.
+  for (const RankReport& rr : report.ranks) {
+    if (rr.alignment != "collectives" ||
+        rr.offset_uncertainty_ns * 10 <= typical_wall) {
+      continue;
+    }
+    report.notes.push_back(absl::StrCat(
+        "WARNING: rank ", rr.rank, "'s matched collectives end ",
+        FormatNanos(rr.offset_uncertainty_ns),
+        " apart (spread) after alignment, more than a tenth of a step: they "
+        "may not be the same collectives, and its waits are doubtful"));
+  }
   for (const JobStep& j : report.steps) {
     if (j.delayed_by < 0 || j.max_delay_ns < report.straggler_floor_ns ||
         j.max_delay_ns <= 0) {
