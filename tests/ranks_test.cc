@@ -625,6 +625,40 @@ TEST_CASE("summary on several ranks: each rank's devices", "[ranks]") {
 // share it: mfu_test's DDP ranks.) Where
 // the ranks ran on different GPUs (HTA's two ranks, corpus), the job's MFU
 // is both ranks' float ops against both devices' peak.
+// Traces that state different world sizes are not one job's ranks: the
+// report warns; the same size gives no such warning.
+TEST_CASE("ranks of different world sizes are warned about", "[ranks]") {
+  const std::string one =
+      testing::BundledCorpusDir() +
+      "/pytorch-kineto/worker0.1623143089861.pt.trace.json.gz";
+  absl::StatusOr<std::string> text = Gunzip(testing::ReadFile(one));
+  REQUIRE(text.ok());
+  const std::string schema = "\"schemaVersion\": 1,";
+  const size_t at = text->find(schema);
+  REQUIRE(at != std::string::npos);
+  for (int world : {2, 4}) {
+    const std::string dir = testing::TempDir();
+    for (int rank : {0, 1}) {
+      std::string copy = *text;
+      copy.insert(at + schema.size(),
+                  absl::StrCat(
+                      " \"distributedInfo\": {\"backend\": "
+                      "\"nccl\", \"rank\": ",
+                      rank, ", \"world_size\": ", rank == 0 ? 2 : world, "},"));
+      testing::WriteFile(absl::StrCat(dir, "/w_rank", rank, ".pt.trace.json"),
+                         copy);
+    }
+    const RanksReport rep = Analyze(dir);
+    bool warned = false;
+    for (const std::string& n : rep.notes) {
+      warned |= n.find(
+                    "WARNING: the traces state different world sizes "
+                    "(2, 4)") == 0;
+    }
+    CHECK(warned == (world == 4));
+  }
+}
+
 TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",
           "[ranks]") {
   const std::string one =

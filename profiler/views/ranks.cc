@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
 #include "profiler/views/communication.h"
@@ -434,6 +435,18 @@ void NoteCollectives(const std::vector<RankProfile>& ranks,
         "one rank: there is nothing to align and no one to wait for (give "
         "--trace_path the traces of every rank: a directory, a glob or a "
         "comma list)");
+  }
+  // Traces that state different job sizes are not one job's.
+  std::set<int64_t> sizes;
+  for (const RankProfile& p : ranks) {
+    if (p.world_size > 0) sizes.insert(p.world_size);
+  }
+  if (sizes.size() > 1) {
+    report->notes.push_back(absl::StrCat(
+        "WARNING: the traces state different world sizes (",
+        absl::StrJoin(sizes, ", "),
+        "): they are likely not one job's ranks, and what is matched across "
+        "them is doubtful"));
   }
   int64_t without = 0, enqueue_only = 0;
   for (const RankProfile& p : ranks) {
