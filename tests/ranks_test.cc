@@ -532,7 +532,10 @@ TEST_CASE("views on several ranks: the mean per rank", "[ranks]") {
     REQUIRE(op.ok());
     double delay = 0;
     for (const ResultNode& n : op->nodes) {
-      if (n.name == "injected_delay") delay = n.self.cpu_exec_micros;
+      if (n.name != "injected_delay") continue;
+      delay = n.self.cpu_exec_micros;
+      // One run on rank 1, none on rank 0: 0.5 a rank, to the nearest.
+      CHECK(n.self.run_count == (step == 4 ? 0 : 1));
     }
     CHECK(std::fabs(delay - delay_us / 2) <= 1);
     auto scope = s.Query(ViewKind::kScope, o);

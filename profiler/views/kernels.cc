@@ -157,7 +157,7 @@ void KernelFlops(const Model& model, const KernelSum& k, const OpTotals& ops,
       continue;
     }
     NodeStats st = node->Stats(step);
-    st.DivideBy(model.ranks());
+    st.DivideBy(model.ranks(), /*nearest=*/true);
     const double share =
         static_cast<double>(sum.second) / static_cast<double>(total->second.ns);
     const double f = static_cast<double>(st.float_ops) * share;

@@ -105,7 +105,8 @@ class ViewCache {
       }
       if (model.ranks() > 1) {
         // Several ranks' traces: the mean per rank.
-        for (NodeStats& st : stats_) st.DivideBy(model.ranks());
+        for (NodeStats& st : stats_)
+          st.DivideBy(model.ranks(), /*nearest=*/true);
       }
       stats_valid_ = true;
       stats_pytorch_rule_ = pytorch_rule;
