@@ -481,11 +481,13 @@ std::optional<ResultTree> FlatRows(const Model& m, ViewKind view,
 // every host op key_averages lists.
 TEST_CASE(
     "Op and kernel rows per step are key_averages' totals over the steps") {
-  for (const std::string run : {"llama_gqa_dev", "cudagraph_lm2"}) {
+  for (const std::string run : {"llama_gqa_dev", "cudagraph_lm2", "resnet"}) {
     INFO(run);
     const std::string file = std::string(kDir) + run + ".pt.trace.json.gz";
     if (!testing::HaveCorpusFile(file)) return;
-    const JsonValue ref = ReadJson(Ref(run + "_ref.json"));
+    const JsonValue ref = run == "resnet"
+                              ? ReadJson(Ref("torch_refs.json")).at("resnet")
+                              : ReadJson(Ref(run + "_ref.json"));
     auto loaded = Load(testing::CorpusFile(file));
     const double steps = static_cast<double>(loaded->model.steps().size());
     const std::optional<ResultTree> r = FlatRows(
@@ -504,9 +506,9 @@ TEST_CASE(
       int64_t runs = 0;
       for (const MemberNode& m : n.members) runs += m.stats.run_count;
       // Each member node's mean is rounded to a whole run and microsecond.
-      // Times agree within 2% or 4us: the two records of cudagraph_lm2 that
-      // end after the record enclosing them are nested there, where
-      // PyTorch's tree leaves them out (aten::detach, AccumulateGrad).
+      // Records that end after the record open at their start are nested
+      // beside it, as PyTorch's tree has them (ResNet-50's
+      // convolution_backward: 60 of them, 62us a step).
       const double slack = 0.5 * static_cast<double>(n.members.size()) + 1;
       const double want_us = self_us / steps;
       CHECK(std::fabs(static_cast<double>(n.self.cpu_exec_micros) - want_us) <=

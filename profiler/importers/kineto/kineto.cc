@@ -55,7 +55,7 @@ bool KinetoImport::OnEvent(JsonReader* reader, JsonReader::Value& ev) {
   }
   e.name = Intern(&strings_, name);
   e.category = Intern(&strings_, category);
-  if (e.kind == Kind::kCpu) std::tie(e.start_ns, e.duration_ns) = NanoTimes(e);
+  if (e.kind != Kind::kGpu) std::tie(e.start_ns, e.duration_ns) = NanoTimes(e);
   KeepStepSpan(e, name);
   const int32_t index = static_cast<int32_t>(events_.size());
   if (e.kind != Kind::kGpu) {
@@ -282,13 +282,18 @@ void KinetoImport::Nest() {
     if (events_[i].kind != Kind::kGpu) order.push_back(i);
   }
   // The step thread first: ranges adopted from other threads extend its
-  // ProfilerStep's name.
-  SortForNesting(
-      events_,
-      [&](const Event& e) {
-        return std::make_pair(e.thread != step_thread_, e.thread);
-      },
-      &order);
+  // ProfilerStep's name. Then by start and longer first to the nanosecond,
+  // as PyTorch orders them (events a microsecond apart or less keep their
+  // true order).
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const Event& x = events_[a];
+    const Event& y = events_[b];
+    const auto kx = std::make_tuple(x.thread != step_thread_, x.thread,
+                                    x.start_ns, -x.duration_ns, x.kind, a);
+    const auto ky = std::make_tuple(y.thread != step_thread_, y.thread,
+                                    y.start_ns, -y.duration_ns, y.kind, b);
+    return kx < ky;
+  });
   if (!legacy_) MarkMergedRecords(order);
   int32_t current_thread = -1;
   for (int32_t i : order) {
@@ -298,8 +303,8 @@ void KinetoImport::Nest() {
       py_stack_.clear();
       current_thread = e.thread;
     }
-    PopEnded(events_, e.start, &cpu_stack_);
-    PopEnded(events_, e.start, &py_stack_);
+    PopEndedBy(e, &cpu_stack_);
+    PopEndedBy(e, &py_stack_);
     switch (e.kind) {
       case Kind::kPython:
         py_stack_.push_back(i);
@@ -308,7 +313,7 @@ void KinetoImport::Nest() {
         NestMemory(i);
         break;
       case Kind::kCpu:
-        if (legacy_) PopLegacyOverhangs(e);
+        PopOverhangs(e, &cpu_stack_, &partial_);
         NestCpu(i);
         break;
       case Kind::kMerged:
@@ -340,7 +345,8 @@ void KinetoImport::MarkMergedRecords(const std::vector<int32_t>& order) {
       stack.clear();
       current_thread = e.thread;
     }
-    PopEnded(events_, e.start, &stack);
+    PopEndedBy(e, &stack);
+    PopOverhangs(e, &stack, nullptr);
     if (!stack.empty()) {
       parent[i] = stack.back();
       ++children[stack.back()];
@@ -395,7 +401,6 @@ void KinetoImport::NestCpu(int32_t i) {
   if (!cpu_stack_.empty()) {
     Event& parent = events_[cpu_stack_.back()];
     e.parent = cpu_stack_.back();
-    if (EndOf(e) > EndOf(parent)) ++partial_;
     parent.exclusive_ns -= NestedNanos(e, parent);
     if (parent.depth < kMaxPathDepth) {
       e.anchor = e.parent;
@@ -726,7 +731,8 @@ void KinetoImport::AddNotes() {
   steps_.NoteBeforeFirst(file_, "ProfilerStep", builder_);
   builder_->Count(
       file_,
-      "events overlap the end of the event enclosing them; nested there anyway",
+      "events end after the event open at their start: not nested in it "
+      "(as PyTorch's key_averages builds its tree)",
       partial_);
   builder_->Count(file_, "[memory] events outside any op, not mapped",
                   orphan_memory_);
@@ -778,9 +784,22 @@ bool KinetoImport::IsLegacyAutogradTrace() const {
   return false;
 }
 
-void KinetoImport::PopLegacyOverhangs(const Event& e) {
-  while (!cpu_stack_.empty() && EndOf(e) > EndOf(events_[cpu_stack_.back()])) {
-    cpu_stack_.pop_back();
+void KinetoImport::PopEndedBy(const Event& e, std::vector<int32_t>* stack) {
+  while (!stack->empty()) {
+    const Event& open = events_[stack->back()];
+    if (SatAdd(open.start_ns, open.duration_ns) > e.start_ns) break;
+    stack->pop_back();
+  }
+}
+
+void KinetoImport::PopOverhangs(const Event& e, std::vector<int32_t>* stack,
+                                int64_t* popped) {
+  const int64_t end = SatAdd(e.start_ns, e.duration_ns);
+  while (!stack->empty()) {
+    const Event& open = events_[stack->back()];
+    if (end <= SatAdd(open.start_ns, open.duration_ns)) break;
+    stack->pop_back();
+    if (popped != nullptr) ++*popped;
   }
 }
 

@@ -67,7 +67,7 @@ IdKey MakeIdKey(const JsonScalar& v, StringTable* strings);
 struct Event {
   int64_t start = 0;     // microseconds
   int64_t duration = 0;  // microseconds
-  // kCpu: as read, for the activity record.
+  // As read (all but kGpu), for the nesting and the activity record.
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   // Filled by the nesting pass (kCpu).

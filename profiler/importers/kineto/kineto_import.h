@@ -123,9 +123,16 @@ class KinetoImport {
   // Whether the trace is its export: CPU ops without a category on its
   // "CPU functions" process (a bare array, no ProfilerStep ranges).
   bool IsLegacyAutogradTrace() const;
-  // Its nesting rule (what its key_averages() counts): an op that ends
-  // after the open one is not nested in it; pops such open ops before `e`.
-  void PopLegacyOverhangs(const Event& e);
+  // PyTorch's nesting rule (EventList's tree, what key_averages() counts,
+  // for Kineto and legacy traces alike): an op that ends after an open one
+  // is not nested in it; pops such open ops off `stack` before `e`,
+  // counting them in *popped (may be null).
+  void PopOverhangs(const Event& e, std::vector<int32_t>* stack,
+                    int64_t* popped);
+  // Pops the events of `stack` that ended by the start of `e` (to the
+  // nanosecond: an op that ends in the microsecond its child starts in is
+  // still open).
+  void PopEndedBy(const Event& e, std::vector<int32_t>* stack);
   void NoteLegacyTrace();
 
   const std::string& file_;
