@@ -136,19 +136,27 @@ std::string MemberText(const std::string& attribute,
 std::string ShiftsText(const DiffTree& tree) {
   if (tree.shifts.empty()) return "";
   const std::string a = TestedName(tree);
-  std::string out =
+  // In a flat view a row's parent is the op (type) that launched or ran
+  // most of it, and the figures are the whole rows'.
+  const bool flat = IsFlatView(tree.view);
+  std::string out = absl::StrCat(
       "Cost shifts (rows that fell or vanished while others grew or "
-      "appeared under one parent):\n";
+      "appeared under one parent",
+      flat ? "; a row's parent is the op that launched or called most of "
+             "it, and its figures are the whole row's, of every op"
+           : "",
+      "):\n");
   for (size_t i = 0; i < tree.shifts.size(); ++i) {
     const DiffShift& s = tree.shifts[i];
     std::vector<std::string> removed, added;
     for (const auto& m : s.removed) removed.push_back(MemberText(a, m));
     for (const auto& m : s.added) added.push_back(MemberText(a, m));
-    absl::StrAppend(&out, "  [", i + 1, "] under ", s.parent, ": ",
-                    absl::StrJoin(removed, ", "), " replaced by ",
-                    absl::StrJoin(added, ", "), "; together ", a, " ",
-                    FormatStat(a, s.base), " -> ", FormatStat(a, s.current),
-                    ", ", FormatStat(a, s.current - s.base, true));
+    absl::StrAppend(&out, "  [", i + 1, flat ? "] mostly under " : "] under ",
+                    s.parent, ": ", absl::StrJoin(removed, ", "),
+                    " replaced by ", absl::StrJoin(added, ", "), "; together ",
+                    a, " ", FormatStat(a, s.base), " -> ",
+                    FormatStat(a, s.current), ", ",
+                    FormatStat(a, s.current - s.base, true));
     const std::string v = VerdictText(s.combined, a);
     if (!v.empty()) absl::StrAppend(&out, " [", v, "]");
     out += "\n";
