@@ -160,7 +160,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
     absl::Status s = WriteOrPrint(shell, report, output, "check report");
     if (!s.ok()) return s;
   }
-  if (type != "junit" || !outfile.empty()) {
+  // A report on standard output is the whole output (a CI summary file).
+  if (type == "stdout" || !outfile.empty()) {
     for (const GateResult& r : *results) shell.out() << r.message << "\n";
   }
   if (failed > 0) {
@@ -171,8 +172,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
     // The exit status of an undecided gate (4): profile more steps.
     return absl::OutOfRangeError(absl::StrCat(
         open, " of ", results->size(),
-        " checks inconclusive (none failed): profile more steps, or pass "
-        "--inconclusive=pass"));
+        " checks inconclusive (none failed): profile more steps, or give "
+        "check -inconclusive pass"));
   }
   return absl::OkStatus();
 }

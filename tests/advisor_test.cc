@@ -262,6 +262,22 @@ TEST_CASE("AcceleratorIdleChecker: gaps and the host ops in them") {
         "  700us on /device:gpu:0, step 0 at +110us: on the host meanwhile: "
         "next (IteratorGetNext) 600us, b (MatMul) 10us");
   CHECK(r.reports[2].rfind("The accelerator waits for input", 0) == 0);
+  // Host work between kernels: the fusion advice names the framework's way.
+  const std::map<std::string, std::string> host_ops = {
+      {"a", "MatMul"}, {"b", "MatMul"}, {"host", "Mul"}};
+  for (ProfileSource source :
+       {ProfileSource::kTensorFlow, ProfileSource::kPyTorch}) {
+    Model launch = Build(host_ops, {{{"a", kAll, 100, 100},
+                                     {"host", kCpu, 250, 600},
+                                     {"b", kAll, 900, 100}}});
+    launch.set_source(source);
+    r = Check(launch, "AcceleratorIdleChecker");
+    REQUIRE(r.reports.size() == 3);
+    const bool torch = source == ProfileSource::kPyTorch;
+    CHECK(r.reports[2].find("waits for the host") != std::string::npos);
+    CHECK((r.reports[2].find("torch.compile") != std::string::npos) == torch);
+    CHECK((r.reports[2].find("XLA") != std::string::npos) == !torch);
+  }
   // Back-to-back kernels: no gap.
   Model busy = Build(ops, {{{"a", kAll, 100, 100}, {"b", kAll, 200, 100}}});
   r = Check(busy, "AcceleratorIdleChecker");

@@ -451,6 +451,13 @@ TEST_CASE("check 'mfu >= X' passes below the measured MFU and fails above") {
   CHECK(r.code == 3);
   CHECK(r.out.find("tests=\"2\" failures=\"1\"") != std::string::npos);
   CHECK(r.out.find("<failure message=\"FAIL mfu") != std::string::npos);
+  // A markdown report on standard output is the report alone (a CI summary).
+  r = Tfprof({trace, "check", "-output", "markdown",
+              absl::StrCat("mfu >= ", mfu * 1.01)});
+  CHECK(r.code == 3);
+  CHECK(r.out.find("**fail**") != std::string::npos);
+  CHECK(r.out.find("\nFAIL mfu") == std::string::npos);
+  CHECK(r.out.rfind("FAIL mfu", 0) != 0);
   // A peak given on the command line moves the figure.
   r = Tfprof({trace, "--peak_flops=1e12", "check",
               absl::StrCat("mfu >= ", mfu * 100)});

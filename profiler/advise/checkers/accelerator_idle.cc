@@ -229,10 +229,21 @@ class AcceleratorIdleChecker : public Checker {
           "during its largest gaps. Prefetch and parallelize the input "
           "pipeline, or move preprocessing off the critical path.");
     } else {
-      reports.push_back(
+      // How to fuse small ops in the framework that recorded the trace.
+      const char* fuse =
+          ctx.model().source() == ProfileSource::kPyTorch
+              ? "Fuse small ops (torch.compile) or replay them as CUDA graphs "
+                "(torch.compile mode=\"reduce-overhead\")"
+          : ctx.model().source() == ProfileSource::kXSpace
+              ? "Fuse small ops (jit or tf.function(jit_compile=True)) and "
+                "keep XLA's CUDA-graph command buffers on"
+              : "Fuse small ops (XLA: jit_compile)";
+      reports.push_back(absl::StrCat(
           "The accelerator waits for the host between kernels (launch-bound "
-          "or host work in the step). Fuse small ops (XLA), use larger "
-          "batches, and avoid host round trips inside the step.");
+          "or host work in the step). ",
+          fuse,
+          ", use larger batches, and avoid host round trips inside the "
+          "step."));
     }
     return reports;
   }
