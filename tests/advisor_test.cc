@@ -565,6 +565,31 @@ TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
                  "  GPU_0: ", FormatMemory(static_cast<int64_t>(most)))));
 }
 
+// A JAX program's allocations are made outside any host op: the checker
+// still reports the allocator's peak from the memory events, which is
+// memory_stats()'s peak_bytes_in_use (jax_refs.json).
+TEST_CASE("MemoryChecker: an XSpace without op memory has its allocator peak") {
+  const std::string file = "gpu-h200-2026/jax_lm_nocb.xplane.pb.gz";
+  if (!testing::HaveCorpusFile(file)) return;
+  testing::JsonValue refs;
+  std::string error;
+  REQUIRE(testing::ParseJson(
+      testing::ReadFile(testing::CorpusFile("gpu-h200-2026/jax_refs.json")),
+      &refs, &error));
+  const testing::JsonValue& run = refs.at("jax_nocb");
+  const double peak = run.at("memory_stats").at("peak_bytes_in_use").number;
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(file);
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const std::vector<std::string> reports =
+      MemoryCheckerReports((*loaded)->model);
+  REQUIRE(!reports.empty());
+  CHECK_THAT(reports[0],
+             Catch::Contains(absl::StrCat(
+                 "  GPU_0_bfc: ", FormatMemory(static_cast<int64_t>(peak)))));
+}
+
 // A trace's op runs on the host whatever memory it allocates: MemoryChecker
 // does not print the op's host device beside GPU memory, and the summary
 // says where a GPU's work came from when no node is placed on it.

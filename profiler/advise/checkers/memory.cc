@@ -34,7 +34,7 @@ class MemoryChecker : public Checker {
   }
   std::string needs() const override {
     return "step stats with memory (RunMetadata memory, or a ProfileProto "
-           "with memory records)";
+           "with memory records), or a trace's memory events";
   }
   std::vector<CheckerOption> options() const override {
     return {{"top", "5", 1, 1000, true, "nodes listed per list"}};
@@ -56,7 +56,10 @@ class MemoryChecker : public Checker {
       SatInc(&residual_total, s.residual_bytes);
       nodes.push_back(Node{g, s});
     }
-    if (nodes.empty()) {
+    // A trace's memory events: each allocator's own peak, the run's memory
+    // peak (the nodes' peaks below overlap in time and add up past it).
+    const std::vector<AllocatorPeak> peaks = ComputeMemoryPeaks(model);
+    if (nodes.empty() && peaks.empty()) {
       ctx.Note(absl::StrCat("no memory stats: ", name(),
                             " needs RunMetadata with memory tracking"));
       return {};
@@ -92,9 +95,6 @@ class MemoryChecker : public Checker {
       return absl::StrJoin(lines, "\n");
     };
     std::vector<std::string> reports;
-    // A trace's memory events: each allocator's own peak, the run's memory
-    // peak (the nodes' peaks below overlap in time and add up past it).
-    const std::vector<AllocatorPeak> peaks = ComputeMemoryPeaks(model);
     if (!peaks.empty()) {
       std::vector<std::string> lines = {
           "allocator peaks (memory events; 'memory' lists what was live):"};
@@ -105,11 +105,20 @@ class MemoryChecker : public Checker {
       }
       reports.push_back(absl::StrJoin(lines, "\n"));
     }
-    for (std::string& r : std::vector<std::string>{
-             list("largest peak memory", &NodeStats::peak_bytes, peak_total),
-             list("largest residual memory (still allocated after the op ran)",
-                  &NodeStats::residual_bytes, residual_total)}) {
-      reports.push_back(std::move(r));
+    if (nodes.empty()) {
+      // (An XSpace of a JAX program: its allocations are the program's,
+      // made outside any host op.)
+      ctx.Note(
+          "no op holds memory of its own in this trace: the allocator "
+          "peaks come from its memory events");
+    } else {
+      for (std::string& r : std::vector<std::string>{
+               list("largest peak memory", &NodeStats::peak_bytes, peak_total),
+               list("largest residual memory (still allocated after the op "
+                    "ran)",
+                    &NodeStats::residual_bytes, residual_total)}) {
+        reports.push_back(std::move(r));
+      }
     }
     // The allocators' peak bytes in use, per accelerator.
     std::map<std::string, std::pair<int64_t, const GraphNode*>> allocator;
