@@ -256,7 +256,7 @@ TEST_CASE("AcceleratorIdleChecker: gaps and the host ops in them") {
   REQUIRE(r.reports.size() == 3);
   CHECK(r.reports[0] ==
         "/device:gpu:0: idle 77.8% of its kernel span (700us of 900us per "
-        "step, in 1 gaps of at least 50us)");
+        "step, in 1 gaps of at least 50us over 1 step)");
   CHECK(r.reports[1] ==
         "largest gaps:\n"
         "  700us on /device:gpu:0, step 0 at +110us: on the host meanwhile: "
@@ -414,7 +414,7 @@ TEST_CASE("advise -checker all on real GPU runs") {
   const std::string text = RenderAdvice(*advice);
   CHECK(text.find("\nAcceleratorIdleChecker:\n"
                   "/gpu:0: idle 83.9% of its kernel span (3.71ms of 4.42ms "
-                  "per step, in 5 gaps of at least 50us)\n") !=
+                  "per step, in 5 gaps of at least 50us over 1 step)\n") !=
         std::string::npos);
   CHECK(text.find("\nCpuFallbackChecker:\n1 ops ran on the CPU in a run with "
                   "an accelerator: 41us per step, 0.8% of all op time, below "

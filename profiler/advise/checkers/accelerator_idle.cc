@@ -200,9 +200,10 @@ class AcceleratorIdleChecker : public Checker {
       if (share >= ctx.Option("threshold")) problem = true;
       lines.push_back(absl::StrFormat(
           "%s: idle %s of its kernel span (%s of %s per step, in %d gaps of "
-          "at least %s)%s",
+          "at least %s over %d step%s)%s",
           dev, Pct(b.idle, b.span), FormatTime(b.idle / b.steps),
-          FormatTime(b.span / b.steps), b.gaps, FormatTime(min_gap),
+          FormatTime(b.span / b.steps), b.gaps, FormatTime(min_gap), b.steps,
+          b.steps == 1 ? "" : "s",
           share >= ctx.Option("threshold") ? "" : ", below the threshold"));
     }
     reports.push_back(absl::StrJoin(lines, "\n"));
