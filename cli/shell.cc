@@ -282,6 +282,11 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
           "steps: -step ", opts->step, " is not a step of this profile (",
           known.empty() ? "it has none" : absl::StrCat("steps: ", known), ")"));
     }
+    // (The row's MFU is the step's; the line under the table the run's.)
+    if (!table.mfu_text.empty()) {
+      table.mfu_text +=
+          absl::StrCat(" (the run's, over all ", all.size(), " steps)");
+    }
   }
   const std::string text = type == OutputKind::kCsv    ? RenderStepsCsv(table)
                            : type == OutputKind::kJson ? RenderStepsJson(table)

@@ -429,6 +429,9 @@ TEST_CASE("steps -step N shows one step") {
       RunTfprof({trace, "steps", "-step", step, "-output", "csv"});
   CHECK(one.code == 0);
   CHECK(one.out == lines[0] + "\n" + lines[2] + "\n");
+  // The line under the table is the run's figure, and says so.
+  const RunResult text = RunTfprof({trace, "steps", "-step", step});
+  CHECK(text.out.find("(the run's, over all 5 steps)\n") != std::string::npos);
   const RunResult missing = RunTfprof({trace, "steps", "-step", "999"});
   CHECK(missing.code != 0);
   CHECK(missing.err.find("-step 999 is not a step of this profile") !=
