@@ -2,6 +2,7 @@
 #include "profiler/advise/advisor.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -549,20 +550,26 @@ std::vector<std::string> MemoryCheckerReports(const Model& model) {
   return {report.reports().begin(), report.reports().end()};
 }
 
-TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
-  const std::string dir = "gpu-h200-2026/";
-  const double most = testing::TorchMaxAllocated("resnet");
-  if (most < 0) return;
+// Whether MemoryChecker's first report on a corpus trace lists `allocator`
+// with a peak of `bytes`.
+void CheckAllocatorPeak(const std::string& rel, const std::string& allocator,
+                        double bytes) {
   InputPaths in;
-  in.trace_path = testing::CorpusFile(dir + "resnet.pt.trace.json.gz");
+  in.trace_path = testing::CorpusFile(rel);
   auto loaded = LoadProfile(in);
   REQUIRE(loaded.ok());
   const std::vector<std::string> reports =
       MemoryCheckerReports((*loaded)->model);
   REQUIRE(!reports.empty());
   CHECK_THAT(reports[0],
-             Catch::Contains(absl::StrCat(
-                 "  GPU_0: ", FormatMemory(static_cast<int64_t>(most)))));
+             Catch::Contains(absl::StrCat("  ", allocator, ": ",
+                                          FormatMemory(std::llround(bytes)))));
+}
+
+TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
+  const double most = testing::TorchMaxAllocated("resnet");
+  if (most < 0) return;
+  CheckAllocatorPeak("gpu-h200-2026/resnet.pt.trace.json.gz", "GPU_0", most);
 }
 
 // A JAX program's allocations are made outside any host op: the checker
@@ -577,17 +584,8 @@ TEST_CASE("MemoryChecker: an XSpace without op memory has its allocator peak") {
       testing::ReadFile(testing::CorpusFile("gpu-h200-2026/jax_refs.json")),
       &refs, &error));
   const testing::JsonValue& run = refs.at("jax_nocb");
-  const double peak = run.at("memory_stats").at("peak_bytes_in_use").number;
-  InputPaths in;
-  in.trace_path = testing::CorpusFile(file);
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  const std::vector<std::string> reports =
-      MemoryCheckerReports((*loaded)->model);
-  REQUIRE(!reports.empty());
-  CHECK_THAT(reports[0],
-             Catch::Contains(absl::StrCat(
-                 "  GPU_0_bfc: ", FormatMemory(static_cast<int64_t>(peak)))));
+  CheckAllocatorPeak(file, "GPU_0_bfc",
+                     run.at("memory_stats").at("peak_bytes_in_use").number);
 }
 
 // A trace's op runs on the host whatever memory it allocates: MemoryChecker
