@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/shell.h"
@@ -44,6 +45,13 @@ absl::Status ParseReportOutput(const std::string& spec,
     *outfile = rest.substr(8);
   }
   return absl::OkStatus();
+}
+
+absl::Status ParseRankValue(const std::string& value, const char* command,
+                            int64_t* rank) {
+  if (absl::SimpleAtoi(value, rank) && *rank >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(command, ": -rank wants a rank >= 0, not '", value, "'"));
 }
 
 }  // namespace cli

@@ -3,6 +3,7 @@
 #ifndef TFPROF_CLI_COMMAND_UTIL_H_
 #define TFPROF_CLI_COMMAND_UTIL_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ absl::Status ParseReportOutput(const std::string& spec,
                                const std::vector<std::string>& types,
                                const char* command, std::string* type,
                                std::string* outfile);
+
+// A command's -rank VALUE (a rank >= 0) into *rank; `command` names the
+// command in the message.
+absl::Status ParseRankValue(const std::string& value, const char* command,
+                            int64_t* rank);
 
 }  // namespace cli
 }  // namespace tfprof

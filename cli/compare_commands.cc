@@ -89,9 +89,9 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
       if (args[i - 1] == "-step" && !absl::SimpleAtoi(v, &step)) {
         return absl::InvalidArgumentError("check: -step needs a step number");
       }
-      if (args[i - 1] == "-rank" &&
-          (!absl::SimpleAtoi(v, &rank.rank) || rank.rank < 0)) {
-        return absl::InvalidArgumentError("check: -rank needs a rank >= 0");
+      if (args[i - 1] == "-rank") {
+        absl::Status s = ParseRankValue(v, "check", &rank.rank);
+        if (!s.ok()) return s;
       }
       if (args[i - 1] == "-alpha" && (!absl::SimpleAtod(v, &base.alpha) ||
                                       !(base.alpha > 0) || base.alpha >= 1)) {

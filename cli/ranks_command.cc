@@ -1,6 +1,7 @@
 #include "cli/ranks_command.h"
 
 #include <map>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -45,29 +46,10 @@ absl::Status RanksCommand(Shell& shell, const std::vector<std::string>& args) {
       });
   if (!report.ok()) return report.status();
   std::string text;
-  if (type != "timeline" && step >= 0) {
-    // -step N: that step's rows (the offsets and notes stay).
-    RanksReport one = *report;
-    one.steps.clear();
-    one.stragglers.clear();
-    for (const JobStep& s : report->steps) {
-      if (s.step == step) one.steps.push_back(s);
-    }
-    if (one.steps.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ranks: -step ", step, " is not a step of any rank"));
-    }
-    for (const Straggler& s : report->stragglers) {
-      if (s.step == step) one.stragglers.push_back(s);
-    }
-    for (RankReport& r : one.ranks) {
-      std::vector<RankStepReport> kept;
-      for (RankStepReport& rs : r.steps) {
-        if (rs.step == step) kept.push_back(std::move(rs));
-      }
-      r.steps = std::move(kept);
-    }
-    report = std::move(one);
+  if (type != "timeline" && step >= 0) {  // -step N: that step's rows
+    absl::StatusOr<RanksReport> one = RanksReportOfStep(*report, step);
+    if (!one.ok()) return one.status();
+    report = std::move(*one);
   }
   if (type == "timeline") {
     absl::StatusOr<std::string> t = shell.session().RanksTimeline(step);

@@ -165,7 +165,8 @@ absl::Status TimelineCommand(Shell& shell,
     } else if (a == "-outfile") {
       outfile = v;
     } else if (a == "-rank") {
-      ok = absl::SimpleAtoi(v, &rank.rank) && rank.rank >= 0;
+      absl::Status s = ParseRankValue(v, "timeline", &rank.rank);
+      if (!s.ok()) return s;
     } else if (a == "-output") {
       // As the views take it: timeline[:outfile=PATH].
       ok = absl::StartsWith(v, "timeline") &&
@@ -312,10 +313,8 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
             "memory: -top wants a count >= 0, not '", args[i + 1], "'"));
       }
     } else if (args[i] == "-rank") {
-      if (!absl::SimpleAtoi(args[i + 1], &rank.rank) || rank.rank < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "memory: -rank wants a rank >= 0, not '", args[i + 1], "'"));
-      }
+      absl::Status s = ParseRankValue(args[i + 1], "memory", &rank.rank);
+      if (!s.ok()) return s;
     } else if (args[i] == "-output") {
       absl::Status s = ParseOutput(args[i + 1], &type, &output);
       if (!s.ok()) return s;

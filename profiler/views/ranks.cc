@@ -532,4 +532,29 @@ RanksReport AnalyzeRanks(std::vector<RankProfile> ranks) {
   return report;
 }
 
+absl::StatusOr<RanksReport> RanksReportOfStep(const RanksReport& report,
+                                              int64_t step) {
+  RanksReport one = report;
+  one.steps.clear();
+  one.stragglers.clear();
+  for (const JobStep& s : report.steps) {
+    if (s.step == step) one.steps.push_back(s);
+  }
+  if (one.steps.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks: -step ", step, " is not a step of any rank"));
+  }
+  for (const Straggler& s : report.stragglers) {
+    if (s.step == step) one.stragglers.push_back(s);
+  }
+  for (RankReport& r : one.ranks) {
+    std::vector<RankStepReport> kept;
+    for (RankStepReport& rs : r.steps) {
+      if (rs.step == step) kept.push_back(std::move(rs));
+    }
+    r.steps = std::move(kept);
+  }
+  return one;
+}
+
 }  // namespace tfprof

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "profiler/model/model.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/summary.h"
@@ -140,6 +141,11 @@ struct RanksReport {
 // at least the floor: 3 x the largest offset uncertainty, and 20% of the
 // median step wall time.
 RanksReport AnalyzeRanks(std::vector<RankProfile> ranks);
+
+// The report of one step: its job row, every rank's row of it and its
+// straggler (offsets and notes as they are); an error when no rank has it.
+absl::StatusOr<RanksReport> RanksReportOfStep(const RanksReport& report,
+                                              int64_t step);
 
 }  // namespace tfprof
 
