@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
 #include "profiler/base/units.h"
 #include "profiler/load/loader.h"
@@ -453,9 +454,10 @@ TEST_CASE("advise runs the checkers that fit the input by default") {
       DefaultAdvisorOptions(model.source());
   std::set<std::string> chosen;
   for (const auto& [name, o] : trace_options.checkers()) chosen.insert(name);
-  CHECK(chosen == std::set<std::string>{
-                      "AcceleratorIdleChecker", "HostDeviceCopyChecker",
-                      "MemoryChecker", "MfuChecker", "StepTimeChecker"});
+  CHECK(chosen ==
+        std::set<std::string>{"AcceleratorIdleChecker", "HostDeviceCopyChecker",
+                              "LayoutConversionChecker", "MemoryChecker",
+                              "MfuChecker", "StepTimeChecker"});
   const tfpb::AdvisorOptionsProto tf_options = DefaultAdvisorOptions();
   std::set<std::string> tf;
   for (const auto& [name, o] : tf_options.checkers()) tf.insert(name);
@@ -609,6 +611,63 @@ TEST_CASE("Trace memory and GPUs are not labelled with the host's device") {
       RenderSummary(Summarize((*loaded)->model), &**loaded);
   CHECK(summary.find("device:gpu:0                 0 nodes (its work "
                      "launched by host ops), ") != std::string::npos);
+}
+
+// LayoutConversionChecker's first report on a corpus trace, and the share
+// of kernel time in layout conversions recomputed from the raw events
+// (kernels named nchwToNhwc or nhwcToNchw: cuDNN's).
+void CheckLayoutConversions(const std::string& rel, bool advice_expected) {
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = testing::CorpusFile(rel);
+  testing::JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(path, &doc, &error));
+  double all_us = 0, conversion_us = 0;
+  for (const testing::JsonValue& e : doc.at("traceEvents").array) {
+    // "kernel" (Kineto today), "Kernel" (2021's traces).
+    if (!e.Has("cat") || !e.Has("dur") ||
+        (e.at("cat").string != "kernel" && e.at("cat").string != "Kernel")) {
+      continue;
+    }
+    all_us += e.at("dur").number;
+    const std::string& name = e.at("name").string;
+    if (name.find("nchwToNhwc") != std::string::npos ||
+        name.find("nhwcToNchw") != std::string::npos) {
+      conversion_us += e.at("dur").number;
+    }
+  }
+  REQUIRE(all_us > 0);
+  InputPaths in;
+  in.trace_path = path;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  Views views(&model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["LayoutConversionChecker"];
+  auto advice = Advise(model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("LayoutConversionChecker");
+  REQUIRE(report.reports_size() >= 1);
+  const std::string share =
+      absl::StrFormat("%.1f%%", 100 * conversion_us / all_us);
+  CHECK_THAT(report.reports(0),
+             Catch::Contains(conversion_us > 0
+                                 ? absl::StrCat(share, " of the kernel time")
+                                 : std::string(": none in ")));
+  const std::string& last = report.reports(report.reports_size() - 1);
+  CHECK((last.find("channels_last") != std::string::npos) == advice_expected);
+}
+
+// ResNet-50 in NCHW on the H200 (corpus): cuDNN converts to NHWC and back
+// around its convolutions; the channels_last run converts nothing.
+TEST_CASE("LayoutConversionChecker: cuDNN's conversions in an NCHW run") {
+  CheckLayoutConversions("gpu-h200-2026/resnet_nchw.pt.trace.json.gz", true);
+  CheckLayoutConversions("gpu-h200-2026/resnet.pt.trace.json.gz", false);
+  CheckLayoutConversions(
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz", false);
+  // HTA's NCCL sample: an NCHW model in float32, 9.3% converting.
+  CheckLayoutConversions("hta/nccl_data.json.gz", true);
 }
 
 TEST_CASE("advise gives TensorFlow graph advice to TensorFlow inputs only") {

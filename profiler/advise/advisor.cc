@@ -21,7 +21,8 @@ const std::vector<const Checker*>& Checkers() {
          {NewAcceleratorUtilizationChecker, NewOperationChecker,
           NewExpensiveOperationChecker, NewHostDeviceCopyChecker,
           NewCpuFallbackChecker, NewAcceleratorIdleChecker, NewStepTimeChecker,
-          NewFlopsCoverageChecker, NewMfuChecker, NewMemoryChecker}) {
+          NewFlopsCoverageChecker, NewMfuChecker, NewMemoryChecker,
+          NewLayoutConversionChecker}) {
       v->push_back(make().release());
     }
     return v;

@@ -21,6 +21,7 @@ std::unique_ptr<Checker> NewStepTimeChecker();
 std::unique_ptr<Checker> NewFlopsCoverageChecker();
 std::unique_ptr<Checker> NewMfuChecker();
 std::unique_ptr<Checker> NewMemoryChecker();
+std::unique_ptr<Checker> NewLayoutConversionChecker();
 
 }  // namespace tfprof
 
