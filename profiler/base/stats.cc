@@ -48,10 +48,9 @@ double IncompleteBeta(double x, double a, double b) {
   return 1 - front * BetaFraction(1 - x, b, a) / b;
 }
 
-// The z > 0 with P(|Z| >= z) = p for a standard normal Z: Newton's method
-// on erfc from the tail's asymptote (a few steps).
-double NormalCritical(double p) {
-  if (p >= 1) return 0;
+// The z > 0 with P(|Z| >= z) = p < 1 for a standard normal Z: Newton's
+// method on erfc from the tail's asymptote (a few steps).
+double NormalRoot(double p) {
   double z = std::sqrt(-2 * std::log(p / 2));  // above the root
   for (int i = 0; i < 50; ++i) {
     const double f = std::erfc(z / std::sqrt(2.0)) - p;
@@ -61,6 +60,17 @@ double NormalCritical(double p) {
     z = next;
   }
   return z;
+}
+
+// NormalRoot, remembering the last one asked per thread: a diff's open
+// rows mostly ask for alpha's.
+double NormalCritical(double p) {
+  if (p >= 1) return 0;
+  thread_local double last_p = -1, last_z = 0;
+  if (p == last_p) return last_z;
+  last_p = p;
+  last_z = NormalRoot(p);
+  return last_z;
 }
 
 // Student's critical value from the normal one by the Cornish-Fisher

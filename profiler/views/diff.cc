@@ -167,10 +167,23 @@ void SetFloor(const MinChange& min_change, StatUnit unit, ChangeInput* in) {
 
 std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
                                     double alpha) {
-  const size_t n = inputs.size();
-  std::vector<ChangeTest> tests(n);
+  std::vector<Judgement> out(inputs.size());
+  JudgeChangesInPlace(
+      inputs.size(), [&](size_t i) { return inputs[i]; }, alpha,
+      [&](size_t i) { return &out[i]; });
+  return out;
+}
+
+void JudgeChangesInPlace(size_t n,
+                         const std::function<ChangeInput(size_t)>& input,
+                         double alpha,
+                         const std::function<Judgement*(size_t)>& out) {
   std::vector<double> p(n, -1);
-  // Rows are judged one by one: on large diffs, half on each core.
+  std::vector<char> inside(n, 0);  // the interval lies inside the floor
+  // Rows are judged one by one: on large diffs, half on each core. First
+  // each row's test (its judgement but the verdict), then the verdicts
+  // from the corrected p-values; the few rows left open are tested again
+  // for the steps that would decide them (no test is kept per row).
   const auto by_halves = [n](const auto& judge) {
     RunBoth(
         n >= kParallelMinItems, [&] { judge(0, n / 2); },
@@ -178,55 +191,59 @@ std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
   };
   by_halves([&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
-      const ChangeInput& in = inputs[i];
+      const ChangeInput in = input(i);
+      Judgement& j = *out(i);
+      j = Judgement();
+      j.floor = in.floor;
       if (in.base.size() < kDiffMinSteps || in.current.size() < kDiffMinSteps) {
-        tests[i].base_mean = Mean(in.base);
-        tests[i].current_mean = Mean(in.current);
-        tests[i].estimate = tests[i].current_mean - tests[i].base_mean;
+        j.base_mean = Mean(in.base);
+        j.current_mean = Mean(in.current);
+        j.estimate = j.current_mean - j.base_mean;
+        j.ci_low = j.ci_high = std::nan("");
+        const size_t have = std::min(in.base.size(), in.current.size());
+        j.more_steps_needed = static_cast<int>(kDiffMinSteps - have);
         continue;
       }
-      tests[i] = TestChange(in, alpha);
-      p[i] = tests[i].p_value;
+      const ChangeTest t = TestChange(in, alpha);
+      j.base_mean = t.base_mean;
+      j.current_mean = t.current_mean;
+      j.estimate = t.estimate;
+      j.tested = true;
+      j.log_scale = t.log_scale;
+      j.ci_low = t.ci_low;
+      j.ci_high = t.ci_high;
+      j.p_value = p[i] = t.p_value;
+      inside[i] = t.InsideFloor();
+      // A change within the floor whose interval is not: the steps that
+      // would decide it do not depend on the correction (one beyond the
+      // floor is tested again below, at its own corrected level).
+      if (!inside[i] && std::fabs(t.d) <= t.phi) {
+        j.more_steps_needed =
+            std::max(1, MoreStepsNeeded(t, alpha, alpha, kDiffMaxMoreSteps));
+      }
     }
   });
   const size_t tested = static_cast<size_t>(
       std::count_if(p.begin(), p.end(), [](double v) { return v >= 0; }));
   const std::vector<double> q = BenjaminiHochberg(p);
-  std::vector<Judgement> out(n);
   by_halves([&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
-      const ChangeTest& t = tests[i];
-      Judgement& j = out[i];
-      j.floor = inputs[i].floor;
-      j.base_mean = t.base_mean;
-      j.current_mean = t.current_mean;
-      j.estimate = t.estimate;
-      if (!t.tested) {
-        j.ci_low = j.ci_high = std::nan("");
-        const size_t have =
-            std::min(inputs[i].base.size(), inputs[i].current.size());
-        j.more_steps_needed = static_cast<int>(kDiffMinSteps - have);
-        continue;
-      }
-      j.tested = true;
-      j.log_scale = t.log_scale;
-      j.ci_low = t.ci_low;
-      j.ci_high = t.ci_high;
-      j.p_value = p[i];
+      Judgement& j = *out(i);
+      if (!j.tested) continue;
       j.q_value = q[i];
       if (q[i] <= alpha) {
         j.significant = true;
-        j.verdict = t.d > 0 ? Verdict::kRegressed : Verdict::kImproved;
-      } else if (t.InsideFloor()) {
+        j.verdict = j.estimate > 0 ? Verdict::kRegressed : Verdict::kImproved;
+      } else if (inside[i]) {
         j.verdict = Verdict::kUnchanged;
-      } else {
-        j.more_steps_needed = std::max(
-            1, MoreStepsNeeded(t, alpha, RowLevel(alpha, p[i], q[i], tested),
-                               kDiffMaxMoreSteps));
+      } else if (j.more_steps_needed == 0) {
+        j.more_steps_needed =
+            std::max(1, MoreStepsNeeded(TestChange(input(i), alpha), alpha,
+                                        RowLevel(alpha, p[i], q[i], tested),
+                                        kDiffMaxMoreSteps));
       }
     }
   });
-  return out;
 }
 
 double DiffSide::MeanRuns() const { return Mean(runs); }

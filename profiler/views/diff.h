@@ -8,6 +8,7 @@
 #define TFPROF_PROFILER_VIEWS_DIFF_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -104,6 +105,13 @@ void SetFloor(const MinChange& min_change, StatUnit unit, ChangeInput* in);
 // kDiffMinSteps steps on a side: not tested, inconclusive.
 std::vector<Judgement> JudgeChanges(const std::vector<ChangeInput>& inputs,
                                     double alpha);
+// The same for `n` changes read and written in place: input(i) makes the
+// i-th input (called more than once for some), out(i) is where its
+// judgement goes. A large diff's rows need no copies of either.
+void JudgeChangesInPlace(size_t n,
+                         const std::function<ChangeInput(size_t)>& input,
+                         double alpha,
+                         const std::function<Judgement*(size_t)>& out);
 
 // One side of a row: its totals in the view, and each step's value of the
 // diff's attribute and runs (kernel launches in the kernel view), for the

@@ -387,17 +387,16 @@ ChangeInput InputOf(const DiffNode& n) {
 }
 
 void Judge(DiffTree* tree) {
-  std::vector<ChangeInput> inputs;
-  inputs.reserve(tree->nodes.size());
   const StatUnit unit = UnitOf(tree->attribute);
-  for (const DiffNode& n : tree->nodes) {
-    inputs.push_back(InputOf(n));
-    SetFloor(tree->diff.min_change, unit, &inputs.back());
-  }
-  const std::vector<Judgement> j = JudgeChanges(inputs, tree->diff.alpha);
-  for (size_t i = 0; i < tree->nodes.size(); ++i) {
-    tree->nodes[i].judgement = j[i];
-  }
+  std::vector<DiffNode>& nodes = tree->nodes;
+  JudgeChangesInPlace(
+      nodes.size(),
+      [&](size_t i) {
+        ChangeInput in = InputOf(nodes[i]);
+        SetFloor(tree->diff.min_change, unit, &in);
+        return in;
+      },
+      tree->diff.alpha, [&](size_t i) { return &nodes[i].judgement; });
 }
 
 // The parent a row is grouped under for cost shifts in a flat view: its
