@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -611,6 +613,87 @@ TEST_CASE("Trace memory and GPUs are not labelled with the host's device") {
       RenderSummary(Summarize((*loaded)->model), &**loaded);
   CHECK(summary.find("device:gpu:0                 0 nodes (its work "
                      "launched by host ops), ") != std::string::npos);
+}
+
+// The accelerator's gaps of at least 50us in a Kineto trace, from the raw
+// events: each kernel, copy and set belongs to the step whose ProfilerStep
+// range holds its launching runtime call; per step, the device work is
+// merged to the nanosecond and the gaps between merged runs counted.
+std::pair<int64_t, int64_t> RawIdleGaps(const std::string& path) {
+  testing::JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(path, &doc, &error));
+  const auto ns = [](double us) { return std::llround(us * 1000); };
+  std::vector<std::pair<int64_t, int64_t>> steps;  // ProfilerStep ranges
+  std::map<int64_t, int64_t> launch;               // correlation -> ts
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> work;  // corr, ts, end
+  for (const testing::JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("ph") || e.at("ph").string != "X" || !e.Has("cat")) continue;
+    const std::string& cat = e.at("cat").string;
+    const int64_t ts = ns(e.at("ts").number);
+    const int64_t end = ts + ns(e.at("dur").number);
+    if (cat == "cpu_op" || cat == "user_annotation") {
+      if (e.at("name").string.rfind("ProfilerStep#", 0) == 0) {
+        steps.emplace_back(ts, end);
+      }
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      launch[std::llround(e.at("args").at("correlation").number)] = ts;
+    } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      work.emplace_back(std::llround(e.at("args").at("correlation").number), ts,
+                        end);
+    }
+  }
+  std::map<size_t, std::vector<std::pair<int64_t, int64_t>>> by_step;
+  for (const auto& [corr, ts, end] : work) {
+    const auto l = launch.find(corr);
+    if (l == launch.end()) continue;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (l->second >= steps[s].first && l->second < steps[s].second) {
+        by_step[s].emplace_back(ts, end);
+      }
+    }
+  }
+  int64_t gaps = 0, idle = 0;
+  for (auto& [step, v] : by_step) {
+    std::sort(v.begin(), v.end());
+    int64_t covered = v.front().first;
+    for (const auto& [ts, end] : v) {
+      if (ts - covered >= 50000) {
+        ++gaps;
+        idle += ts - covered;
+      }
+      covered = std::max(covered, end);
+    }
+  }
+  return {gaps, idle};
+}
+
+// Gaps just under the minimum are not gaps: the Llama capture has gaps of
+// 49.5-49.99us that microsecond times would round up to 50us.
+TEST_CASE("AcceleratorIdleChecker: gaps measured to the nanosecond") {
+  const std::string rel = "gpu-h200-2026/llama_gqa_dev.pt.trace.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = testing::CorpusFile(rel);
+  const auto [gaps, idle_ns] = RawIdleGaps(path);
+  InputPaths in;
+  in.trace_path = path;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  Views views(&model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["AcceleratorIdleChecker"];
+  auto advice = Advise(model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("AcceleratorIdleChecker");
+  REQUIRE(report.reports_size() >= 1);
+  const int64_t steps = static_cast<int64_t>(model.steps().size());
+  CHECK_THAT(report.reports(0),
+             Catch::Contains(absl::StrCat(
+                 "(", FormatTime((idle_ns / steps + 500) / 1000), " of ")));
+  CHECK_THAT(report.reports(0), Catch::Contains(absl::StrCat(
+                                    "in ", gaps, " gaps of at least 50us over ",
+                                    steps, " steps")));
 }
 
 // LayoutConversionChecker's first report on a corpus trace, and the share
