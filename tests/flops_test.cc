@@ -525,6 +525,49 @@ TEST_CASE(
   CHECK((*gate)[0].value == Approx(mfu));
 }
 
+// An op type's rate divides the float ops by the time of its nodes that
+// have float ops: an mm without recorded shapes (no float ops) ran 100us
+// as well, which is no part of the counted computation.
+TEST_CASE("An op row's FLOP rate leaves out the time of its nodes without") {
+  const std::string mm =
+      R"("Input Dims": [[32, 64], [64, 16]], "Input type": ["float", "float"])";
+  const std::string trace = absl::StrCat(
+      R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132, "computeMajor": 9, "computeMinor": 0}], "record_shapes": 1, "traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1010, "dur": 50, "args": {)",
+      mm, R"(}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1020, "dur": 5, "args": {"correlation": 80}},
+{"ph": "X", "cat": "kernel", "name": "mm_kernel", "pid": 0, "tid": 7, "ts": 1100, "dur": 100, "args": {"correlation": 80, "device": 0, "stream": 7}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 1300, "dur": 100, "args": {}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1310, "dur": 50, "args": {}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1320, "dur": 5, "args": {"correlation": 81}},
+{"ph": "X", "cat": "kernel", "name": "mm_kernel", "pid": 0, "tid": 7, "ts": 1400, "dur": 100, "args": {"correlation": 81, "device": 0, "stream": 7}}
+]}
+)");
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(dir + "/rate.pt.trace.json", trace);
+  InputPaths paths;
+  paths.trace_path = dir + "/rate.pt.trace.json";
+  auto loaded = LoadProfile(paths);
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  Options o;
+  o.select = {Attr::kAcceleratorMicros, Attr::kFloatOps,
+              Attr::kAcceleratorFlopRate};
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kOp, o);
+  REQUIRE(r.ok());
+  const ResultNode* row = nullptr;
+  for (size_t c : r->root().children) {
+    if (r->nodes[c].name == "aten::mm") row = &r->nodes[c];
+  }
+  REQUIRE(row != nullptr);
+  CHECK(row->self.accelerator_exec_micros == 200);
+  CHECK(row->self.float_ops == 2 * 32 * 64 * 16);
+  REQUIRE(row->flops != nullptr);
+  CHECK(row->flops->rate_micros == 100);
+  CHECK(row->flops->flop_rate == Approx(2.0 * 32 * 64 * 16 / 100e-6));
+}
+
 TEST_CASE("Without float ops there is no MFU, and a gate on it fails") {
   const std::string dir = testing::TempDir();
   testing::WriteFile(

@@ -322,12 +322,20 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
     // with accelerator time of their own. XLA instructions run in a command
     // buffer have their float ops but not their kernels' time (the
     // command_buffer node holds it): counted, the rate passed the peak.
+    // The time they divide: that of the nodes that have float ops (an op
+    // type's nodes without any, e.g. a dot of unknown shapes, would lower
+    // the rate of those that did the counted work).
     double timed_flops = static_cast<double>(n.self.float_ops);
+    int64_t rate_micros = n.self.accelerator_exec_micros;
     if (n.flops == nullptr && n.kernel == nullptr) {
       int64_t timed = 0;
+      rate_micros = 0;
       for (const MemberNode& m : n.members) {
         if (m.stats.accelerator_exec_micros > 0) {
           timed = SatAdd(timed, m.stats.float_ops);
+          if (m.stats.float_ops > 0) {
+            rate_micros = SatAdd(rate_micros, m.stats.accelerator_exec_micros);
+          }
         }
       }
       untimed |= timed < n.self.float_ops;
@@ -352,10 +360,9 @@ void AttachFlopFacts(const Model& model, ResultTree* tree) {
     }
     FlopFacts& f = *n.flops;
     const double flops = static_cast<double>(n.self.float_ops);
-    if (timed_flops > 0 && n.self.accelerator_exec_micros > 0) {
-      f.flop_rate =
-          timed_flops /
-          (static_cast<double>(n.self.accelerator_exec_micros) * 1e-6);
+    f.rate_micros = rate_micros;
+    if (timed_flops > 0 && rate_micros > 0) {
+      f.flop_rate = timed_flops / (static_cast<double>(rate_micros) * 1e-6);
     }
     if (flops > 0 && f.bytes > 0)
       f.intensity = flops / static_cast<double>(f.bytes);

@@ -81,7 +81,11 @@ struct FlopFacts {
   // type of most of their float ops (per step, as the row's stats).
   int64_t bytes = 0;
   Dtype dtype = Dtype::kUnknown;
-  double flop_rate = -1;      // float ops / accelerator time, FLOP/s; <0 n/a
+  double flop_rate = -1;  // float ops / accelerator time, FLOP/s; <0 n/a
+  // The accelerator time the rate divides, per step: an op row's nodes
+  // that have float ops (its others' time is no part of the computation
+  // counted); a kernel row's whole time.
+  int64_t rate_micros = 0;
   double intensity = -1;      // FLOP per byte; <0 n/a
   double roof = 0;            // attainable FLOP/s at that intensity; 0 n/a
   double peak = 0;            // the dtype's compute peak (one device)

@@ -41,10 +41,9 @@ std::vector<std::string> BelowRoof(const CheckerContext& ctx, size_t top) {
     const ResultNode& n = r->nodes[c];
     if (n.flops == nullptr || n.flops->roof_fraction < 0) continue;
     const double fraction = std::min(n.flops->roof_fraction, 1.0);
-    rows.push_back(Row{
-        n.name,
-        static_cast<double>(n.self.accelerator_exec_micros) * (1 - fraction),
-        &n});
+    rows.push_back(
+        Row{n.name, static_cast<double>(n.flops->rate_micros) * (1 - fraction),
+            &n});
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.lost > b.lost; });
@@ -68,7 +67,7 @@ std::vector<std::string> BelowRoof(const CheckerContext& ctx, size_t top) {
         rows[i].name, 100 * f.roof_fraction,
         f.memory_bound ? "memory" : "compute", FormatFlopRate(f.roof),
         DtypeName(f.dtype), f.intensity, FormatFlopRate(f.flop_rate),
-        FormatTime(rows[i].node->self.accelerator_exec_micros)));
+        FormatTime(f.rate_micros)));
   }
   return {absl::StrJoin(lines, "\n")};
 }
