@@ -237,6 +237,13 @@ absl::Status SummaryCommand(Shell& shell,
                             const std::vector<std::string>& args) {
   OutputKind type = OutputKind::kStdout;
   std::map<std::string, std::string> output;
+  // The summary covers every step: a step asked of it alone is an error,
+  // not a whole-run answer that looks like the step's.
+  if (std::find(args.begin(), args.end(), "-step") != args.end()) {
+    return absl::InvalidArgumentError(
+        "summary: -step is not available here (the summary covers every "
+        "step; 'steps -step N' shows one)");
+  }
   absl::StatusOr<Options> opts = CommandOptions(shell, args, &type, &output);
   if (!opts.ok()) return opts.status();
   if ((type != OutputKind::kStdout && type != OutputKind::kJson) ||
@@ -279,7 +286,7 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
       if (r.step == opts->step) table.rows.push_back(std::move(r));
     }
     if (table.rows.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::NotFoundError(absl::StrCat(
           "steps: -step ", opts->step, " is not a step of this profile (",
           known.empty() ? "it has none" : absl::StrCat("steps: ", known), ")"));
     }

@@ -81,6 +81,28 @@ TEST_CASE("Load errors exit 1 and name the file") {
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
+// An unknown step is a run-time error (exit 1, as documented) in every
+// command that takes -step; the summary, which covers every step, refuses
+// -step as a usage error rather than answer for the whole run.
+TEST_CASE("An unknown step exits 1 in every command") {
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"scope", "-step", "99"},
+        {"steps", "-step", "99"},
+        {"check", "-step", "99", "micros<1s"},
+        {"timeline", "-step", "99"}}) {
+    INFO(command[0]);
+    command.insert(command.begin(), Profile());
+    RunResult r = RunTfprof(command);
+    CHECK(r.code == 1);
+    CHECK(r.err.find("99") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  RunResult r = RunTfprof({Profile(), "summary", "-step", "0"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("summary: -step is not available here") !=
+        std::string::npos);
+}
+
 TEST_CASE("One-shot commands take flags and shell-style options") {
   RunResult a =
       RunTfprof({Profile(), "--max_depth=2", "--select=micros", "scope"});

@@ -463,7 +463,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     const Model& model, const std::vector<Condition>& conditions, int64_t step,
     const GateBase& base, const PeakOverride& peaks) {
   if (step >= 0 && !model.steps().count(step)) {
-    return absl::InvalidArgumentError(
+    return absl::NotFoundError(
         absl::StrCat("check: step ", step, " is not in the profile"));
   }
   std::vector<GateResult> results;
