@@ -262,5 +262,50 @@ TEST_CASE("The kernel view needs kernels") {
         std::string::npos);
 }
 
+// The kernel view's root is every kernel's time per step summed in
+// nanoseconds and rounded once (Llama: 16112.63us per step from the raw
+// kernels, not the 16114us its rows' rounded microseconds add up to), and
+// a row's mean launch is rounded, not cut.
+TEST_CASE("The kernel view's root and means are rounded once") {
+  const std::string rel = "gpu-h200-2026/llama_gqa_dev.pt.trace.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = testing::CorpusFile(rel);
+  const testing::JsonValue doc = testing::ReadJsonGz(path);
+  double kernel_us = 0;
+  int64_t steps = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>> raw;  // launches, ns
+  for (const testing::JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || !e.Has("ph") || e.at("ph").string != "X") continue;
+    if (e.at("cat").string == "kernel") {
+      kernel_us += e.at("dur").number;
+      auto& k = raw[e.at("name").string];
+      ++k.first;
+      k.second += std::llround(e.at("dur").number * 1000);
+    }
+    if (e.at("name").string.rfind("ProfilerStep#", 0) == 0 &&
+        e.at("cat").string == "user_annotation") {
+      ++steps;
+    }
+  }
+  REQUIRE(steps == 5);
+  auto loaded = testing::LoadTrace(path);
+  Views views(&loaded->model, nullptr);
+  Options o;
+  o.max_depth = 1000000;
+  absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+  REQUIRE(r.ok());
+  CHECK(r->root().total.accelerator_exec_micros ==
+        std::llround(kernel_us / static_cast<double>(steps)));
+  for (size_t c : r->root().children) {
+    const ResultNode& n = r->nodes[c];
+    INFO(n.name);
+    REQUIRE(raw.count(n.name) == 1);
+    const auto [launches, ns] = raw.at(n.name);
+    CHECK(
+        KernelMeanNanos(*n.kernel) ==
+        std::llround(static_cast<double>(ns) / static_cast<double>(launches)));
+  }
+}
+
 }  // namespace
 }  // namespace tfprof

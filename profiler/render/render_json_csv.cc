@@ -71,12 +71,12 @@ std::string JsonDims(const std::vector<int64_t>& dims) {
 // launching ops.
 void JsonKernelFacts(const KernelFacts& k, const ResultNode& n,
                      std::string* out) {
-  absl::StrAppend(
-      out, ", \"kernel\": {\"launches\": ", k.launches,
-      ", \"total_ns\": ", k.total_ns, ", \"min_ns\": ", k.min_ns,
-      ", \"avg_ns\": ", k.launches > 0 ? k.total_ns / k.launches : 0,
-      ", \"max_ns\": ", k.max_ns, ", \"streams\": ", JsonList(k.streams),
-      ", \"launch\": ", JsonList(k.launch), ", \"ops\": [");
+  absl::StrAppend(out, ", \"kernel\": {\"launches\": ", k.launches,
+                  ", \"total_ns\": ", k.total_ns, ", \"min_ns\": ", k.min_ns,
+                  ", \"avg_ns\": ", KernelMeanNanos(k),
+                  ", \"max_ns\": ", k.max_ns,
+                  ", \"streams\": ", JsonList(k.streams),
+                  ", \"launch\": ", JsonList(k.launch), ", \"ops\": [");
   for (size_t i = 0; i < n.members.size(); ++i) {
     const MemberNode& m = n.members[i];
     absl::StrAppend(

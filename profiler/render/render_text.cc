@@ -222,8 +222,7 @@ std::string OpInputShapes(const ResultTree& r, const ResultNode& n) {
 std::string KernelCell(const KernelFacts& k) {
   std::string cell = absl::StrFormat(
       "%d launches, min/avg/max %s/%s/%s", k.launches, FormatNanos(k.min_ns),
-      FormatNanos(k.launches > 0 ? k.total_ns / k.launches : 0),
-      FormatNanos(k.max_ns));
+      FormatNanos(KernelMeanNanos(k)), FormatNanos(k.max_ns));
   // The text row names a few launch shapes; -output json lists them all.
   constexpr size_t kShown = 3;
   const size_t shown = std::min(k.launch.size(), kShown);

@@ -360,13 +360,27 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
       SumKernels(a, opts.step, opts.device_regexes);
   const OpTotals ops = SumOps(sums);
   bool split = false;
+  double all_ns = 0;  // every row's nanoseconds per step, summed
   for (const auto& [name, sum] : sums) {
     rows.push_back(KernelRow(model, a.String(name), sum, ops, opts.step));
     split = split || rows.back().flops->split;
+    all_ns += static_cast<double>(sum.total_ns) /
+              static_cast<double>(Divisor(model, opts.step, sum.steps));
   }
   SortRows(opts.order_by, &rows);
-  Totals all;  // the root's: every kernel, shown or not (percentages)
-  for (const ResultNode& r : rows) all.AddSelf(r.self);
+  // The root's: every kernel, shown or not (percentages); its time summed
+  // in nanoseconds and rounded once, not the sum of its rows' rounded
+  // microseconds.
+  NodeStats all_self;
+  for (const ResultNode& r : rows) {
+    all_self.run_count = SatAdd(all_self.run_count, r.self.run_count);
+    all_self.float_ops = SatAdd(all_self.float_ops, r.self.float_ops);
+  }
+  all_self.accelerator_exec_micros =
+      RoundedMicros(static_cast<int64_t>(std::llround(all_ns)));
+  all_self.exec_micros = all_self.accelerator_exec_micros;
+  Totals all;
+  all.AddSelf(all_self);
   const auto show = Compile(opts.show_name_regexes);
   const auto hide = Compile(opts.hide_name_regexes);
   const auto start = Compile(opts.start_name_regexes);

@@ -74,6 +74,11 @@ struct KernelFacts {
   int64_t unlinked_launches = 0;     // launches of no known op
 };
 
+// A kernel's mean launch, rounded to the nearest nanosecond (0 when none).
+inline int64_t KernelMeanNanos(const KernelFacts& k) {
+  return k.launches > 0 ? (k.total_ns + k.launches / 2) / k.launches : 0;
+}
+
 // Float-op figures of an op or kernel row, for -select
 // accelerator_flop_rate, arithmetic_intensity and roofline (views/flops.h).
 struct FlopFacts {
