@@ -696,6 +696,41 @@ TEST_CASE("AcceleratorIdleChecker: gaps measured to the nanosecond") {
                                     steps, " steps")));
 }
 
+// The copy checker's step wall time is the mean of the ProfilerStep ranges
+// as recorded (Llama: 38.509ms), not of spans widened to whole
+// microseconds.
+TEST_CASE("HostDeviceCopyChecker: the step wall time as recorded") {
+  const std::string rel = "gpu-h200-2026/llama_gqa_dev.pt.trace.json.gz";
+  if (!testing::HaveCorpusFile(rel)) return;
+  const std::string path = testing::CorpusFile(rel);
+  testing::JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(path, &doc, &error));
+  int64_t wall_ns = 0, steps = 0;
+  for (const testing::JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || e.at("cat").string != "user_annotation") continue;
+    if (e.at("name").string.rfind("ProfilerStep#", 0) != 0) continue;
+    wall_ns += std::llround(e.at("dur").number * 1000);
+    ++steps;
+  }
+  REQUIRE(steps == 5);
+  InputPaths in;
+  in.trace_path = path;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  Views views(&model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())["HostDeviceCopyChecker"];
+  auto advice = Advise(model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at("HostDeviceCopyChecker");
+  REQUIRE(report.reports_size() >= 1);
+  CHECK_THAT(report.reports(0),
+             Catch::Contains(absl::StrCat("of the step wall time (",
+                                          FormatNanos(wall_ns / steps), ")")));
+}
+
 // LayoutConversionChecker's first report on a corpus trace, and the share
 // of kernel time in layout conversions recomputed from the raw events
 // (kernels named nchwToNhwc or nhwcToNchw: cuDNN's).

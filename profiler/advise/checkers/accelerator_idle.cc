@@ -177,8 +177,7 @@ std::string DescribeGap(const IdleGap& g,
     }
   }
   const auto span = spans.find(g.step);
-  const int64_t offset =
-      span == spans.end() ? 0 : g.start - SatMul(span->second.start, 1000);
+  const int64_t offset = span == spans.end() ? 0 : g.start - span->second.start;
   return absl::StrFormat(
       "  %s on %s, step %d at +%s: %s", Time(g.end - g.start), g.device, g.step,
       Time(offset),

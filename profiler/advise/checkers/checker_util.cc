@@ -35,7 +35,7 @@ std::map<int64_t, Span> StepSpans(const CheckerContext& ctx) {
   for (const StepRow& r : (own.has_value() ? *own : *ctx.steps()).rows) {
     if (r.wall_ns <= 0 && r.start_ns == 0) continue;  // no time recorded
     const int64_t end = SatAdd(r.start_ns, r.wall_ns);
-    spans[r.step] = Span{FloorDiv(r.start_ns, 1000), CeilDiv(end, 1000)};
+    spans[r.step] = Span{r.start_ns, end};
   }
   return spans;
 }

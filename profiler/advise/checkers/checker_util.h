@@ -23,10 +23,9 @@ struct Span {
   int64_t length() const { return end > start ? end - start : 0; }
 };
 
-// The wall span of each step in microseconds, from the steps table
+// The wall span of each step in nanoseconds, from the steps table
 // (ComputeSteps: the step's own markers, else its first start to its last
-// end; the context's table when it has one, as several ranks do); a
-// step's start rounded down, its end up.
+// end; the context's table when it has one, as several ranks do).
 std::map<int64_t, Span> StepSpans(const CheckerContext& ctx);
 
 }  // namespace tfprof

@@ -56,7 +56,8 @@ class StepTimeChecker : public Checker {
     bool wall = !spans.empty();
     for (int64_t s : steps) {
       auto it = spans.find(s);
-      time[s] = it == spans.end() ? 0 : it->second.length();
+      // (In microseconds, rounded to the nearest.)
+      time[s] = it == spans.end() ? 0 : (it->second.length() + 500) / 1000;
     }
     if (!wall) {
       for (const auto& node : model.nodes()) {
