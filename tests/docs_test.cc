@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/shell.h"
 #include "profiler/advise/advisor.h"
+#include "profiler/render/render_steps.h"
 #include "profiler/views/options.h"
 #include "tests/test_util.h"
 
@@ -48,6 +49,14 @@ TEST_CASE("g3doc/advise.md has a row per checker, matching the code") {
     CHECK(doc.find(row) != std::string::npos);
     CHECK(doc.find("**" + c->name() + ".**") != std::string::npos);
   }
+}
+
+TEST_CASE("g3doc/traces.md gives the steps table's CSV header") {
+  const std::string doc =
+      testing::ReadFile(testing::SourceDir() + "/g3doc/traces.md");
+  const std::string csv = RenderStepsCsv(StepTable());
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(doc.find(absl::StrCat("`", header, "`")) != std::string::npos);
 }
 
 }  // namespace
