@@ -199,6 +199,21 @@ TEST_CASE("Malformed JSON errors say where") {
   const std::string msg(t.status().message());
   CHECK(msg.find("bad.json: malformed JSON") == 0);
   CHECK(msg.find("line 2") != std::string::npos);
+  // A file cut short says so, at its end (a JSON trace copied in part).
+  t = ImportTraceContents(
+      {"cut.json"},
+      {"{\"traceEvents\": [\n  {\"ph\": \"X\", \"name\": \"a]{\"},\n"});
+  REQUIRE_FALSE(t.ok());
+  INFO(t.status().message());
+  CHECK(std::string(t.status().message())
+            .find("at the end of the file (line 3, column 1 (byte 48)): 2 "
+                  "arrays or objects are still open (is the file cut "
+                  "short?)") != std::string::npos);
+  // A bracket that closes the wrong thing is no truncation.
+  t = ImportTraceContents({"bad.json"}, {"{\"traceEvents\": [}"});
+  REQUIRE_FALSE(t.ok());
+  CHECK(std::string(t.status().message()).find("cut short") ==
+        std::string::npos);
 }
 
 TEST_CASE("Truncated and corrupt gzip files are errors") {

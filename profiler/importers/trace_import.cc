@@ -120,7 +120,42 @@ std::string Where(absl::string_view data, size_t offset) {
 // Where a document stops being valid JSON (the DOM parser reports what, not
 // where): the reader reads it again from the start, checking every value as
 // the first pass does, and says where it stopped.
+// How many arrays and objects are still open at the end of `data` (outside
+// strings): more than none means the file was cut short. -1 when a bracket
+// closes what it did not open (an error somewhere inside).
+int OpenAtEnd(absl::string_view data) {
+  std::string open;  // the brackets still open, innermost last
+  bool in_string = false;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const char c = data[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      open.push_back(c);
+    } else if (c == ']' || c == '}') {
+      if (open.empty() || open.back() != (c == ']' ? '[' : '{')) return -1;
+      open.pop_back();
+    }
+  }
+  return static_cast<int>(open.size());
+}
+
 std::string LocateJsonError(JsonReader* reader) {
+  // Arrays or objects still open at the end: the file was cut short (the
+  // reader would stop at its end with no place to name).
+  const absl::string_view bytes = reader->bytes().view();
+  if (const int open = OpenAtEnd(bytes); open > 0) {
+    return absl::StrCat(
+        "at the end of the file (", Where(bytes, bytes.size()), "): ", open,
+        open == 1 ? " array or object is" : " arrays or objects are",
+        " still open (is the file cut short?)");
+  }
   reader->set_validating(true);
   if (!reader->Start()) return "";
   JsonReader::Value root;
