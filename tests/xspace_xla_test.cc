@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "catch2/catch.hpp"
 #include "profiler/advise/advisor.h"
 #include "profiler/base/gzip.h"
@@ -817,6 +818,23 @@ TEST_CASE("JAX captures: diff on every view, advice without TensorFlow") {
         QueryDiff(v, o, DiffOptions(), &bv, base->model, &cv, cur->model);
     REQUIRE(d.ok());
     CHECK(d->nodes.size() > 1);
+    // Only the current run has command buffers: the diff says why its ops
+    // seem faster.
+    bool noted = false;
+    for (const std::string& n : d->notes) {
+      noted |= absl::StrContains(
+          n,
+          "the current run ran kernels in XLA command buffers and the base "
+          "run did not");
+    }
+    CHECK(noted);
+  }
+  // Two runs alike in this: no such note.
+  absl::StatusOr<DiffTree> same = QueryDiff(ViewKind::kOp, o, DiffOptions(),
+                                            &bv, base->model, &bv, base->model);
+  REQUIRE(same.ok());
+  for (const std::string& n : same->notes) {
+    CHECK_FALSE(absl::StrContains(n, "command buffers"));
   }
   for (const auto& loaded : {&base, &cur}) {
     Views views(&(*loaded)->model, nullptr);

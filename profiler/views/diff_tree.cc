@@ -497,6 +497,37 @@ void FindShifts(DiffTree* tree, const std::vector<Parents>& parents) {
   for (size_t i = 0; i < j.size(); ++i) tree->shifts[i].combined = j[i];
 }
 
+// The accelerator time per step of a run's XLA command buffers (the nodes
+// of type command_buffer, which hold the time of the kernels run in them).
+int64_t CommandBufferMicros(const Model& model) {
+  int64_t micros = 0;
+  for (const auto& node : model.nodes()) {
+    if (node->op == "command_buffer") {
+      micros = SatAdd(micros, node->Stats(-1).accelerator_exec_micros);
+    }
+  }
+  return micros;
+}
+
+// A note when one run ran kernels in command buffers and the other did not:
+// those kernels' time then sits on the command buffer, not on their ops.
+void NoteCommandBuffers(const Model& base, const Model& current,
+                        std::vector<std::string>* notes) {
+  const int64_t b = CommandBufferMicros(base), c = CommandBufferMicros(current);
+  if ((b > 0) == (c > 0)) return;
+  notes->push_back(absl::StrCat(
+      "the ", c > 0 ? "current" : "base",
+      " run ran kernels in XLA command buffers and the ",
+      c > 0 ? "base" : "current",
+      " run did not: the kernels in them that match no HLO instruction keep "
+      "their time on command_buffer nodes (",
+      FormatTime(std::max(b, c)),
+      " per step), not on their ops, so those ops seem ",
+      c > 0 ? "faster" : "slower",
+      " by as much; compare the steps (diff "
+      "steps) or the kernel view for like with like"));
+}
+
 // Every row of both sides: -max_depth and -min_* apply after matching (a
 // row cut on one side only is not "only in" the other).
 Options AllRows(const Options& opts) {
@@ -592,6 +623,7 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
                      base_model.steps().size(), ", current ",
                      current_model.steps().size(), ")"));
   }
+  NoteCommandBuffers(base_model, current_model, &tree.notes);
   Pruner(&tree.nodes, tree).Run();
   return tree;
 }
