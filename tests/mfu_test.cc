@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -384,6 +385,15 @@ TEST_CASE("Two DDP ranks on one GPU share one device's peak") {
   // nothing about with_flops.
   CHECK(loaded->model.activity().recording().record_shapes);
   CHECK_FALSE(loaded->model.activity().recording().with_flops);
+  // Each rank's trace counted its float ops alike: each note once, saying
+  // so (it was printed once per rank, with no rank named).
+  REQUIRE_FALSE(s.flops.notes.empty());
+  std::set<std::string> seen;
+  for (const std::string& note : s.flops.notes) {
+    INFO(note);
+    CHECK(note.rfind("each of the 2 ranks: ", 0) == 0);
+    CHECK(seen.insert(note).second);
+  }
 }
 
 // NCCL puts no two ranks on one GPU: ranks that all name "gpu:0" are on

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "profiler/base/saturate.h"
 
 namespace tfprof {
@@ -88,6 +90,43 @@ void Activity::Shift(int64_t ns) {
   for (MemorySample& m : memory_) m.time_ns = SatAdd(m.time_ns, ns);
   for (CollectiveTag& t : tags_) t.start_ns = SatAdd(t.start_ns, ns);
   rank_.base_ns = SatAdd(rank_.base_ns, -ns);
+}
+
+std::vector<std::string> Activity::flops_notes() const {
+  std::vector<std::string> sources;  // in the order first seen
+  for (const auto& [source, note] : flops_notes_) {
+    if (std::find(sources.begin(), sources.end(), source) == sources.end()) {
+      sources.push_back(source);
+    }
+  }
+  std::vector<std::string> out;
+  if (sources.size() <= 1) {
+    for (const auto& [source, note] : flops_notes_) out.push_back(note);
+    return out;
+  }
+  // Each distinct note once, with the sources that have it.
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_note;
+  for (const auto& [source, note] : flops_notes_) {
+    auto it = std::find_if(by_note.begin(), by_note.end(),
+                           [&](const auto& e) { return e.first == note; });
+    if (it == by_note.end()) {
+      by_note.emplace_back(note, std::vector<std::string>{source});
+    } else if (std::find(it->second.begin(), it->second.end(), source) ==
+               it->second.end()) {
+      it->second.push_back(source);
+    }
+  }
+  const bool ranks = std::all_of(
+      sources.begin(), sources.end(),
+      [](const std::string& s) { return s.rfind("rank ", 0) == 0; });
+  for (const auto& [note, from] : by_note) {
+    const std::string whose =
+        from.size() == sources.size() && ranks
+            ? absl::StrCat("each of the ", sources.size(), " ranks")
+            : absl::StrJoin(from, ", ");
+    out.push_back(absl::StrCat(whose, ": ", note));
+  }
+  return out;
 }
 
 }  // namespace tfprof

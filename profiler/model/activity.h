@@ -162,9 +162,10 @@ class Activity {
   void set_rank(const RankInfo& r) { rank_ = r; }
   void AddCollectiveTag(const CollectiveTag& t) { tags_.push_back(t); }
   // A line on how float ops were counted (which rule, what was not
-  // counted), for the summary's and advise's notes.
-  void AddFlopsNote(std::string note) {
-    flops_notes_.push_back(std::move(note));
+  // counted), for the summary's and advise's notes; `source` names the
+  // trace it is about ("rank 1") where a run has several.
+  void AddFlopsNote(std::string note, std::string source = "") {
+    flops_notes_.emplace_back(std::move(source), std::move(note));
   }
   // Sorts everything: spans by step; work, host spans and annotations by
   // start; memory samples by allocator, then time (ties keep the order they
@@ -195,7 +196,10 @@ class Activity {
   const RankInfo& rank() const { return rank_; }
   // Sorted by (name, start) after Finish().
   const std::vector<CollectiveTag>& collective_tags() const { return tags_; }
-  const std::vector<std::string>& flops_notes() const { return flops_notes_; }
+  // The notes in the order added. With several sources, each distinct note
+  // once, saying whose it is: "rank 0, rank 1: ..." (every source's: "each
+  // of the 2 ranks: ...", when the sources are ranks).
+  std::vector<std::string> flops_notes() const;
 
  private:
   StringTable strings_;
@@ -211,7 +215,8 @@ class Activity {
   Recording recording_;
   RankInfo rank_;
   std::vector<CollectiveTag> tags_;
-  std::vector<std::string> flops_notes_;
+  std::vector<std::pair<std::string, std::string>>
+      flops_notes_;  // source, note
 };
 
 }  // namespace tfprof

@@ -558,8 +558,12 @@ void KinetoImport::AddFlops() {
       builder_->AddFloatOps(e.node, cost.float_ops);
     builder_->AddOpCost(e.node, cost);
   }
+  // (Several ranks' traces: each note says whose it is.)
+  const std::string source = header_.rank.rank >= 0
+                                 ? absl::StrCat("rank ", header_.rank.rank)
+                                 : absl::StrCat("trace ", file_index_ + 1);
   for (std::string& note : tally.Notes()) {
-    builder_->activity()->AddFlopsNote(std::move(note));
+    builder_->activity()->AddFlopsNote(std::move(note), source);
   }
 }
 

@@ -33,6 +33,7 @@ class KinetoImport {
   KinetoImport(const std::string& file, int64_t file_index,
                TraceBuilder* builder)
       : file_(file),
+        file_index_(file_index),
         builder_(builder),
         steps_(file_index),
         tags_(builder->activity()) {}
@@ -136,6 +137,7 @@ class KinetoImport {
   void NoteLegacyTrace();
 
   const std::string& file_;
+  const int64_t file_index_;  // among the files of one load
   TraceBuilder* builder_;
   StringTable strings_;
   std::vector<Event> events_;
