@@ -397,6 +397,34 @@ TEST_CASE("Output files never overwrite an input") {
   CHECK(r.err.find("refusing to overwrite") != std::string::npos);
 }
 
+// A trace named by a glob or a directory is an input too, of the run and of
+// the base: an output path equal to it is refused and the trace is intact.
+TEST_CASE("Output files never overwrite a trace a glob or directory named") {
+  const std::string dir = testing::TempDir() + "/globbed";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string trace =
+      testing::ReadFile(testing::SourceDir() +
+                        "/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz");
+  testing::WriteFile(dir + "/a.pt.trace.json.gz", trace);
+  testing::WriteFile(dir + "/b.pt.trace.json.gz", trace);
+  const std::vector<std::vector<std::string>> runs = {
+      {"--trace_path=" + dir + "/a*.gz", "scope", "-output",
+       "file:outfile=" + dir + "/a.pt.trace.json.gz"},
+      {"--trace_path=" + dir, "scope", "-output",
+       "file:outfile=" + dir + "/b.pt.trace.json.gz"},
+      {"--trace_path=" + dir + "/a.pt.trace.json.gz",
+       "--base_trace_path=" + dir + "/b*", "diff", "op", "-output",
+       "json:outfile=" + dir + "/b.pt.trace.json.gz"}};
+  for (const std::vector<std::string>& args : runs) {
+    INFO(args[0]);
+    RunResult r = RunTfprof(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("refusing to overwrite") != std::string::npos);
+  }
+  CHECK(testing::ReadFile(dir + "/a.pt.trace.json.gz") == trace);
+  CHECK(testing::ReadFile(dir + "/b.pt.trace.json.gz") == trace);
+}
+
 TEST_CASE("timeline on a ProfileProto draws the graph view of the step") {
   // A ProfileProto keeps neither a trace's events nor StepStats: the step's
   // timeline is its graph view's, as the web UI's timeline page shows it.

@@ -10,6 +10,7 @@
 #include "profiler/advise/advisor.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/base/saturate.h"
+#include "profiler/load/trace_files.h"
 #include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
 #include "profiler/session/rank_loader.h"
@@ -25,6 +26,15 @@ void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
   }
   for (const std::string* list : {&in.run_meta_path, &in.trace_path}) {
     for (const std::string& f : SplitList(*list)) files->push_back(f);
+  }
+  // The files a trace path's globs and directories named, too: an output
+  // must not replace them either.
+  if (!in.trace_path.empty()) {
+    absl::StatusOr<std::vector<std::string>> expanded =
+        ExpandTracePath(in.trace_path);
+    if (expanded.ok()) {
+      files->insert(files->end(), expanded->begin(), expanded->end());
+    }
   }
   if (!in.checkpoint_path.empty()) {
     files->push_back(in.checkpoint_path);
