@@ -716,6 +716,16 @@ TEST_CASE("web server: serves its page and API, refuses the rest, stays up") {
     CHECK((status == 404 || status == 400));
   }
   CHECK(StatusOf(GetPath(port, "/api/view?max_depth=x")) == 400);
+  // A value holding '=' is all of it after the first '=' (it was cut at the
+  // last one: "a=b" became "b"), encoded or not.
+  for (const char* q :
+       {"show_name_regexes=gradients=x", "show_name_regexes=gradients%3Dx"}) {
+    INFO(q);
+    const std::string reply =
+        GetPath(port, std::string("/api/view?view=scope&") + q);
+    CHECK(StatusOf(reply) == 200);
+    CHECK_THAT(reply, Catch::Contains("-show_name_regexes gradients=x"));
+  }
   CHECK(StatusOf(Raw(port,
                      "POST /api/view HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      "Content-Length: 2\r\nConnection: close\r\n\r\n{}")) ==

@@ -96,9 +96,35 @@ void ServeAsset(const httplib::Request& req, const std::string& name,
   res.set_header("Cache-Control", "no-cache");
 }
 
+// The query of a request target, each parameter split at its first '='
+// (a value may hold '=': a -map rule "a=>b", a regex) and percent-decoded
+// ('+' is a space), in the order given.
+WebParams QueryParams(const std::string& target) {
+  WebParams params;
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return params;
+  const std::string query = target.substr(q + 1);
+  size_t at = 0;
+  while (at <= query.size()) {
+    size_t end = query.find('&', at);
+    if (end == std::string::npos) end = query.size();
+    const std::string part = query.substr(at, end - at);
+    if (!part.empty()) {
+      const size_t eq = part.find('=');
+      const std::string key = part.substr(0, eq);
+      const std::string value =
+          eq == std::string::npos ? std::string() : part.substr(eq + 1);
+      params.emplace_back(httplib::detail::decode_url(key, true),
+                          httplib::detail::decode_url(value, true));
+    }
+    at = end + 1;
+  }
+  return params;
+}
+
 void ServeApi(WebApi* api, const httplib::Request& req,
               httplib::Response& res) {
-  WebParams params(req.params.begin(), req.params.end());
+  const WebParams params = QueryParams(req.target);
   WebReply reply = api->Get(req.path, params);
   res.status = reply.status;
   SetBody(req, res, std::move(reply.body), reply.content_type);
