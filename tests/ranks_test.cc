@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,7 @@
 #include "profiler/session/session.h"
 #include "profiler/views/communication.h"
 #include "profiler/views/rank_codec.h"
+#include "tests/corpus_util.h"
 #include "tests/json_parse.h"
 #include "tests/test_util.h"
 
@@ -266,6 +268,33 @@ TEST_CASE("trace files: directories, globs, rank peeking", "[ranks]") {
   CHECK(GroupByRank({groups[0].files[0], groups[0].files[0]}).size() == 1);
   CHECK(!ExpandTracePath(dir + "/nothing*.json").ok());
   CHECK(!ExpandTracePath(testing::TempDir()).ok());  // an empty directory
+  // A pprof profile (gzipped, as pprof writes it) is no trace either: its
+  // first message is sample types of two varints, not an XPlane.
+  std::string pprof;
+  pprof += '\x0a';  // Profile.sample_type
+  pprof += '\x04';
+  pprof += std::string("\x08\x01\x10\x02", 4);
+  pprof += std::string("\x32\x02", 2) + "ab";  // string_table
+  absl::StatusOr<std::string> gz = Gzip(pprof);
+  REQUIRE(gz.ok());
+  testing::WriteFile(dir + "/prof.pb.gz", *gz);
+  files = ExpandTracePath(dir);
+  REQUIRE(files.ok());
+  CHECK(files->size() == 3);
+}
+
+// A TensorBoard profile directory: its XSpace is the capture; the files
+// xprof derived from it (a Chrome trace, protos of its analyses) are left
+// out.
+TEST_CASE("trace files: a TensorBoard profile directory reads its XSpace",
+          "[ranks]") {
+  const std::string rel =
+      "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02";
+  if (!testing::HaveCorpusFile(rel + "/aoberai.xplane.pb")) return;
+  auto files = ExpandTracePath(testing::CorpusFile(rel));
+  REQUIRE(files.ok());
+  REQUIRE(files->size() == 1);
+  CHECK(absl::EndsWith(files->front(), "/aoberai.xplane.pb"));
 }
 
 TEST_CASE("a multi-rank session: -rank and combined steps", "[ranks]") {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "profiler/base/file.h"
 #include "profiler/base/gzip.h"
+#include "profiler/base/wire.h"
 
 namespace tfprof {
 namespace {
@@ -29,12 +30,51 @@ bool LooksLikeTraceName(const std::string& name) {
 
 std::string Head(const std::string& path, size_t limit);
 
-// A directory's JSON files that are not traces (a run's notes, a reference)
-// are left out: a trace's first MiB names its traceEvents (or it is a bare
-// event array).
+// Whether the first bytes of a file can begin an XSpace: its top-level
+// fields are planes, errors, warnings and host names (all length-
+// delimited), and its first plane's fields are an XPlane's (id a varint,
+// name, lines, metadata and stats length-delimited). A pprof profile
+// (sample types of two varints, then samples, mappings, ... string table)
+// is not.
+bool HeadLooksLikeXSpace(std::string_view head) {
+  int fields = 0;
+  bool plane_checked = false;
+  while (!head.empty()) {
+    wire::Reader r(head);
+    uint32_t field = 0;
+    int wt = 0;
+    uint64_t n = 0;
+    if (!r.Next(&field, &wt)) return r.ok() && fields > 0;
+    if (field > 4 || wt != wire::kBytes) return false;
+    if (!r.Varint(&n)) return fields > 0;  // the head ends in the length
+    const size_t header = static_cast<size_t>(
+        r.pos() - reinterpret_cast<const uint8_t*>(head.data()));
+    const size_t avail = head.size() - header;
+    if (field == 1 && !plane_checked) {
+      plane_checked = true;
+      wire::Reader p(head.substr(header, std::min<uint64_t>(n, avail)));
+      uint32_t f = 0;
+      int w = 0;
+      while (p.Next(&f, &w)) {
+        const int want = f == 1 ? wire::kVarint : f <= 6 ? wire::kBytes : -1;
+        if (want >= 0 && w != want) return false;
+        p.Skip(w);
+      }
+    }
+    ++fields;
+    if (n >= avail) return true;  // the head ends inside this field
+    head = head.substr(header + n);
+  }
+  return fields > 0;
+}
+
+// A directory's files that are not traces (a run's notes, a reference, a
+// pprof profile) are left out: a JSON trace's first MiB names its
+// traceEvents (or it is a bare event array); a .pb file's first MiB reads
+// as an XSpace.
 bool DirectoryEntryIsTrace(const std::string& path) {
   if (absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".pb.gz")) {
-    return true;
+    return HeadLooksLikeXSpace(Head(path, 1 << 20));
   }
   const std::string head = Head(path, 1 << 20);
   const size_t first = head.find_first_not_of(" \t\r\n");
@@ -65,6 +105,18 @@ absl::Status AddDirectory(const std::string& dir,
         dir,
         ": no trace files in the directory (*.json, *.json.gz, *.pb, "
         "*.pb.gz)"));
+  }
+  // A TensorBoard profile directory: its XSpaces are the capture; xprof
+  // wrote the rest (*.trace.json.gz, *.overview_page.pb, ...) from them.
+  const auto xspace = [](const std::string& f) {
+    return absl::EndsWith(f, ".xplane.pb") ||
+           absl::EndsWith(f, ".xplane.pb.gz");
+  };
+  if (std::any_of(found.begin(), found.end(), xspace)) {
+    found.erase(
+        std::remove_if(found.begin(), found.end(),
+                       [&](const std::string& f) { return !xspace(f); }),
+        found.end());
   }
   std::sort(found.begin(), found.end());
   out->insert(out->end(), found.begin(), found.end());
