@@ -215,12 +215,15 @@ class PySession {
   }
 
   // Advice for the checkers in `options` (an AdvisorOptionsProto; empty:
-  // tfprof's default checkers): (AdviceProto bytes, its text, notes).
+  // the checkers that fit the input, as the advise command runs them):
+  // (AdviceProto bytes, its text, notes).
   py::tuple Advise(const std::string& options_bytes,
                    const std::vector<std::string>& args) {
     tfpb::AdvisorOptionsProto options;
     ParseArgument("advisor options", options_bytes, &options);
-    if (options.checkers().empty()) options = DefaultAdvisorOptions();
+    if (options.checkers().empty()) {
+      options = DefaultAdvisorOptions(session_->model().source());
+    }
     const PeakOverride peaks = PeakOverrideOf(ParseArgs(args));
     std::vector<std::string> notes;
     absl::StatusOr<tfpb::AdviceProto> advice =

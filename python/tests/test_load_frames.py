@@ -158,6 +158,20 @@ def test_steps_and_summary_equal_cli_json(cli, kineto_run):
         ["--trace_path=" + KINETO, "summary"]).stdout)
 
 
+def test_advise_runs_the_cli_checkers(cli, kineto_run, tf_run):
+    """advise() with no checkers named runs those the advise command runs
+    on the same input: the trace checkers on a trace, tfprof's three on a
+    TensorFlow run."""
+    assert kineto_run.advise_text() == cli.run(
+        ["--trace_path=" + KINETO, "advise"]).stdout
+    names = set(kineto_run.advise().checkers)
+    assert "AcceleratorIdleChecker" in names
+    assert "OperationChecker" not in names
+    assert set(tf_run.advise().checkers) == {
+        "AcceleratorUtilizationChecker", "OperationChecker",
+        "ExpensiveOperationChecker"}
+
+
 def test_kernels_is_the_kernel_view(kineto_run):
     assert kineto_run.kernels().equals(kineto_run.kernel())
 

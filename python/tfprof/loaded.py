@@ -230,8 +230,10 @@ class LoadedProfile(object):
                                 option_args(options)))
 
     def advise(self, checkers=None, **options):
-        """The advise command: tfprof's default checkers, or those in
-        `checkers` (names, or {name: {option: value}}); an AdviceProto."""
+        """The advise command: the checkers that fit the input (tfprof's
+        three for TensorFlow profiles, the trace checkers for traces), or
+        those in `checkers` (names, or {name: {option: value}}); an
+        AdviceProto."""
         if checkers is None:
             checkers = {}
         elif not isinstance(checkers, dict):
