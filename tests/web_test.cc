@@ -241,6 +241,12 @@ TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
       {"/api/timeline", {{"steps", "1-2-3"}}, 400, "steps=A-B"},
       // A ProfileProto's timeline is the graph view's: one step.
       {"/api/timeline", {{"steps", "0-1"}}, 400, "range of steps"},
+      // The whole-run endpoints take no parameters: a step asked of them
+      // is refused, not answered with every step.
+      {"/api/steps", {{"step", "99"}}, 400, "unknown parameter 'step'"},
+      {"/api/summary", {{"bogus", "1"}}, 400, "summary takes none"},
+      {"/api/memory", {{"step", "0"}}, 400, "memory takes none"},
+      {"/api/info", {{"x", ""}}, 400, "info takes none"},
       {"/api/../etc/passwd", {}, 404, "no such endpoint"},
       {"/api/nothing", {}, 404, "no such endpoint"},
   };

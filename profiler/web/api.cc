@@ -307,23 +307,25 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
 }
 
 WebReply WebApi::Get(const std::string& path, const WebParams& params) {
-  if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/view") return View(params);
   if (path == "/api/diff") return Diff(params);
+  if (path == "/api/advise") return Advise(params);
+  if (path == "/api/timeline") return Timeline(params);
+  if (path == "/api/ranks_timeline") return RanksTimeline(params);
+  // The rest take no parameters: one given is an error, not ignored (a
+  // step=N asked of the whole steps table would look answered).
+  for (const char* bare : {"/api/info", "/api/memory", "/api/steps",
+                           "/api/summary", "/api/ranks"}) {
+    if (path != bare || params.empty()) continue;
+    return Error(
+        400, absl::StrCat("unknown parameter '", params[0].first.substr(0, 40),
+                          "' (", path.substr(5), " takes none)"));
+  }
+  if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/memory") return Memory();
   if (path == "/api/steps") return Steps();
   if (path == "/api/summary") return Summary();
-  if (path == "/api/advise") return Advise(params);
-  if (path == "/api/timeline") return Timeline(params);
-  if (path == "/api/ranks") {
-    if (!params.empty()) {
-      return Error(400, absl::StrCat("unknown parameter '",
-                                     params[0].first.substr(0, 40),
-                                     "' (ranks takes none)"));
-    }
-    return Ranks();
-  }
-  if (path == "/api/ranks_timeline") return RanksTimeline(params);
+  if (path == "/api/ranks") return Ranks();
   std::vector<std::string> paths;
   for (const auto& e : Endpoints()) paths.push_back(e.first);
   return Error(404, absl::StrCat("no such endpoint; endpoints: ",
