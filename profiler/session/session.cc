@@ -304,6 +304,14 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
     int64_t step, const StepTimelineOptions& options,
     const Options& view_options) {
   const LoadedProfile& p = *profile_;
+  // A trace's range of steps ends at a step of the profile (steps 2-999 of
+  // five was drawn as 2-6 and said 2-999).
+  if (HasTraceEvents(p.model) && p.run_meta_files.empty() &&
+      options.last_step > step && step >= 0 &&
+      p.model.steps().count(step) > 0) {
+    absl::Status known = CheckStep(p.model, options.last_step);
+    if (!known.ok()) return known;
+  }
   if (!p.run_meta_files.empty() || HasTraceEvents(p.model)) {
     absl::StatusOr<StepTimeline> t = LoadedStepTimeline(p, step, options);
     if (!t.ok()) return t.status();
