@@ -183,8 +183,9 @@ int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
   if (!flags.script.empty()) {
     std::ifstream script(flags.script);
     if (!script) {
+      // A missing or unreadable file, as any input: exit 1.
       *io.err << "tfprof: " << flags.script << ": cannot open script\n";
-      return kExitUsage;
+      return kExitError;
     }
     return RunScript(shell, script, flags.script, flags.keep_going);
   }

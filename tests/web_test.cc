@@ -799,6 +799,8 @@ TEST_CASE("web server: listen addresses") {
   CHECK(ParseListenAddress("[::1]:81")->host == "::1");
   CHECK_FALSE(ParseListenAddress("host").ok());
   CHECK_FALSE(ParseListenAddress("1:99999").ok());
+  CHECK(std::string(ParseListenAddress("999999").status().message())
+            .find("port 999999 is out of range") != std::string::npos);
   CHECK_FALSE(ParseListenAddress("[::1]").ok());
   CHECK(IsLoopbackHost("127.0.0.2"));
   CHECK(IsLoopbackHost("LOCALHOST"));

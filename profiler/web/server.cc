@@ -196,7 +196,12 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& text) {
     if (colon > 0) a.host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
-  if (!absl::SimpleAtoi(port, &a.port) || a.port < 0 || a.port > 65535) {
+  if (absl::SimpleAtoi(port, &a.port) && (a.port < 0 || a.port > 65535)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': port ", a.port,
+                     " is out of range (0 to 65535; 0 picks a free one)"));
+  }
+  if (!absl::SimpleAtoi(port, &a.port)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text,
                      "' has no port number (want PORT or HOST:PORT, "
