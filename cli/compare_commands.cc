@@ -1,5 +1,6 @@
 #include "cli/compare_commands.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -200,6 +201,12 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
     const std::optional<ViewKind> named = ViewNamed(args[0]);
     if (!named.has_value()) return absl::InvalidArgumentError(kUsage);
     view = *named;
+  }
+  // -n counts the top changes: asked of another table it is an error, not
+  // ignored.
+  if (!top && std::find(args.begin(), args.end(), "-n") != args.end()) {
+    return absl::InvalidArgumentError(
+        "diff: -n is diff top's (the changes listed); use diff top -n N");
   }
   DiffArgs parsed;
   absl::Status ok = ParseDiffArgs(args, &parsed);

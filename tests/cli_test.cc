@@ -231,6 +231,21 @@ TEST_CASE("diff steps of a job reads its steps table") {
         std::string::npos);
 }
 
+// -n is diff top's count of changes: given to another diff it is a usage
+// error (it was accepted and ignored).
+TEST_CASE("diff -n belongs to diff top") {
+  const std::string run =
+      "--trace_path=" + testing::SourceDir() +
+      "/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz";
+  const std::string base =
+      "--base_trace_path=" + testing::SourceDir() +
+      "/testdata/ranks/ddp-gloo/ddp2_rank1.pt.trace.json.gz";
+  const RunResult op = RunTfprof({run, base, "diff", "op", "-n", "3"});
+  CHECK(op.code == 2);
+  CHECK(op.err.find("diff: -n is diff top's") != std::string::npos);
+  CHECK(RunTfprof({run, base, "diff", "top", "-n", "3"}).code == 0);
+}
+
 // ranks -step N shows that step's rows, every rank's, and its straggler;
 // a step no rank has is an error.
 TEST_CASE("ranks -step shows one step") {
