@@ -615,6 +615,25 @@ TEST_CASE("Trace memory and GPUs are not labelled with the host's device") {
                      "launched by host ops), ") != std::string::npos);
 }
 
+// One checker's reports on a trace, run as `advise -checker NAME` runs it
+// (at least one report).
+std::vector<std::string> ReportsOn(const std::string& trace,
+                                   const std::string& checker) {
+  InputPaths in;
+  in.trace_path = trace;
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const Model& model = (*loaded)->model;
+  Views views(&model, nullptr);
+  tfpb::AdvisorOptionsProto options;
+  (*options.mutable_checkers())[checker];
+  auto advice = Advise(model, &views, options);
+  REQUIRE(advice.ok());
+  const auto& report = advice->checkers().at(checker);
+  REQUIRE(report.reports_size() >= 1);
+  return {report.reports().begin(), report.reports().end()};
+}
+
 // The accelerator's gaps of at least 50us in a Kineto trace, from the raw
 // events: each kernel, copy and set belongs to the step whose ProfilerStep
 // range holds its launching runtime call; per step, the device work is
@@ -675,25 +694,14 @@ TEST_CASE("AcceleratorIdleChecker: gaps measured to the nanosecond") {
   if (!testing::HaveCorpusFile(rel)) return;
   const std::string path = testing::CorpusFile(rel);
   const auto [gaps, idle_ns] = RawIdleGaps(path);
-  InputPaths in;
-  in.trace_path = path;
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  const Model& model = (*loaded)->model;
-  Views views(&model, nullptr);
-  tfpb::AdvisorOptionsProto options;
-  (*options.mutable_checkers())["AcceleratorIdleChecker"];
-  auto advice = Advise(model, &views, options);
-  REQUIRE(advice.ok());
-  const auto& report = advice->checkers().at("AcceleratorIdleChecker");
-  REQUIRE(report.reports_size() >= 1);
-  const int64_t steps = static_cast<int64_t>(model.steps().size());
-  CHECK_THAT(report.reports(0),
+  const std::string first = ReportsOn(path, "AcceleratorIdleChecker")[0];
+  const int64_t steps = 5;  // the capture's ProfilerSteps
+  CHECK_THAT(first,
              Catch::Contains(absl::StrCat(
                  "(", FormatTime((idle_ns / steps + 500) / 1000), " of ")));
-  CHECK_THAT(report.reports(0), Catch::Contains(absl::StrCat(
-                                    "in ", gaps, " gaps of at least 50us over ",
-                                    steps, " steps")));
+  CHECK_THAT(first, Catch::Contains(absl::StrCat("in ", gaps,
+                                                 " gaps of at least 50us over ",
+                                                 steps, " steps")));
 }
 
 // The copy checker's step wall time is the mean of the ProfilerStep ranges
@@ -714,19 +722,7 @@ TEST_CASE("HostDeviceCopyChecker: the step wall time as recorded") {
     ++steps;
   }
   REQUIRE(steps == 5);
-  InputPaths in;
-  in.trace_path = path;
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  const Model& model = (*loaded)->model;
-  Views views(&model, nullptr);
-  tfpb::AdvisorOptionsProto options;
-  (*options.mutable_checkers())["HostDeviceCopyChecker"];
-  auto advice = Advise(model, &views, options);
-  REQUIRE(advice.ok());
-  const auto& report = advice->checkers().at("HostDeviceCopyChecker");
-  REQUIRE(report.reports_size() >= 1);
-  CHECK_THAT(report.reports(0),
+  CHECK_THAT(ReportsOn(path, "HostDeviceCopyChecker")[0],
              Catch::Contains(absl::StrCat("of the step wall time (",
                                           FormatNanos(wall_ns / steps), ")")));
 }
@@ -755,25 +751,15 @@ void CheckLayoutConversions(const std::string& rel, bool advice_expected) {
     }
   }
   REQUIRE(all_us > 0);
-  InputPaths in;
-  in.trace_path = path;
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  const Model& model = (*loaded)->model;
-  Views views(&model, nullptr);
-  tfpb::AdvisorOptionsProto options;
-  (*options.mutable_checkers())["LayoutConversionChecker"];
-  auto advice = Advise(model, &views, options);
-  REQUIRE(advice.ok());
-  const auto& report = advice->checkers().at("LayoutConversionChecker");
-  REQUIRE(report.reports_size() >= 1);
+  const std::vector<std::string> reports =
+      ReportsOn(path, "LayoutConversionChecker");
   const std::string share =
       absl::StrFormat("%.1f%%", 100 * conversion_us / all_us);
-  CHECK_THAT(report.reports(0),
+  CHECK_THAT(reports[0],
              Catch::Contains(conversion_us > 0
                                  ? absl::StrCat(share, " of the kernel time")
                                  : std::string(": none in ")));
-  const std::string& last = report.reports(report.reports_size() - 1);
+  const std::string& last = reports.back();
   CHECK((last.find("channels_last") != std::string::npos) == advice_expected);
 }
 
