@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/device.h"
+#include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
 #include "profiler/views/communication.h"
 
@@ -71,12 +72,22 @@ std::string DeviceOfLane(std::string_view lane) {
 
 // Every step's span from its executions, and (without accelerator work in
 // the activity record) its accelerator time from the executions' devices:
-// accelerator (stream:all) time is compute, memcpy lanes are copies.
-void FromExecutions(const Model& model, bool with_devices,
-                    std::map<int64_t, StepWork>* steps) {
+// accelerator (stream:all) time is compute, memcpy lanes are copies. Nodes
+// [from, to) of the model.
+void FromExecutionsOf(const Model& model, bool with_devices, size_t from,
+                      size_t to, std::map<int64_t, StepWork>* steps) {
   ExecDetail d;
-  for (const auto& node : model.nodes()) {
-    for (const StepExec& exec : node->execs) {
+  // Lane -> its device, once per lane (lanes are interned: the views stay
+  // valid as long as the model).
+  absl::flat_hash_map<std::string_view, std::string> device_of;
+  const auto gpu = [&](StepWork& w, std::string_view lane) -> GpuWork& {
+    auto [it, added] = device_of.try_emplace(lane);
+    if (added) it->second = DeviceOfLane(lane);
+    return w.gpus[it->second];
+  };
+  const auto& nodes = model.nodes();
+  for (size_t i = from; i < to; ++i) {
+    for (const StepExec& exec : nodes[i]->execs) {
       if (exec.detail == nullptr) continue;
       model.DetailInto(exec, &d);
       if (d.all_start_micros <= 0) continue;
@@ -85,14 +96,37 @@ void FromExecutions(const Model& model, bool with_devices,
       w.last_end = std::max(w.last_end, SatMul(d.latest_end_micros, 1000));
       if (!with_devices) continue;
       for (const DeviceTimes& dt : d.accelerator_execs) {
-        GpuWork& g = w.gpus[DeviceOfLane(dt.device)];
+        GpuWork& g = gpu(w, dt.device);
         for (const TimeInterval& t : dt.times) g.compute.push_back(Micros(t));
       }
       for (const DeviceTimes& dt : d.other_execs) {
         if (KindOfDevice(dt.device) != DeviceKind::kMemcpy) continue;
-        GpuWork& g = w.gpus[DeviceOfLane(dt.device)];
+        GpuWork& g = gpu(w, dt.device);
         for (const TimeInterval& t : dt.times) g.copies.push_back(Micros(t));
       }
+    }
+  }
+}
+
+// FromExecutionsOf every node; on large models half of them on each core,
+// the second half's figures then added to the first's (the intervals are
+// summed as unions, in any order).
+void FromExecutions(const Model& model, bool with_devices,
+                    std::map<int64_t, StepWork>* steps) {
+  const size_t n = model.nodes().size();
+  std::map<int64_t, StepWork> second;
+  RunBoth(
+      n >= kParallelMinItems,
+      [&] { FromExecutionsOf(model, with_devices, 0, n / 2, steps); },
+      [&] { FromExecutionsOf(model, with_devices, n / 2, n, &second); });
+  for (auto& [step, from] : second) {
+    StepWork& into = (*steps)[step];
+    into.first_start = std::min(into.first_start, from.first_start);
+    into.last_end = std::max(into.last_end, from.last_end);
+    for (auto& [device, g] : from.gpus) {
+      GpuWork& to = into.gpus[device];
+      to.compute.insert(to.compute.end(), g.compute.begin(), g.compute.end());
+      to.copies.insert(to.copies.end(), g.copies.begin(), g.copies.end());
     }
   }
 }
