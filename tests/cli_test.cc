@@ -549,7 +549,8 @@ TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
        "no trace events in steps 900-901",
        1},
       {{ddp, "timeline", "-steps", "3-999"},
-       "-step 999 not found; available steps: 2 3 4 5 6",
+       "-steps 3-999 ends at step 999, which is not a step of this profile "
+       "(steps: 2 3 4 5 6)",
        1},
       {{rm, "timeline", "-steps", "0-1"},
        "a range of steps needs a trace's events",

@@ -3,6 +3,8 @@
 // sequence number), the ranks report's contract, and the real captures:
 // ddp-gloo-2026 (recomputed from the raw events and ddp2_ref.json), HTA's
 // NCCL ranks and the 8-GPU XSpace.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -295,6 +297,22 @@ TEST_CASE("trace files: a TensorBoard profile directory reads its XSpace",
   REQUIRE(files.ok());
   REQUIRE(files->size() == 1);
   CHECK(absl::EndsWith(files->front(), "/aoberai.xplane.pb"));
+  // Only the host's own derived files: another trace beside them stays.
+  const std::string dir = testing::TempDir() + "/tensorboard";
+  ::mkdir(dir.c_str(), 0755);
+  for (const char* f : {"aoberai.xplane.pb", "aoberai.trace.json.gz"}) {
+    testing::WriteFile(dir + "/" + f,
+                       testing::ReadFile(testing::CorpusFile(rel + "/" + f)));
+  }
+  testing::WriteFile(
+      dir + "/other.pt.trace.json.gz",
+      testing::ReadFile(
+          testing::SourceDir() +
+          "/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz"));
+  files = ExpandTracePath(dir);
+  REQUIRE(files.ok());
+  CHECK(*files == std::vector<std::string>{dir + "/aoberai.xplane.pb",
+                                           dir + "/other.pt.trace.json.gz"});
 }
 
 TEST_CASE("a multi-rank session: -rank and combined steps", "[ranks]") {

@@ -214,6 +214,17 @@ TEST_CASE("Malformed JSON errors say where") {
   REQUIRE_FALSE(t.ok());
   CHECK(std::string(t.status().message()).find("cut short") ==
         std::string::npos);
+  // Nor is an error early in a file whose brackets then seem not to
+  // balance (a stray quote) while the file ends in its closing bracket.
+  std::string late(200, ' ');
+  t = ImportTraceContents(
+      {"quote.json"},
+      {"{\"traceEvents\": [\n  {\"ph\": \"X\", \"name\": \"a\"b\"},\n" + late +
+       "{\"ph\": \"X\"}\n]}\n"});
+  REQUIRE_FALSE(t.ok());
+  INFO(t.status().message());
+  CHECK(std::string(t.status().message()).find("cut short") ==
+        std::string::npos);
 }
 
 TEST_CASE("Truncated and corrupt gzip files are errors") {

@@ -117,9 +117,6 @@ std::string Where(absl::string_view data, size_t offset) {
   return absl::StrCat("line ", line, ", column ", col, " (byte ", offset, ")");
 }
 
-// Where a document stops being valid JSON (the DOM parser reports what, not
-// where): the reader reads it again from the start, checking every value as
-// the first pass does, and says where it stopped.
 // How many arrays and objects are still open at the end of `data` (outside
 // strings): more than none means the file was cut short. -1 when a bracket
 // closes what it did not open (an error somewhere inside).
@@ -146,32 +143,48 @@ int OpenAtEnd(absl::string_view data) {
   return static_cast<int>(open.size());
 }
 
+// Where a document stops being valid JSON (the DOM parser reports what, not
+// where): the reader reads it again from the start, checking every value as
+// the first pass does, and says where it stopped. A file cut short (the
+// reader stops at its end, or names no place, with arrays or objects still
+// open) says so instead.
 std::string LocateJsonError(JsonReader* reader) {
-  // Arrays or objects still open at the end: the file was cut short (the
-  // reader would stop at its end with no place to name).
-  const absl::string_view bytes = reader->bytes().view();
-  if (const int open = OpenAtEnd(bytes); open > 0) {
-    return absl::StrCat(
-        "at the end of the file (", Where(bytes, bytes.size()), "): ", open,
-        open == 1 ? " array or object is" : " arrays or objects are",
-        " still open (is the file cut short?)");
-  }
-  reader->set_validating(true);
-  if (!reader->Start()) return "";
-  JsonReader::Value root;
-  bool failed = reader->document().get_value().get(root) != simdjson::SUCCESS;
-  if (!failed) {
-    reader->set_depth(1);
-    failed = !reader->Skip(root);
-  }
-  const char* loc = nullptr;
-  if (reader->document().current_location().get(loc) != simdjson::SUCCESS ||
-      loc == nullptr) {
-    return failed ? "" : "at the end of the document";
-  }
   const absl::string_view data = reader->bytes().view();
-  if (loc < data.data() || loc > data.data() + data.size()) return "";
-  return "near " + Where(data, static_cast<size_t>(loc - data.data()));
+  // Within this many bytes of the end, a stop is the end of a cut file.
+  constexpr size_t kNearEnd = 64;
+  size_t stopped = data.size();  // where the reader stopped, if it says
+  std::string where;
+  reader->set_validating(true);
+  if (reader->Start()) {
+    JsonReader::Value root;
+    bool failed = reader->document().get_value().get(root) != simdjson::SUCCESS;
+    if (!failed) {
+      reader->set_depth(1);
+      failed = !reader->Skip(root);
+    }
+    const char* loc = nullptr;
+    if (reader->document().current_location().get(loc) != simdjson::SUCCESS ||
+        loc == nullptr) {
+      where = failed ? "" : "at the end of the document";
+    } else if (loc >= data.data() && loc <= data.data() + data.size()) {
+      stopped = static_cast<size_t>(loc - data.data());
+      where = "near " + Where(data, stopped);
+    }
+  }
+  // (A file that ends in a closing bracket was written to its end: its
+  // brackets are off by an error inside, a stray quote say.)
+  const size_t last = data.find_last_not_of(" \t\r\n");
+  const bool closed = last != absl::string_view::npos &&
+                      (data[last] == '}' || data[last] == ']');
+  if (!closed && stopped + kNearEnd >= data.size()) {
+    if (const int open = OpenAtEnd(data); open > 0) {
+      return absl::StrCat(
+          "at the end of the file (", Where(data, data.size()), "): ", open,
+          open == 1 ? " array or object is" : " arrays or objects are",
+          " still open (is the file cut short?)");
+    }
+  }
+  return where;
 }
 
 absl::Status ImportOne(const std::string& name, PaddedBytes data,

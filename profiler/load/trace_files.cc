@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -74,7 +75,9 @@ bool HeadLooksLikeXSpace(std::string_view head) {
 // as an XSpace.
 bool DirectoryEntryIsTrace(const std::string& path) {
   if (absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".pb.gz")) {
-    return HeadLooksLikeXSpace(Head(path, 1 << 20));
+    // (A file that cannot be read is kept: its load then says why.)
+    const std::string head = Head(path, 1 << 20);
+    return head.empty() || HeadLooksLikeXSpace(head);
   }
   const std::string head = Head(path, 1 << 20);
   const size_t first = head.find_first_not_of(" \t\r\n");
@@ -106,18 +109,27 @@ absl::Status AddDirectory(const std::string& dir,
         ": no trace files in the directory (*.json, *.json.gz, *.pb, "
         "*.pb.gz)"));
   }
-  // A TensorBoard profile directory: its XSpaces are the capture; xprof
-  // wrote the rest (*.trace.json.gz, *.overview_page.pb, ...) from them.
-  const auto xspace = [](const std::string& f) {
-    return absl::EndsWith(f, ".xplane.pb") ||
-           absl::EndsWith(f, ".xplane.pb.gz");
-  };
-  if (std::any_of(found.begin(), found.end(), xspace)) {
-    found.erase(
-        std::remove_if(found.begin(), found.end(),
-                       [&](const std::string& f) { return !xspace(f); }),
-        found.end());
+  // A TensorBoard profile directory: each host's XSpace
+  // (<host>.xplane.pb) is the capture, and xprof wrote the host's other
+  // files (<host>.trace.json.gz, <host>.overview_page.pb, ...) from it.
+  std::set<std::string> hosts;  // "<dir>/<host>."
+  for (const std::string& f : found) {
+    for (const char* suffix : {".xplane.pb", ".xplane.pb.gz"}) {
+      if (absl::EndsWith(f, suffix)) {
+        hosts.insert(f.substr(0, f.size() - std::strlen(suffix) + 1));
+      }
+    }
   }
+  const auto derived = [&](const std::string& f) {
+    if (absl::EndsWith(f, ".xplane.pb") || absl::EndsWith(f, ".xplane.pb.gz")) {
+      return false;
+    }
+    for (const std::string& h : hosts) {
+      if (absl::StartsWith(f, h)) return true;
+    }
+    return false;
+  };
+  found.erase(std::remove_if(found.begin(), found.end(), derived), found.end());
   std::sort(found.begin(), found.end());
   out->insert(out->end(), found.begin(), found.end());
   return absl::OkStatus();

@@ -10,7 +10,6 @@
 #include "profiler/advise/advisor.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/base/saturate.h"
-#include "profiler/load/trace_files.h"
 #include "profiler/render/trace_timeline.h"
 #include "profiler/render/view_timeline.h"
 #include "profiler/session/rank_loader.h"
@@ -19,7 +18,11 @@
 namespace tfprof {
 namespace {
 
-void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
+// The files a run was loaded from: its flags' paths, and the trace files
+// its --trace_path's globs and directories named (as the loader found
+// them, in `groups`: no directory is read again).
+void AddInputFiles(const InputPaths& in, const std::vector<RankFiles>& groups,
+                   std::vector<std::string>* files) {
   for (const std::string* path :
        {&in.profile_path, &in.graph_path, &in.op_log_path}) {
     if (!path->empty()) files->push_back(*path);
@@ -27,14 +30,8 @@ void AddInputFiles(const InputPaths& in, std::vector<std::string>* files) {
   for (const std::string* list : {&in.run_meta_path, &in.trace_path}) {
     for (const std::string& f : SplitList(*list)) files->push_back(f);
   }
-  // The files a trace path's globs and directories named, too: an output
-  // must not replace them either.
-  if (!in.trace_path.empty()) {
-    absl::StatusOr<std::vector<std::string>> expanded =
-        ExpandTracePath(in.trace_path);
-    if (expanded.ok()) {
-      files->insert(files->end(), expanded->begin(), expanded->end());
-    }
+  for (const RankFiles& g : groups) {
+    files->insert(files->end(), g.files.begin(), g.files.end());
   }
   if (!in.checkpoint_path.empty()) {
     files->push_back(in.checkpoint_path);
@@ -121,8 +118,12 @@ void Session::SetCancelFlag(const std::atomic<bool>* flag) {
 
 std::vector<std::string> Session::input_files() const {
   std::vector<std::string> files;
-  AddInputFiles(inputs_, &files);
-  if (base_ != nullptr) AddInputFiles(base_->inputs_, &files);
+  AddInputFiles(inputs_, profile_->rank_groups, &files);
+  if (base_ != nullptr) {
+    AddInputFiles(base_->inputs_, base_->profile_->rank_groups, &files);
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }
 
@@ -309,8 +310,12 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
   if (HasTraceEvents(p.model) && p.run_meta_files.empty() &&
       options.last_step > step && step >= 0 &&
       p.model.steps().count(step) > 0) {
-    absl::Status known = CheckStep(p.model, options.last_step);
-    if (!known.ok()) return known;
+    if (p.model.steps().count(options.last_step) == 0) {
+      return absl::NotFoundError(absl::StrCat(
+          "timeline: -steps ", step, "-", options.last_step, " ends at step ",
+          options.last_step, ", which is not a step of this profile (steps: ",
+          absl::StrJoin(p.model.steps(), " "), ")"));
+    }
   }
   if (!p.run_meta_files.empty() || HasTraceEvents(p.model)) {
     absl::StatusOr<StepTimeline> t = LoadedStepTimeline(p, step, options);

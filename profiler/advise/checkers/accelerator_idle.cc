@@ -196,7 +196,8 @@ class AcceleratorIdleChecker : public Checker {
            "largest ones and the host ops that ran during them.";
   }
   std::string needs() const override {
-    return "RunMetadata step stats with GPU stream activity";
+    return "a trace's kernels, copies and sets, or RunMetadata step stats "
+           "with GPU stream activity";
   }
   std::vector<CheckerOption> options() const override {
     return {{"threshold", "0.2", 0, 1, false,
@@ -213,7 +214,8 @@ class AcceleratorIdleChecker : public Checker {
     KernelTimes times = CollectKernelTimes(model);
     if (times.kernels.empty()) {
       ctx.Note(absl::StrCat("no kernel times: ", name(),
-                            " needs step stats with GPU stream activity"));
+                            " needs a trace's GPU work or step stats with "
+                            "GPU stream activity"));
       return {};
     }
     const int64_t min_gap = ctx.IntOption("min_gap");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,8 +59,10 @@ std::string LaunchingOp(const Model& model, std::string_view op) {
 Conversions FromKernels(const Model& model) {
   Conversions c;
   const Activity& activity = model.activity();
+  // The profiled steps' kernels (the figures are per step).
+  const std::set<int64_t> steps(model.steps().begin(), model.steps().end());
   for (const DeviceWork& w : activity.work()) {
-    if (w.kind != WorkKind::kKernel) continue;
+    if (w.kind != WorkKind::kKernel || steps.count(w.step) == 0) continue;
     SatInc(&c.total_ns, w.duration_ns);
     const std::string_view kernel = activity.String(w.name);
     const std::string_view op = activity.String(w.op);
@@ -82,7 +85,7 @@ Conversions FromNodes(const Model& model) {
   for (const auto& node : model.nodes()) {
     int64_t micros = 0, runs = 0;
     for (const StepExec& e : node->execs) {
-      micros += e.accelerator_micros;
+      SatInc(&micros, e.accelerator_micros);
       runs += e.accelerator_micros > 0 ? 1 : 0;
     }
     SatInc(&c.total_ns, SatMul(micros, 1000));
