@@ -106,7 +106,9 @@ std::vector<std::string> Activity::flops_notes() const {
   }
   // Each distinct note once, with the sources that have it.
   std::vector<std::pair<std::string, std::vector<std::string>>> by_note;
-  for (const auto& [source, note] : flops_notes_) {
+  for (const auto& entry : flops_notes_) {
+    const std::string& source = entry.first;
+    const std::string& note = entry.second;
     auto it = std::find_if(by_note.begin(), by_note.end(),
                            [&](const auto& e) { return e.first == note; });
     if (it == by_note.end()) {
