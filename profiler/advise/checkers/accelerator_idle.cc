@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,9 +57,8 @@ struct KernelTimes {
 // of 49.6us is under a 50us minimum).
 void CollectTraceWork(const Model& model, KernelTimes* out) {
   const Activity& a = model.activity();
-  const std::set<int64_t> steps(model.steps().begin(), model.steps().end());
   for (const DeviceWork& w : a.work()) {
-    if (steps.count(w.step) == 0) continue;
+    if (model.steps().count(w.step) == 0) continue;
     out->kernels[{w.step, AcceleratorOf(a.String(w.stream))}].push_back(
         KernelTimes::Interval{w.start_ns, SatAdd(w.start_ns, w.duration_ns)});
   }
@@ -71,8 +69,7 @@ void CollectTraceWork(const Model& model, KernelTimes* out) {
 // single streams (microseconds).
 KernelTimes CollectKernelTimes(const Model& model) {
   KernelTimes out;
-  const bool trace = model.source() != ProfileSource::kTensorFlow &&
-                     !model.activity().work().empty();
+  const bool trace = ReadsTraceWork(model);
   if (trace) CollectTraceWork(model, &out);
   std::map<KernelTimes::Key, std::vector<KernelTimes::Interval>> streams;
   const auto add = [](const std::vector<TimeInterval>& from,

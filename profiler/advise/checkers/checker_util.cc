@@ -18,6 +18,11 @@ std::string Pct(double part, double whole) {
   return absl::StrFormat("%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
 }
 
+bool ReadsTraceWork(const Model& model) {
+  return model.source() != ProfileSource::kTensorFlow &&
+         !model.activity().work().empty();
+}
+
 bool NeedSteps(const CheckerContext& ctx, const std::string& checker) {
   if (!ctx.model().steps().empty()) return true;
   ctx.Note(absl::StrCat("no RunMetadata: ", checker,

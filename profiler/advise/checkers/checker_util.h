@@ -15,6 +15,11 @@ namespace tfprof {
 // part/whole as "12.3%" (0.0% when whole is 0).
 std::string Pct(double part, double whole);
 
+// Whether a checker reads the accelerator's work from a trace's record
+// (PyTorch, XSpace: kernels, copies and sets to the nanosecond) rather than
+// from step stats, as tfprof reads a TensorFlow run.
+bool ReadsTraceWork(const Model& model);
+
 // Says so and returns false when the profile has no step stats.
 bool NeedSteps(const CheckerContext& ctx, const std::string& checker);
 

@@ -46,8 +46,7 @@ std::vector<Copy> CollectCopies(const Model& model, bool* trace_out) {
   // A trace (PyTorch, XSpace): its copies and sets are accelerator work of
   // their own kind (the steps table's memcpy column). TensorFlow's step
   // stats keep them on memcpy lanes, read below as tfprof reads them.
-  const bool trace =
-      model.source() != ProfileSource::kTensorFlow && !activity.work().empty();
+  const bool trace = ReadsTraceWork(model);
   if (trace) {
     for (const DeviceWork& w : activity.work()) {
       if (w.kind == WorkKind::kKernel) continue;

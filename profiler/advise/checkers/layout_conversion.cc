@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,9 +59,10 @@ Conversions FromKernels(const Model& model) {
   Conversions c;
   const Activity& activity = model.activity();
   // The profiled steps' kernels (the figures are per step).
-  const std::set<int64_t> steps(model.steps().begin(), model.steps().end());
   for (const DeviceWork& w : activity.work()) {
-    if (w.kind != WorkKind::kKernel || steps.count(w.step) == 0) continue;
+    if (w.kind != WorkKind::kKernel || model.steps().count(w.step) == 0) {
+      continue;
+    }
     SatInc(&c.total_ns, w.duration_ns);
     const std::string_view kernel = activity.String(w.name);
     const std::string_view op = activity.String(w.op);
