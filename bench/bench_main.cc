@@ -19,7 +19,10 @@
 //                                   (one load and one cold query, to profile)
 //        bench --diff PROFILE       (one load and the cold diff of its scope
 //                                    view against the same file)
+//        bench --cores PROFILE      (loads on one core and on all, taking
+//                                    turns three times)
 //        bench --json_kernel        (the simdjson kernel chosen at run time)
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -329,6 +332,36 @@ void RatioTarget(const std::string& label, const std::string& figure,
          absl::StrFormat("<= %gx", bound), ratio <= bound ? "met" : "missed");
 }
 
+// The fastest of three loads in fresh processes bound to one core, and of
+// three free to use every core, taking turns: {one core, all cores}.
+bool LoadsByCores(const std::string& path, double* one, double* all) {
+  *one = *all = 1e30;
+  for (int turn = 0; turn < 6; ++turn) {
+    const bool pinned = turn % 2 == 0;
+    double v[3] = {0};
+    const bool ok = InChild(
+        [&](double* out) {
+          if (pinned) {
+            cpu_set_t set;
+            if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+            int first = 0;
+            while (first < CPU_SETSIZE && !CPU_ISSET(first, &set)) ++first;
+            CPU_ZERO(&set);
+            CPU_SET(first, &set);
+            if (sched_setaffinity(0, sizeof(set), &set) != 0) return false;
+          }
+          tfprof::InputPaths in;
+          in.profile_path = path;
+          return TimedLoad(in, out) != nullptr;
+        },
+        v, 3);
+    if (!ok) return false;
+    double* best = pinned ? one : all;
+    *best = std::min(*best, v[0]);
+  }
+  return true;
+}
+
 // In a fresh process: loads `path`, then runs `after(loaded, v + 3)`.
 // v[0] = load seconds, v[1] = peak RSS (MB) after the load, v[2] = nodes.
 template <typename F>
@@ -491,8 +524,6 @@ void ProfileTargets(const std::string& label, double parse_s, double read_s,
     RatioTarget(label, "load / reading the file into fresh memory",
                 load / read_s, 2.5);
   }
-  Target(label, "load on 2 cores / single-threaded load", "1.00x (one thread)",
-         ">= 1.5x faster", "missed");
   RatioTarget(label, "peak RSS / file, after the load and every query",
               all[3 + 12] / mb, 1.5);
   for (int k = 0; k < 4; ++k) {
@@ -519,6 +550,23 @@ void ProfileTargets(const std::string& label, double parse_s, double read_s,
 }
 
 // The row of one generated profile, and its figures against the targets.
+// The two-core load's gain over the same load on one core.
+void CoresTarget(const std::string& label, double one_core, double all_cores) {
+  const double gain = one_core / all_cores;
+  Target(label, "load on 2 cores, faster than on one (fastest of 3 each)",
+         absl::StrFormat("%.2fx (%.3f s against %.3f s)", gain, all_cores,
+                         one_core),
+         ">= 1.5x faster", gain >= 1.5 ? "met" : "missed");
+}
+
+int CoresMain(const std::string& path) {
+  double one = 0, all = 0;
+  if (!LoadsByCores(path, &one, &all)) return 1;
+  std::printf("load on one core %.3f s, on all cores %.3f s: %.2fx faster\n",
+              one, all, one / all);
+  return 0;
+}
+
 int ProfileMain(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
@@ -555,6 +603,9 @@ int ProfileMain(const std::string& path) {
         return true;
       },
       read, 2);
+  // 1c. The load on one core and on both.
+  double one_core = 0, all_cores = 0;
+  if (!LoadsByCores(path, &one_core, &all_cores)) return 1;
   // 2. Each view's default query, the first after a fresh load (and its
   //    repetition); the filtered scope query, likewise.
   double cold[4][5] = {{0}};
@@ -601,6 +652,7 @@ int ProfileMain(const std::string& path) {
   PrintProfileRow(mb, parsed ? parse[0] : -1, all, cold, filtered);
   ProfileTargets(label, parsed ? parse[0] : -1, was_read ? read[0] : -1, all,
                  cold, filtered, steps, web, diff, mb);
+  CoresTarget(label, one_core, all_cores);
   return 0;
 }
 
@@ -686,6 +738,9 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--trace") return TraceMain(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--web") return WebMain(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "--diff") return DiffMain(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--cores") {
+    return CoresMain(argv[2]);
+  }
   if ((argc == 4 || argc == 5) && std::string(argv[1]) == "--query") {
     return QueryMain(argv[2], argv[3],
                      argc == 5 && std::string(argv[4]) == "filtered");
@@ -697,7 +752,8 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr,
                  "usage: bench PROFILE | bench --trace TRACE | bench --web "
-                 "PROFILE | bench --diff PROFILE | bench --query VIEW|none "
+                 "PROFILE | bench --diff PROFILE | bench --cores PROFILE | "
+                 "bench --query VIEW|none "
                  "PROFILE [filtered]\n");
     return 2;
   }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "google/protobuf/util/message_differencer.h"
+#include "profiler/base/wire.h"
 #include "profiler/load/loader.h"
 #include "tests/test_util.h"
 #include "tools/synthetic_profile.h"
@@ -132,6 +133,119 @@ TEST_CASE("Repeated keys: the last one read wins, as in protobuf maps") {
   CHECK(m->Find("second") != nullptr);
   CHECK(m->Find("second")->FindExec(3)->run_count == 9);
   ExpectSameAsProtobuf(bytes, *m);
+}
+
+// The offsets at which the top-level fields of `bytes` begin (all are
+// length-delimited in these tests).
+std::vector<size_t> FieldStarts(const std::string& bytes) {
+  std::vector<size_t> starts;
+  wire::Reader r(bytes);
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(bytes.data());
+  uint32_t f;
+  int w;
+  while (true) {
+    const size_t at = static_cast<size_t>(r.pos() - base);
+    if (!r.Next(&f, &w)) break;
+    starts.push_back(at);
+    r.Skip(w);
+  }
+  return starts;
+}
+
+// Blocks of 4093 bytes share each batch of nodes out to two decoders (the
+// second half's nodes to the second one), so these loads take the two-core
+// path even for small files.
+TEST_CASE("Two decoders: repeated keys across the halves, the last wins") {
+  const std::string dir = testing::TempDir();
+  std::string bytes = Generated(3000, 5);
+  tfpb::ProfileProto parsed;
+  REQUIRE(parsed.ParseFromString(bytes));
+  // Later entries for keys early, midway and late in the file, each one
+  // changed, and one of them twice.
+  tfpb::ProfileProto later;
+  int64_t changed = 0;
+  for (const auto& [key, node] : parsed.nodes()) {
+    if (key % 700 != 3) continue;
+    tfpb::ProfileNode n = node;
+    n.set_float_ops(node.float_ops() + 1000 + key);
+    (*later.mutable_nodes())[key] = n;
+    ++changed;
+  }
+  REQUIRE(changed >= 4);
+  tfpb::ProfileProto last;
+  const int64_t again = later.nodes().begin()->first;
+  (*last.mutable_nodes())[again] = later.nodes().begin()->second;
+  (*last.mutable_nodes())[again].set_float_ops(7);
+  bytes += later.SerializeAsString() + last.SerializeAsString();
+  testing::WriteFile(dir + "/p", bytes);
+  for (size_t block : {size_t{4093}, size_t{65536}, size_t{0}}) {
+    INFO("block " << block);
+    auto m = LoadFile(dir + "/p", block);
+    REQUIRE(m.ok());
+    ExpectSameAsProtobuf(bytes, *m);
+    const tfpb::ProfileProto out = m->ToProfileProto();
+    CHECK(out.nodes().at(again).float_ops() == 7);
+  }
+}
+
+TEST_CASE("Two decoders: a name used twice keeps its first key's node") {
+  // Every node's name again under a new key at the end of the file: the
+  // model keeps the first ones, as the one-decoder load does.
+  const std::string dir = testing::TempDir();
+  std::string bytes = Generated(2000, 3);
+  tfpb::ProfileProto parsed;
+  REQUIRE(parsed.ParseFromString(bytes));
+  tfpb::ProfileProto copies;
+  for (const auto& [key, node] : parsed.nodes()) {
+    tfpb::ProfileNode n = node;
+    n.set_float_ops(123456);
+    (*copies.mutable_nodes())[key + 1000000] = n;
+  }
+  bytes = copies.SerializeAsString() + bytes;
+  testing::WriteFile(dir + "/p", bytes);
+  auto one = DecodeProfileProto(bytes, "p");
+  auto two = LoadFile(dir + "/p", 4093);
+  REQUIRE(one.ok());
+  REQUIRE(two.ok());
+  REQUIRE(two->size() == 2000);
+  for (const auto& node : two->nodes()) CHECK(node->float_ops != 123456);
+  CHECK(
+      MessageDifferencer::Equals(one->ToProfileProto(), two->ToProfileProto()));
+}
+
+TEST_CASE("Two decoders: the first corrupt node in the file is named") {
+  const std::string dir = testing::TempDir();
+  const std::string good = Generated(3000, 2);
+  const std::vector<size_t> starts = FieldStarts(good);
+  REQUIRE(starts.size() > 3000);
+  // Corrupt nodes: their entry's bytes after the tag and length become
+  // a varint that never ends.
+  const auto corrupt = [&](std::string* bytes, size_t field) {
+    const size_t begin = starts[field] + 3;  // past tag and length
+    for (size_t i = begin; i < starts[field + 1]; ++i) (*bytes)[i] = '\xff';
+  };
+  // The later one alone, then both, at distances that put the two in one
+  // batch's two halves for some of them.
+  std::vector<std::pair<std::string, size_t>> cases;
+  for (size_t apart : {20, 40, 60, 80, 200}) {
+    std::string later = good;
+    corrupt(&later, 1150 + apart);
+    cases.emplace_back(later, 1150 + apart);
+    corrupt(&later, 1150);
+    cases.emplace_back(later, 1150);
+  }
+  for (const auto& [bytes, field] : cases) {
+    testing::WriteFile(dir + "/bad", bytes);
+    for (size_t block : {size_t{4093}, size_t{65536}}) {
+      INFO("field " << field << " block " << block);
+      auto m = LoadFile(dir + "/bad", block);
+      REQUIRE_FALSE(m.ok());
+      CHECK(std::string(m.status().message()) ==
+            dir + "/bad: not a binary tensorflow.tfprof.ProfileProto " +
+                "(corrupt or truncated near byte " +
+                std::to_string(starts[field]) + ")");
+    }
+  }
 }
 
 TEST_CASE("Known fields of an unexpected wire type are skipped") {

@@ -1,551 +1,19 @@
 #include "profiler/load/profile_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
+#include "profiler/base/parallel.h"
 #include "profiler/base/wire.h"
+#include "profiler/load/profile_decoder.h"
 
 namespace tfprof {
-
-// Field numbers of tfprof_log.proto.
-namespace pf {
-enum ProfileProto {
-  kNodes = 1,
-  kHasTrace = 2,
-  kSteps = 3,
-  kIdToString = 4,
-  kMissAcceleratorStream = 5
-};
-enum ProfileNode {
-  kName = 1,
-  kInputs = 2,
-  kOutputs = 3,
-  kShape = 4,
-  kOpTypes = 5,
-  kCanonicalDevice = 6,
-  kHostDevice = 7,
-  kFloatOps = 8,
-  kOp = 9,
-  kTrace = 10,
-  kAttrs = 11,
-  kExecs = 12,
-  kId = 13,
-  kSrcOutputIndex = 14,
-  kOutputShapes = 15,
-  kInputShapes = 16
-};
-enum ExecProfile {
-  kRunCount = 1,
-  kAllStart = 2,
-  kLatestEnd = 3,
-  kAcceleratorExecs = 4,
-  kCpuExecs = 5,
-  kDevices = 6,
-  kMemoryExecs = 7,
-  kAllocations = 11
-};
-}  // namespace pf
-
-// Decodes ProfileProto fields into a Model. A friend of Model.
-class ProfileDecoder {
- public:
-  // Decodes one top-level field whose tag was just read from `r`. False if
-  // the field is malformed.
-  bool Field(uint32_t field, int wt, wire::Reader* r) {
-    // A known field with an unexpected wire type is skipped as unknown, as
-    // protobuf's own parser does.
-    const int expected =
-        field == pf::kNodes || field == pf::kIdToString ? wire::kBytes
-        : field == pf::kHasTrace || field == pf::kMissAcceleratorStream
-            ? wire::kVarint
-            : -1;
-    if (expected >= 0 && wt != expected) field = 0;
-    switch (field) {
-      case pf::kNodes:
-        saw_known_ = true;
-        {
-          Entry en;
-          return ReadEntry(r, true, &en) && Node(en);
-        }
-      case pf::kHasTrace:
-        saw_known_ = true;
-        model_.has_code_traces_ = r->Bool();
-        return r->ok();
-      case pf::kSteps:
-        saw_known_ = true;
-        r->RepeatedInt64(wt, [this](int64_t s) { model_.steps_.insert(s); });
-        return r->ok();
-      case pf::kIdToString: {
-        saw_known_ = true;
-        wire::Reader e = r->Sub();
-        int64_t key = 0;
-        std::string_view value;
-        uint32_t f;
-        int w;
-        while (e.Next(&f, &w)) {
-          if (f == 1 && w == wire::kVarint) {
-            key = e.Int64();
-          } else if (f == 2 && w == wire::kBytes) {
-            value = e.Bytes();
-          } else {
-            e.Skip(w);
-          }
-        }
-        if (!e.ok() || !r->ok()) return false;
-        model_.id_to_string_[key] = std::string(value);
-        return true;
-      }
-      case pf::kMissAcceleratorStream:
-        saw_known_ = true;
-        model_.miss_accelerator_stream_ = r->Bool();
-        return r->ok();
-      default:
-        saw_unknown_ = true;
-        r->Skip(wt);
-        return r->ok();
-    }
-  }
-
-  int64_t nodes_read() const { return static_cast<int64_t>(pending_.size()); }
-
-  absl::StatusOr<Model> Finish(const std::string& source) {
-    if (!saw_known_ && saw_unknown_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source,
-          ": not a tensorflow.tfprof.ProfileProto (none of its fields are "
-          "present)"));
-    }
-    // Nodes in key order; a name seen twice keeps its first node.
-    std::sort(pending_.begin(), pending_.end(),
-              [](const Pending& a, const Pending& b) { return a.key < b.key; });
-    absl::flat_hash_map<int64_t, const GraphNode*> node_of;
-    node_of.reserve(pending_.size());
-    std::vector<Pending*> kept;
-    kept.reserve(pending_.size());
-    model_.nodes_.reserve(pending_.size());
-    model_.by_name_.reserve(pending_.size());
-    for (Pending& p : pending_) {
-      auto [it, added] = model_.by_name_.try_emplace(p.node->name, nullptr);
-      if (added) {
-        it->second = p.node.get();
-        node_of[p.key] = p.node.get();
-        kept.push_back(&p);
-      } else {
-        node_of[p.key] = it->second;
-      }
-    }
-    for (Pending* p : kept) {
-      GraphNode* node = p->node.get();
-      if (!p->inputs.empty()) {
-        SortKeepLast(&p->inputs);
-        SortKeepLast(&p->slots);
-        for (const auto& [index, src] : p->inputs) {
-          auto n = node_of.find(src);
-          if (n == node_of.end()) continue;  // an input that is not a node
-          int32_t slot = -1;
-          auto s = std::lower_bound(
-              p->slots.begin(), p->slots.end(), src,
-              [](const auto& e, int64_t k) { return e.first < k; });
-          if (s != p->slots.end() && s->first == src) slot = s->second;
-          node->inputs.push_back(
-              NodeInput{index, slot, &n->second->name, n->second});
-        }
-      }
-      SortKeepLast(&node->output_shapes);
-      SortKeepLast(&node->stored_input_shapes);
-      node->index = model_.nodes_.size();
-      model_.nodes_.push_back(std::move(p->node));
-    }
-    pending_.clear();
-    model_.sorted_.valid.store(false);
-    model_.generation_ = 1;
-    return std::move(model_);
-  }
-
- private:
-  struct Pending {
-    int64_t key = 0;
-    std::unique_ptr<GraphNode> node;
-    std::vector<std::pair<int32_t, int64_t>> inputs;  // index -> source key
-    std::vector<std::pair<int64_t, int32_t>> slots;   // source key -> slot
-  };
-
-  // Sorts map entries by key; of equal keys the last one read stays, as
-  // when protobuf parses a map.
-  template <typename K, typename V>
-  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
-    if (v->size() < 2) return;
-    std::stable_sort(v->begin(), v->end(), [](const auto& a, const auto& b) {
-      return a.first < b.first;
-    });
-    size_t out = 0;
-    for (size_t i = 0; i < v->size(); ++i) {
-      if (i + 1 < v->size() && (*v)[i + 1].first == (*v)[i].first) continue;
-      if (out != i) (*v)[out] = std::move((*v)[i]);
-      ++out;
-    }
-    v->resize(out);
-  }
-
-  // A map entry: an integer or string key (field 1) and a value (field 2)
-  // that is either length-delimited or a varint.
-  struct Entry {
-    uint64_t key = 0;
-    std::string_view key_bytes;
-    std::string_view value;
-    uint64_t value_varint = 0;
-  };
-  // The entry that is the next field of `r`.
-  static bool ReadEntry(wire::Reader* r, bool value_is_bytes, Entry* out) {
-    wire::Reader e = r->Sub();
-    if (!r->ok()) return false;
-    *out = Entry();
-    uint32_t f;
-    int w;
-    while (e.Next(&f, &w)) {
-      if (f == 1 && w == wire::kVarint) {
-        out->key = static_cast<uint64_t>(e.Int64());
-      } else if (f == 1 && w == wire::kBytes) {
-        out->key_bytes = e.Bytes();
-      } else if (f == 2 && value_is_bytes && w == wire::kBytes) {
-        out->value = e.Bytes();
-      } else if (f == 2 && !value_is_bytes && w == wire::kVarint) {
-        out->value_varint = static_cast<uint64_t>(e.Int64());
-      } else {
-        e.Skip(w);
-      }
-    }
-    return e.ok();
-  }
-
-  static bool ReadTuple(std::string_view bytes, std::vector<int64_t>* out) {
-    wire::Reader t(bytes);
-    uint32_t f;
-    int w;
-    while (t.Next(&f, &w)) {
-      if (f == 1) {
-        t.RepeatedInt64(w, [out](int64_t v) { out->push_back(v); });
-      } else {
-        t.Skip(w);
-      }
-    }
-    return t.ok();
-  }
-
-  // A `nodes` map entry: key (field 1) and the ProfileNode (field 2).
-  bool Node(const Entry& en) {
-    const int64_t key = static_cast<int64_t>(en.key);
-    uint32_t f;
-    int w;
-
-    execs_scratch_.clear();
-    Pending p;
-    p.key = key;
-    p.node = std::make_unique<GraphNode>();
-    wire::Reader r(en.value);
-    while (r.Next(&f, &w)) {
-      if (f <= pf::kInputShapes && f != pf::kShape && f != pf::kOutputs &&
-          w != (f == pf::kFloatOps || f == pf::kId ? wire::kVarint
-                                                   : wire::kBytes)) {
-        f = 0;  // an unexpected wire type: skipped as unknown
-      }
-      if (!NodeField(f, w, &r, &p) || !r.ok()) return false;
-    }
-    if (!r.ok()) return false;
-    GraphNode* node = p.node.get();
-    // A trace without frames counts as none.
-    if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
-    SetExecs(node);
-    auto [it, added] = by_key_.try_emplace(key, pending_.size());
-    if (added) {
-      pending_.push_back(std::move(p));
-    } else {
-      pending_[it->second] = std::move(p);  // a repeated key: the last wins
-    }
-    return true;
-  }
-
-  // One field `f` (wire type `w`) of a ProfileNode, read from `r` into the
-  // pending node; false if it is corrupt.
-  bool NodeField(uint32_t f, int w, wire::Reader* r, Pending* p) {
-    GraphNode* node = p->node.get();
-    switch (f) {
-      case pf::kName:
-        node->name = std::string(r->Bytes());
-        break;
-      case pf::kOp:
-        node->op = std::string(r->Bytes());
-        break;
-      case pf::kCanonicalDevice:
-        node->set_canonical_device(model_.strings_.Intern(r->Bytes()));
-        break;
-      case pf::kHostDevice:
-        node->set_host_device(model_.strings_.Intern(r->Bytes()));
-        break;
-      case pf::kFloatOps:
-        node->float_ops = r->Int64();
-        break;
-      case pf::kId:
-        node->id = r->Int64();
-        break;
-      case pf::kShape:
-        r->RepeatedInt64(w, [node](int64_t d) { node->shape.push_back(d); });
-        break;
-      case pf::kOpTypes:
-        model_.AddOpType(node, r->Bytes());
-        break;
-      case pf::kTrace:
-        // Repeated occurrences of a message field merge, which for the wire
-        // format is concatenation.
-        node->code.append(r->Bytes());
-        break;
-      case pf::kAttrs: {
-        std::string_view a = r->Bytes();
-        wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
-        wire::PutVarint(&node->attrs, a.size());
-        node->attrs.append(a);
-        break;
-      }
-      case pf::kInputs:
-      case pf::kSrcOutputIndex:
-        return IndexEntry(f, r, p);
-      case pf::kOutputShapes:
-      case pf::kInputShapes:
-        return ShapeEntry(f, r, node);
-      case pf::kExecs: {
-        Entry en;
-        if (!ReadEntry(r, true, &en)) return false;
-        StepExec exec;
-        exec.step = static_cast<int64_t>(en.key);
-        if (!Exec(en.value, &exec)) return false;
-        execs_scratch_.push_back(exec);
-        break;
-      }
-      default:
-        r->Skip(w);
-    }
-    return true;
-  }
-
-  // An entry of the inputs or src_output_index maps.
-  bool IndexEntry(uint32_t f, wire::Reader* r, Pending* p) {
-    Entry en;
-    if (!ReadEntry(r, false, &en)) return false;
-    if (f == pf::kInputs) {
-      p->inputs.emplace_back(static_cast<int32_t>(en.key),
-                             static_cast<int64_t>(en.value_varint));
-    } else {
-      p->slots.emplace_back(static_cast<int64_t>(en.key),
-                            static_cast<int32_t>(en.value_varint));
-    }
-    return true;
-  }
-
-  // An entry of the output_shapes or input_shapes maps.
-  bool ShapeEntry(uint32_t f, wire::Reader* r, GraphNode* node) {
-    Entry en;
-    if (!ReadEntry(r, true, &en)) return false;
-    std::vector<int64_t> dims;
-    if (!ReadTuple(en.value, &dims)) return false;
-    (f == pf::kOutputShapes ? node->output_shapes : node->stored_input_shapes)
-        .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
-    return true;
-  }
-
-  // The node's executions by step (of repeated steps the last one read
-  // stays), exactly sized.
-  void SetExecs(GraphNode* node) {
-    std::vector<StepExec>& execs = execs_scratch_;
-    if (execs.size() > 1) {
-      std::stable_sort(
-          execs.begin(), execs.end(),
-          [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
-      size_t out = 0;
-      for (size_t i = 0; i < execs.size(); ++i) {
-        if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
-          continue;
-        }
-        execs[out++] = execs[i];
-      }
-      execs.resize(out);
-    }
-    node->execs.assign(execs.begin(), execs.end());
-  }
-
-  static bool HasFrames(std::string_view code) {
-    wire::Reader r(code);
-    uint32_t f;
-    int w;
-    while (r.Next(&f, &w)) {
-      if (f == 1) return true;
-      r.Skip(w);
-    }
-    return false;
-  }
-
-  bool Times(const Entry& en, std::vector<DeviceTimes>* list) {
-    const std::string_view dev = *model_.strings_.Intern(en.key_bytes);
-    auto it = std::lower_bound(
-        list->begin(), list->end(), dev,
-        [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
-    if (it == list->end() || it->device != dev) {
-      it = list->insert(it, DeviceTimes{dev, {}});
-    }
-    it->times.clear();  // a repeated key: the last entry wins
-    wire::Reader et(en.value);
-    uint32_t f;
-    int w;
-    while (et.Next(&f, &w)) {
-      if (f != 1 || w != wire::kBytes) {
-        et.Skip(w);
-        continue;
-      }
-      tuple_.clear();
-      if (!ReadTuple(et.Bytes(), &tuple_)) return false;
-      TimeInterval t;
-      if (!tuple_.empty()) t.start_micros = tuple_[0];
-      if (tuple_.size() > 1) t.duration_micros = tuple_[1];
-      it->times.push_back(t);
-    }
-    return et.ok();
-  }
-
-  bool Memory(std::string_view bytes, MemoryExec* m) {
-    wire::Reader r(bytes);
-    uint32_t f;
-    int w;
-    while (r.Next(&f, &w)) {
-      if (f >= 1 && f <= kMemoryExecFields && w == wire::kVarint) {
-        m->*kMemoryExecField[f - 1] = r.Int64();
-      } else if (f == 11 && w == wire::kBytes) {
-        Entry en;
-        if (!ReadEntry(&r, true, &en)) return false;
-        OutputMemory o;
-        o.slot = static_cast<int32_t>(en.key);
-        wire::Reader mr(en.value);
-        uint32_t mf;
-        int mw;
-        while (mr.Next(&mf, &mw)) {
-          if (mf == 1 && mw == wire::kVarint) {
-            o.bytes = mr.Int64();
-          } else if (mf == 2 && mw == wire::kVarint) {
-            o.ptr = static_cast<uint64_t>(mr.Int64());
-          } else {
-            mr.Skip(mw);
-          }
-        }
-        if (!mr.ok()) return false;
-        m->output_memory.push_back(o);
-      } else {
-        r.Skip(w);
-      }
-    }
-    if (m->output_memory.size() > 1) {
-      std::stable_sort(m->output_memory.begin(), m->output_memory.end(),
-                       [](const OutputMemory& a, const OutputMemory& b) {
-                         return a.slot < b.slot;
-                       });
-      size_t out = 0;
-      for (size_t i = 0; i < m->output_memory.size(); ++i) {
-        if (i + 1 < m->output_memory.size() &&
-            m->output_memory[i + 1].slot == m->output_memory[i].slot) {
-          continue;
-        }
-        m->output_memory[out++] = m->output_memory[i];
-      }
-      m->output_memory.resize(out);
-    }
-    return r.ok();
-  }
-
-  bool Exec(std::string_view bytes, StepExec* exec) {
-    ExecDetail& d = scratch_;
-    d.Clear();
-    wire::Reader r(bytes);
-    uint32_t f;
-    int w;
-    while (r.Next(&f, &w)) {
-      const bool varint =
-          f == pf::kRunCount || f == pf::kAllStart || f == pf::kLatestEnd;
-      if ((varint && w != wire::kVarint) ||
-          (!varint && f <= pf::kAllocations && w != wire::kBytes)) {
-        f = 0;  // an unexpected wire type: skipped as unknown
-      }
-      switch (f) {
-        case pf::kRunCount:
-        case pf::kAllStart:
-        case pf::kLatestEnd: {
-          const int64_t v = r.Int64();
-          if (f == pf::kRunCount) exec->run_count = v;
-          if (f == pf::kAllStart) d.all_start_micros = v;
-          if (f == pf::kLatestEnd) d.latest_end_micros = v;
-          break;
-        }
-        case pf::kAcceleratorExecs:
-        case pf::kCpuExecs: {
-          Entry en;
-          if (!ReadEntry(&r, true, &en) ||
-              !Times(en, f == pf::kAcceleratorExecs ? &d.accelerator_execs
-                                                    : &d.cpu_execs)) {
-            return false;
-          }
-          break;
-        }
-        case pf::kDevices: {
-          const std::string_view dev = *model_.strings_.Intern(r.Bytes());
-          auto it = std::lower_bound(d.devices.begin(), d.devices.end(), dev);
-          if (it == d.devices.end() || *it != dev) d.devices.insert(it, dev);
-          break;
-        }
-        case pf::kMemoryExecs: {
-          MemoryExec m;
-          if (!Memory(r.Bytes(), &m)) return false;
-          d.memory_execs.push_back(std::move(m));
-          break;
-        }
-        case pf::kAllocations: {
-          wire::Reader a = r.Sub();
-          Allocation rec;
-          uint32_t af;
-          int aw;
-          while (a.Next(&af, &aw)) {
-            if (af == 1 && aw == wire::kVarint) {
-              rec.alloc_micros = a.Int64();
-            } else if (af == 2 && aw == wire::kVarint) {
-              rec.alloc_bytes = a.Int64();
-            } else {
-              a.Skip(aw);
-            }
-          }
-          if (!a.ok()) return false;
-          d.allocations.push_back(rec);
-          break;
-        }
-        default:
-          r.Skip(w);
-      }
-      if (!r.ok()) return false;
-    }
-    if (!r.ok()) return false;
-    model_.StoreExec(d, exec);
-    return true;
-  }
-
-  Model model_;
-  std::vector<Pending> pending_;
-  absl::flat_hash_map<int64_t, size_t> by_key_;
-  ExecDetail scratch_;
-  std::vector<StepExec> execs_scratch_;
-  std::vector<int64_t> tuple_;
-  bool saw_known_ = false;
-  bool saw_unknown_ = false;
-};
 
 namespace {
 
@@ -565,9 +33,10 @@ absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
   wire::Reader r(bytes);
   uint32_t field;
   int wt;
+  int64_t seq = 0;
   while (r.Next(&field, &wt)) {
     const uint8_t* at = r.pos();
-    if (!decoder.Field(field, wt, &r)) {
+    if (!decoder.Field(field, wt, &r, seq++)) {
       return Corrupt(source,
                      at - reinterpret_cast<const uint8_t*>(bytes.data()));
     }
@@ -576,7 +45,9 @@ absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
   return decoder.Finish(source);
 }
 
-// Reads a file in blocks and hands out one top-level field at a time.
+// Reads a file in blocks and hands out one top-level field at a time. The
+// next block can be read into a second buffer while the current one is
+// decoded (ReadAhead); Fill then takes it from there.
 class BlockReader {
  public:
   BlockReader(InputFile* file, size_t block)
@@ -585,6 +56,8 @@ class BlockReader {
   // Makes at least `n` bytes available from the current position, unless the
   // file ends first.
   absl::Status Fill(size_t n) {
+    if (end_ - begin_ >= n) return absl::OkStatus();
+    if (ahead_len_ > 0 || ahead_eof_) TakeAhead();
     if (end_ - begin_ >= n || eof_) return absl::OkStatus();
     if (begin_ > 0) {
       std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
@@ -606,6 +79,24 @@ class BlockReader {
     }
     return absl::OkStatus();
   }
+  // Reads the next block into the second buffer, if it holds none yet; the
+  // current one's bytes stay where they are.
+  absl::Status ReadAhead() {
+    if (eof_ || ahead_len_ > 0 || ahead_eof_) return absl::OkStatus();
+    if (ahead_.size() < kHeadroom + block_) ahead_.resize(kHeadroom + block_);
+    while (ahead_len_ < block_) {
+      const size_t want = block_ - ahead_len_;
+      absl::StatusOr<size_t> got =
+          file_->Read(ahead_.data() + kHeadroom + ahead_len_, want);
+      if (!got.ok()) return got.status();
+      ahead_len_ += *got;
+      if (*got < want) {  // Read() stops short only at the end
+        ahead_eof_ = true;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
   const uint8_t* data() const { return buf_.data() + begin_; }
   size_t available() const { return end_ - begin_; }
   void Consume(size_t n) { begin_ += n; }
@@ -614,19 +105,51 @@ class BlockReader {
     return total_ - static_cast<int64_t>(end_ - begin_);
   }
   int64_t total_read() const { return total_; }
+  size_t block_size() const { return block_; }
   // Bytes left in the file after the current position, if known.
   int64_t left() const {
     return file_->size() < 0 ? -1 : file_->size() - offset();
   }
 
  private:
+  // The block read ahead becomes the buffer, after the bytes not consumed
+  // yet (copied into the room left before it, when they fit).
+  void TakeAhead() {
+    const size_t left = end_ - begin_;
+    if (left <= kHeadroom) {
+      if (left > 0) {
+        std::memcpy(ahead_.data() + kHeadroom - left, buf_.data() + begin_,
+                    left);
+      }
+      buf_.swap(ahead_);
+      begin_ = kHeadroom - left;
+      end_ = kHeadroom + ahead_len_;
+    } else {
+      std::memmove(buf_.data(), buf_.data() + begin_, left);
+      begin_ = 0;
+      end_ = left;
+      if (buf_.size() < left + ahead_len_) buf_.resize(left + ahead_len_);
+      std::memcpy(buf_.data() + end_, ahead_.data() + kHeadroom, ahead_len_);
+      end_ += ahead_len_;
+    }
+    total_ += static_cast<int64_t>(ahead_len_);
+    eof_ = ahead_eof_;
+    ahead_len_ = 0;
+    ahead_eof_ = false;
+  }
+
   static constexpr size_t kDefaultBlock = 8 << 20;
+  // Room before a block read ahead for the bytes left of the current one.
+  static constexpr size_t kHeadroom = 1 << 20;
   const size_t block_;
   InputFile* file_;
   std::vector<uint8_t> buf_;
   size_t begin_ = 0, end_ = 0;
   int64_t total_ = 0;
   bool eof_ = false;
+  std::vector<uint8_t> ahead_;
+  size_t ahead_len_ = 0;  // bytes read ahead, at ahead_[kHeadroom]
+  bool ahead_eof_ = false;
 };
 
 namespace {
@@ -645,6 +168,110 @@ bool LooksLikeProtoText(std::string_view bytes) {
   return true;
 }
 
+namespace {
+
+// A top-level field that lies whole in the read buffer: its tag's and its
+// end's offsets from the buffer's current position.
+struct FieldSpan {
+  size_t begin = 0;
+  size_t end = 0;
+  bool node = false;  // a `nodes` entry (the fields shared out)
+};
+
+// The whole fields at the start of `data` (none if the first is cut off by
+// the buffer's end, or is corrupt: the one-field path then says which).
+// `left` is what the file holds from `data` on (-1: unknown).
+void WholeFields(const uint8_t* data, size_t size, int64_t left,
+                 std::vector<FieldSpan>* spans) {
+  spans->clear();
+  size_t at = 0;
+  while (at < size) {
+    wire::Reader r(data + at, data + size);
+    uint32_t field;
+    int wt;
+    if (!r.Next(&field, &wt)) return;
+    if (wt == wire::kBytes) {
+      uint64_t len = 0;
+      if (!r.Varint(&len)) return;
+      const size_t header = static_cast<size_t>(r.pos() - (data + at));
+      if (left >= 0 && len > static_cast<uint64_t>(left) - at) return;
+      if (len > size - at - header) return;
+      spans->push_back(FieldSpan{at, at + header + static_cast<size_t>(len),
+                                 field == pf::kNodes});
+    } else {
+      r.Skip(wt);
+      if (!r.ok()) return;
+      spans->push_back(
+          FieldSpan{at, static_cast<size_t>(r.pos() - data), false});
+    }
+    at = spans->back().end;
+  }
+}
+
+// Decodes spans[i] with `decoder`; `first_seq` is spans[0]'s place in the
+// file. False if it is corrupt.
+bool DecodeSpan(const uint8_t* data, const std::vector<FieldSpan>& spans,
+                size_t i, int64_t first_seq, ProfileDecoder* decoder) {
+  wire::Reader r(data + spans[i].begin, data + spans[i].end);
+  uint32_t field = 0;
+  int wt = 0;
+  r.Next(&field, &wt);  // read once already by WholeFields
+  return decoder->Field(field, wt, &r, first_seq + static_cast<int64_t>(i));
+}
+
+// Below this many bytes a batch is decoded on one thread.
+constexpr size_t kParallelBatchBytes = 1 << 20;
+// The nodes a thread takes at a time.
+constexpr size_t kChunkFields = 16;
+
+// Decodes a batch of whole fields. Its nodes go in chunks to whichever of
+// `main` and `helper` (on a second thread) is free, so that neither waits
+// for the other long; then `main` decodes the other fields, in order (they
+// set the model's own fields). With two threads, `main` first reads the
+// next block ahead (its status in `*read`). Returns the index of the first
+// corrupt field, or -1. (Each decoder stops at its first corrupt field;
+// every field before the earlier of the two was decoded by one or the
+// other.)
+int64_t DecodeBatch(const uint8_t* data, const std::vector<FieldSpan>& spans,
+                    int64_t first_seq, size_t parallel_bytes,
+                    ProfileDecoder* main, ProfileDecoder* helper,
+                    BlockReader* in, absl::Status* read) {
+  const size_t n = spans.size();
+  std::atomic<size_t> next{0};
+  const auto nodes = [&](ProfileDecoder* decoder) -> int64_t {
+    for (size_t begin; (begin = next.fetch_add(kChunkFields)) < n;) {
+      const size_t end = std::min(n, begin + kChunkFields);
+      for (size_t i = begin; i < end; ++i) {
+        if (spans[i].node && !DecodeSpan(data, spans, i, first_seq, decoder)) {
+          return static_cast<int64_t>(i);
+        }
+      }
+    }
+    return -1;
+  };
+  int64_t bad_main = -1, bad_helper = -1;
+  RunBoth(
+      spans.back().end - spans.front().begin >= parallel_bytes &&
+          n > kChunkFields,
+      [&] {
+        *read = in->ReadAhead();
+        bad_main = nodes(main);
+      },
+      [&] { bad_helper = nodes(helper); });
+  int64_t bad = bad_main < 0     ? bad_helper
+                : bad_helper < 0 ? bad_main
+                                 : std::min(bad_main, bad_helper);
+  const size_t stop = bad < 0 ? n : static_cast<size_t>(bad);
+  for (size_t i = 0; i < stop; ++i) {
+    if (!spans[i].node && !DecodeSpan(data, spans, i, first_seq, main)) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
 absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     const std::string& path, const std::function<void(int64_t)>& progress,
     size_t block_size) {
@@ -661,10 +288,34 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     return absl::FailedPreconditionError("text format");
   }
   ProfileDecoder decoder;
+  ProfileDecoder helper(&decoder);
+  // Tiny blocks (tests) share out tiny batches too.
+  const size_t parallel_bytes =
+      std::min(kParallelBatchBytes, in.block_size() / 2);
+  std::vector<FieldSpan> spans;
+  int64_t seq = 0;
   int64_t next_report = 64 << 20;
   while (true) {
     if (absl::Status s = in.Fill(20); !s.ok()) return s;
     if (in.at_end()) break;
+    WholeFields(in.data(), in.available(), in.left(), &spans);
+    if (!spans.empty()) {
+      absl::Status read;
+      const int64_t bad = DecodeBatch(in.data(), spans, seq, parallel_bytes,
+                                      &decoder, &helper, &in, &read);
+      if (!read.ok()) return read;
+      if (bad >= 0) {
+        return Corrupt(path,
+                       in.offset() + static_cast<int64_t>(spans[bad].begin));
+      }
+      seq += static_cast<int64_t>(spans.size());
+      in.Consume(spans.back().end);
+      if (progress && in.offset() >= next_report) {
+        progress(in.offset());
+        next_report = in.offset() + (64 << 20);
+      }
+      continue;
+    }
     // The tag and, for length-delimited fields, the length.
     wire::Reader head(in.data(), in.data() + in.available());
     uint32_t field;
@@ -692,13 +343,16 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     uint32_t f2;
     int w2;
     r.Next(&f2, &w2);
-    if (!decoder.Field(field, wt, &r)) return Corrupt(path, in.offset());
+    if (!decoder.Field(field, wt, &r, seq++)) {
+      return Corrupt(path, in.offset());
+    }
     in.Consume(static_cast<size_t>(r.pos() - in.data()));
     if (progress && in.offset() >= next_report) {
       progress(in.offset());
       next_report = in.offset() + (64 << 20);
     }
   }
+  decoder.Absorb(std::move(helper));
   absl::StatusOr<Model> model = decoder.Finish(path);
   if (!model.ok()) return model.status();
   ProfileFileResult result;

@@ -400,7 +400,10 @@ class Model {
     node->op_types.insert(strings_.Intern(type));
   }
   // Encodes `detail` into the arena and stores it and its sums in `exec`.
-  void StoreExec(const ExecDetail& detail, StepExec* exec);
+  // Device ids come from `ids` when set (a decoder on another thread
+  // interning into the model that will own the record), else from strings_.
+  void StoreExec(const ExecDetail& detail, StepExec* exec,
+                 SharedInterner* ids = nullptr);
   const uint8_t* Store(const std::string& bytes);
   // Records a GPU stream's node stat as accelerator work (TensorFlow inputs).
   void StreamWork(std::string_view node, int64_t step, const std::string& dev,

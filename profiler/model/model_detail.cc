@@ -55,11 +55,13 @@ int64_t Undelta(int64_t delta, int64_t from) {
                               static_cast<uint64_t>(delta));
 }
 
+// `id` gives a device string's id in the model's string table.
+template <typename IdOf>
 void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
-              StringTable* strings, std::string* out) {
+              const IdOf& id, std::string* out) {
   wire::PutVarint(out, list.size());
   for (const DeviceTimes& d : list) {
-    wire::PutVarint(out, strings->Id(d.device));
+    wire::PutVarint(out, id(d.device));
     wire::PutVarint(out, d.times.size());
     int64_t prev = base;
     for (const TimeInterval& t : d.times) {
@@ -93,7 +95,8 @@ void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
 
 }  // namespace
 
-void Model::StoreExec(const ExecDetail& d, StepExec* exec) {
+void Model::StoreExec(const ExecDetail& d, StepExec* exec,
+                      SharedInterner* ids) {
   exec->accelerator_micros = SumTimes(d.accelerator_execs);
   exec->cpu_micros = SumTimes(d.cpu_execs);
   exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
@@ -111,13 +114,16 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec) {
     exec->detail = nullptr;
     return;
   }
+  const auto id = [this, ids](std::string_view s) {
+    return ids != nullptr ? ids->Id(s) : strings_.Id(s);
+  };
   std::string& out = seal_buffer_;
   out.clear();
   const int64_t base = d.all_start_micros;
   wire::PutVarint(&out, wire::ZigZag(base));
   wire::PutVarint(&out, wire::ZigZag(Delta(d.latest_end_micros, base)));
-  PutTimes(d.accelerator_execs, base, &strings_, &out);
-  PutTimes(d.cpu_execs, base, &strings_, &out);
+  PutTimes(d.accelerator_execs, base, id, &out);
+  PutTimes(d.cpu_execs, base, id, &out);
   wire::PutVarint(&out, d.memory_execs.size());
   for (const MemoryExec& m : d.memory_execs) {
     uint64_t mask = 0;
@@ -148,9 +154,9 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec) {
   }
   wire::PutVarint(&out, d.devices.size());
   for (std::string_view dev : d.devices) {
-    wire::PutVarint(&out, strings_.Id(dev));
+    wire::PutVarint(&out, id(dev));
   }
-  PutTimes(d.other_execs, base, &strings_, &out);
+  PutTimes(d.other_execs, base, id, &out);
   std::string& framed = seal_framed_;
   framed.clear();
   wire::PutVarint(&framed, out.size());

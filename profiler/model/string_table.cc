@@ -29,4 +29,29 @@ uint32_t StringTable::Id(std::string_view s) {
   return id;
 }
 
+SharedInterner::Known SharedInterner::Find(std::string_view s) {
+  for (const Known& r : recent_) {
+    if (r.str == nullptr) break;
+    if (r.str->size() == s.size() &&
+        (r.str->data() == s.data() ||
+         std::memcmp(r.str->data(), s.data(), s.size()) == 0)) {
+      return r;
+    }
+  }
+  Known k;
+  auto it = seen_.find(s);
+  if (it != seen_.end()) {
+    k = it->second;
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      k.id = table_->Id(s);
+      k.str = table_->strings_[k.id];
+    }
+    seen_.emplace(std::string_view(*k.str), k);
+  }
+  recent_[next_recent_++ % recent_.size()] = k;
+  return k;
+}
+
 }  // namespace tfprof

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,7 @@ class StringTable {
   size_t size() const { return strings_.size(); }
 
  private:
+  friend class SharedInterner;
   std::vector<std::unique_ptr<std::string>> owned_;
   std::vector<const std::string*> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> ids_;
@@ -34,6 +36,34 @@ class StringTable {
   // handful of device and stream names for every execution.
   static constexpr uint32_t kNone = ~uint32_t{0};
   std::array<uint32_t, 4> recent_ = {kNone, kNone, kNone, kNone};
+  uint32_t next_recent_ = 0;
+};
+
+// One thread's way into a StringTable that several threads fill at once:
+// the strings it has met before are answered from its own map, and only a
+// new one takes the table's lock (a profile names a handful of devices and
+// op types, again and again).
+class SharedInterner {
+ public:
+  // `table` and `mu` outlive the interner; every thread that interns into
+  // `table` meanwhile goes through an interner with the same `mu`.
+  SharedInterner(StringTable* table, std::mutex* mu) : table_(table), mu_(mu) {}
+
+  uint32_t Id(std::string_view s) { return Find(s).id; }
+  const std::string* Intern(std::string_view s) { return Find(s).str; }
+
+ private:
+  struct Known {
+    uint32_t id = 0;
+    const std::string* str = nullptr;
+  };
+  Known Find(std::string_view s);
+
+  StringTable* table_;
+  std::mutex* mu_;
+  // Keys view the table's own strings.
+  absl::flat_hash_map<std::string_view, Known> seen_;
+  std::array<Known, 4> recent_ = {};
   uint32_t next_recent_ = 0;
 };
 

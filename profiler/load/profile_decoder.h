@@ -1,0 +1,644 @@
+// The ProfileProto decoder behind profile_reader.h: turns the fields of a
+// serialized tensorflow.tfprof.ProfileProto straight into a Model, one
+// top-level field at a time, without protobuf message objects. Two decoders
+// can share one file's fields (the second absorbed by the first at the end).
+// Internal to profiler/load.
+#ifndef TFPROF_PROFILER_LOAD_PROFILE_DECODER_H_
+#define TFPROF_PROFILER_LOAD_PROFILE_DECODER_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/base/parallel.h"
+#include "profiler/base/wire.h"
+#include "profiler/model/model.h"
+#include "profiler/model/string_table.h"
+
+namespace tfprof {
+
+// Field numbers of tfprof_log.proto.
+namespace pf {
+enum ProfileProto {
+  kNodes = 1,
+  kHasTrace = 2,
+  kSteps = 3,
+  kIdToString = 4,
+  kMissAcceleratorStream = 5
+};
+enum ProfileNode {
+  kName = 1,
+  kInputs = 2,
+  kOutputs = 3,
+  kShape = 4,
+  kOpTypes = 5,
+  kCanonicalDevice = 6,
+  kHostDevice = 7,
+  kFloatOps = 8,
+  kOp = 9,
+  kTrace = 10,
+  kAttrs = 11,
+  kExecs = 12,
+  kId = 13,
+  kSrcOutputIndex = 14,
+  kOutputShapes = 15,
+  kInputShapes = 16
+};
+enum ExecProfile {
+  kRunCount = 1,
+  kAllStart = 2,
+  kLatestEnd = 3,
+  kAcceleratorExecs = 4,
+  kCpuExecs = 5,
+  kDevices = 6,
+  kMemoryExecs = 7,
+  kAllocations = 11
+};
+}  // namespace pf
+
+// Decodes ProfileProto fields into a Model. A friend of Model. Two decoders
+// may work on one file at once: the second interns its strings into the
+// first's model and hands its nodes and records to it (Absorb) at the end.
+class ProfileDecoder {
+ public:
+  // A decoder whose model will be the result.
+  ProfileDecoder() : interner_(&model_.strings_, &strings_mu_) {}
+  // A decoder working beside `owner`, which will absorb it.
+  explicit ProfileDecoder(ProfileDecoder* owner)
+      : interner_(&owner->model_.strings_, &owner->strings_mu_) {}
+  ProfileDecoder(const ProfileDecoder&) = delete;
+  ProfileDecoder& operator=(const ProfileDecoder&) = delete;
+
+  // Decodes one top-level field whose tag was just read from `r`; `seq` is
+  // its place among the file's fields (of two nodes with one key the later
+  // one stays). False if the field is malformed.
+  bool Field(uint32_t field, int wt, wire::Reader* r, int64_t seq) {
+    // A known field with an unexpected wire type is skipped as unknown, as
+    // protobuf's own parser does.
+    const int expected =
+        field == pf::kNodes || field == pf::kIdToString ? wire::kBytes
+        : field == pf::kHasTrace || field == pf::kMissAcceleratorStream
+            ? wire::kVarint
+            : -1;
+    if (expected >= 0 && wt != expected) field = 0;
+    switch (field) {
+      case pf::kNodes:
+        saw_known_ = true;
+        {
+          Entry en;
+          return ReadEntry(r, true, &en) && Node(en, seq);
+        }
+      case pf::kHasTrace:
+        saw_known_ = true;
+        model_.has_code_traces_ = r->Bool();
+        return r->ok();
+      case pf::kSteps:
+        saw_known_ = true;
+        r->RepeatedInt64(wt, [this](int64_t s) { model_.steps_.insert(s); });
+        return r->ok();
+      case pf::kIdToString: {
+        saw_known_ = true;
+        wire::Reader e = r->Sub();
+        int64_t key = 0;
+        std::string_view value;
+        uint32_t f;
+        int w;
+        while (e.Next(&f, &w)) {
+          if (f == 1 && w == wire::kVarint) {
+            key = e.Int64();
+          } else if (f == 2 && w == wire::kBytes) {
+            value = e.Bytes();
+          } else {
+            e.Skip(w);
+          }
+        }
+        if (!e.ok() || !r->ok()) return false;
+        model_.id_to_string_[key] = std::string(value);
+        return true;
+      }
+      case pf::kMissAcceleratorStream:
+        saw_known_ = true;
+        model_.miss_accelerator_stream_ = r->Bool();
+        return r->ok();
+      default:
+        saw_unknown_ = true;
+        r->Skip(wt);
+        return r->ok();
+    }
+  }
+
+  // Takes over the nodes and step records `other` (made with this decoder
+  // as its owner) decoded.
+  void Absorb(ProfileDecoder&& other) {
+    saw_known_ = saw_known_ || other.saw_known_;
+    saw_unknown_ = saw_unknown_ || other.saw_unknown_;
+    absorbed_ = pending_.size();
+    pending_.reserve(pending_.size() + other.pending_.size());
+    for (Pending& p : other.pending_) pending_.push_back(std::move(p));
+    other.pending_.clear();
+    for (Model::ArenaChunk& c : other.model_.arena_) {
+      model_.arena_.push_back(std::move(c));
+    }
+    model_.arena_used_ += other.model_.arena_used_;
+    other.model_.arena_.clear();
+    other.model_.arena_used_ = 0;
+  }
+
+  absl::StatusOr<Model> Finish(const std::string& source) {
+    if (!saw_known_ && saw_unknown_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source,
+          ": not a tensorflow.tfprof.ProfileProto (none of its fields are "
+          "present)"));
+    }
+    SortPending();
+    // A name seen twice keeps its first node (in key order); keys[i] is
+    // pending_[i]'s key, and target[i] the node its key stands for.
+    std::vector<int64_t> keys(pending_.size());
+    std::vector<const GraphNode*> target(pending_.size());
+    std::vector<Pending*> kept;
+    kept.reserve(pending_.size());
+    model_.by_name_.reserve(pending_.size());
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      keys[i] = p.key;
+      auto [it, added] = model_.by_name_.try_emplace(p.node->name, nullptr);
+      if (added) {
+        it->second = p.node.get();
+        kept.push_back(&p);
+      }
+      target[i] = it->second;
+    }
+    // Keys are often consecutive: then a key's place is its distance from
+    // the first.
+    const bool dense =
+        keys.empty() || static_cast<uint64_t>(keys.back()) -
+                                static_cast<uint64_t>(keys.front()) ==
+                            keys.size() - 1;
+    model_.nodes_.resize(kept.size());
+    const auto link = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        Link(keys, dense, target, kept[i], i);
+      }
+    };
+    const size_t half = kept.size() / 2;
+    RunBoth(
+        kept.size() >= kParallelMinItems, [&] { link(0, half); },
+        [&] { link(half, kept.size()); });
+    pending_.clear();
+    model_.sorted_.valid.store(false);
+    model_.generation_ = 1;
+    return std::move(model_);
+  }
+
+ private:
+  struct Pending {
+    int64_t key = 0;
+    int64_t seq = 0;
+    std::unique_ptr<GraphNode> node;
+    std::vector<std::pair<int32_t, int64_t>> inputs;  // index -> source key
+    std::vector<std::pair<int64_t, int32_t>> slots;   // source key -> slot
+  };
+
+  // pending_ in key order, of one key only the last read.
+  void SortPending() {
+    const auto before = [](const Pending& a, const Pending& b) {
+      return a.key != b.key ? a.key < b.key : a.seq < b.seq;
+    };
+    // The owner's nodes, then those it absorbed: each part is often in
+    // order already (files are written in key order).
+    const auto mid = pending_.begin() + static_cast<std::ptrdiff_t>(absorbed_);
+    const auto sort = [&](auto b, auto e) {
+      if (!std::is_sorted(b, e, before)) std::sort(b, e, before);
+    };
+    RunBoth(
+        pending_.size() >= kParallelMinItems,
+        [&] { sort(pending_.begin(), mid); },
+        [&] { sort(mid, pending_.end()); });
+    std::inplace_merge(pending_.begin(), mid, pending_.end(), before);
+    size_t out = 0;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (i + 1 < pending_.size() && pending_[i + 1].key == pending_[i].key) {
+        continue;
+      }
+      if (out != i) pending_[out] = std::move(pending_[i]);
+      ++out;
+    }
+    pending_.resize(out);
+  }
+
+  // Gives a kept node its inputs (their keys looked up in the sorted,
+  // unique `keys`, consecutive if `dense`) and sorted shapes, and makes it
+  // the model's index-th node.
+  void Link(const std::vector<int64_t>& keys, bool dense,
+            const std::vector<const GraphNode*>& target, Pending* p,
+            size_t index) {
+    GraphNode* node = p->node.get();
+    if (!p->inputs.empty()) {
+      SortKeepLast(&p->inputs);
+      SortKeepLast(&p->slots);
+      for (const auto& [at, src] : p->inputs) {
+        size_t at_key;
+        if (dense) {
+          if (src < keys.front() || src > keys.back()) continue;  // no node
+          at_key = static_cast<size_t>(src - keys.front());
+        } else {
+          auto k = std::lower_bound(keys.begin(), keys.end(), src);
+          if (k == keys.end() || *k != src) continue;  // not a node
+          at_key = static_cast<size_t>(k - keys.begin());
+        }
+        const GraphNode* from = target[at_key];
+        int32_t slot = -1;
+        auto s = std::lower_bound(
+            p->slots.begin(), p->slots.end(), src,
+            [](const auto& e, int64_t key) { return e.first < key; });
+        if (s != p->slots.end() && s->first == src) slot = s->second;
+        node->inputs.push_back(NodeInput{at, slot, &from->name, from});
+      }
+    }
+    SortKeepLast(&node->output_shapes);
+    SortKeepLast(&node->stored_input_shapes);
+    node->index = index;
+    model_.nodes_[index] = std::move(p->node);
+  }
+
+  // Sorts map entries by key; of equal keys the last one read stays, as
+  // when protobuf parses a map.
+  template <typename K, typename V>
+  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
+    if (v->size() < 2) return;
+    std::stable_sort(v->begin(), v->end(), [](const auto& a, const auto& b) {
+      return a.first < b.first;
+    });
+    size_t out = 0;
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (i + 1 < v->size() && (*v)[i + 1].first == (*v)[i].first) continue;
+      if (out != i) (*v)[out] = std::move((*v)[i]);
+      ++out;
+    }
+    v->resize(out);
+  }
+
+  // A map entry: an integer or string key (field 1) and a value (field 2)
+  // that is either length-delimited or a varint.
+  struct Entry {
+    uint64_t key = 0;
+    std::string_view key_bytes;
+    std::string_view value;
+    uint64_t value_varint = 0;
+  };
+  // The entry that is the next field of `r`.
+  static bool ReadEntry(wire::Reader* r, bool value_is_bytes, Entry* out) {
+    wire::Reader e = r->Sub();
+    if (!r->ok()) return false;
+    *out = Entry();
+    uint32_t f;
+    int w;
+    while (e.Next(&f, &w)) {
+      if (f == 1 && w == wire::kVarint) {
+        out->key = static_cast<uint64_t>(e.Int64());
+      } else if (f == 1 && w == wire::kBytes) {
+        out->key_bytes = e.Bytes();
+      } else if (f == 2 && value_is_bytes && w == wire::kBytes) {
+        out->value = e.Bytes();
+      } else if (f == 2 && !value_is_bytes && w == wire::kVarint) {
+        out->value_varint = static_cast<uint64_t>(e.Int64());
+      } else {
+        e.Skip(w);
+      }
+    }
+    return e.ok();
+  }
+
+  static bool ReadTuple(std::string_view bytes, std::vector<int64_t>* out) {
+    wire::Reader t(bytes);
+    uint32_t f;
+    int w;
+    while (t.Next(&f, &w)) {
+      if (f == 1) {
+        t.RepeatedInt64(w, [out](int64_t v) { out->push_back(v); });
+      } else {
+        t.Skip(w);
+      }
+    }
+    return t.ok();
+  }
+
+  // A `nodes` map entry: key (field 1) and the ProfileNode (field 2).
+  bool Node(const Entry& en, int64_t seq) {
+    const int64_t key = static_cast<int64_t>(en.key);
+    uint32_t f;
+    int w;
+
+    execs_scratch_.clear();
+    Pending p;
+    p.key = key;
+    p.seq = seq;
+    p.node = std::make_unique<GraphNode>();
+    wire::Reader r(en.value);
+    while (r.Next(&f, &w)) {
+      if (f <= pf::kInputShapes && f != pf::kShape && f != pf::kOutputs &&
+          w != (f == pf::kFloatOps || f == pf::kId ? wire::kVarint
+                                                   : wire::kBytes)) {
+        f = 0;  // an unexpected wire type: skipped as unknown
+      }
+      if (!NodeField(f, w, &r, &p) || !r.ok()) return false;
+    }
+    if (!r.ok()) return false;
+    GraphNode* node = p.node.get();
+    // A trace without frames counts as none.
+    if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
+    SetExecs(node);
+    pending_.push_back(std::move(p));
+    return true;
+  }
+
+  // One field `f` (wire type `w`) of a ProfileNode, read from `r` into the
+  // pending node; false if it is corrupt.
+  bool NodeField(uint32_t f, int w, wire::Reader* r, Pending* p) {
+    GraphNode* node = p->node.get();
+    switch (f) {
+      case pf::kName:
+        node->name = std::string(r->Bytes());
+        break;
+      case pf::kOp:
+        node->op = std::string(r->Bytes());
+        break;
+      case pf::kCanonicalDevice:
+        node->set_canonical_device(interner_.Intern(r->Bytes()));
+        break;
+      case pf::kHostDevice:
+        node->set_host_device(interner_.Intern(r->Bytes()));
+        break;
+      case pf::kFloatOps:
+        node->float_ops = r->Int64();
+        break;
+      case pf::kId:
+        node->id = r->Int64();
+        break;
+      case pf::kShape:
+        r->RepeatedInt64(w, [node](int64_t d) { node->shape.push_back(d); });
+        break;
+      case pf::kOpTypes:
+        node->op_types.insert(interner_.Intern(r->Bytes()));
+        break;
+      case pf::kTrace:
+        // Repeated occurrences of a message field merge, which for the wire
+        // format is concatenation.
+        node->code.append(r->Bytes());
+        break;
+      case pf::kAttrs: {
+        std::string_view a = r->Bytes();
+        wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
+        wire::PutVarint(&node->attrs, a.size());
+        node->attrs.append(a);
+        break;
+      }
+      case pf::kInputs:
+      case pf::kSrcOutputIndex:
+        return IndexEntry(f, r, p);
+      case pf::kOutputShapes:
+      case pf::kInputShapes:
+        return ShapeEntry(f, r, node);
+      case pf::kExecs: {
+        Entry en;
+        if (!ReadEntry(r, true, &en)) return false;
+        StepExec exec;
+        exec.step = static_cast<int64_t>(en.key);
+        if (!Exec(en.value, &exec)) return false;
+        execs_scratch_.push_back(exec);
+        break;
+      }
+      default:
+        r->Skip(w);
+    }
+    return true;
+  }
+
+  // An entry of the inputs or src_output_index maps.
+  bool IndexEntry(uint32_t f, wire::Reader* r, Pending* p) {
+    Entry en;
+    if (!ReadEntry(r, false, &en)) return false;
+    if (f == pf::kInputs) {
+      p->inputs.emplace_back(static_cast<int32_t>(en.key),
+                             static_cast<int64_t>(en.value_varint));
+    } else {
+      p->slots.emplace_back(static_cast<int64_t>(en.key),
+                            static_cast<int32_t>(en.value_varint));
+    }
+    return true;
+  }
+
+  // An entry of the output_shapes or input_shapes maps.
+  bool ShapeEntry(uint32_t f, wire::Reader* r, GraphNode* node) {
+    Entry en;
+    if (!ReadEntry(r, true, &en)) return false;
+    std::vector<int64_t> dims;
+    if (!ReadTuple(en.value, &dims)) return false;
+    (f == pf::kOutputShapes ? node->output_shapes : node->stored_input_shapes)
+        .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
+    return true;
+  }
+
+  // The node's executions by step (of repeated steps the last one read
+  // stays), exactly sized.
+  void SetExecs(GraphNode* node) {
+    std::vector<StepExec>& execs = execs_scratch_;
+    if (execs.size() > 1) {
+      std::stable_sort(
+          execs.begin(), execs.end(),
+          [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
+      size_t out = 0;
+      for (size_t i = 0; i < execs.size(); ++i) {
+        if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
+          continue;
+        }
+        execs[out++] = execs[i];
+      }
+      execs.resize(out);
+    }
+    node->execs.assign(execs.begin(), execs.end());
+  }
+
+  static bool HasFrames(std::string_view code) {
+    wire::Reader r(code);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      if (f == 1) return true;
+      r.Skip(w);
+    }
+    return false;
+  }
+
+  bool Times(const Entry& en, std::vector<DeviceTimes>* list) {
+    const std::string_view dev = *interner_.Intern(en.key_bytes);
+    auto it = std::lower_bound(
+        list->begin(), list->end(), dev,
+        [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
+    if (it == list->end() || it->device != dev) {
+      it = list->insert(it, DeviceTimes{dev, {}});
+    }
+    it->times.clear();  // a repeated key: the last entry wins
+    wire::Reader et(en.value);
+    uint32_t f;
+    int w;
+    while (et.Next(&f, &w)) {
+      if (f != 1 || w != wire::kBytes) {
+        et.Skip(w);
+        continue;
+      }
+      tuple_.clear();
+      if (!ReadTuple(et.Bytes(), &tuple_)) return false;
+      TimeInterval t;
+      if (!tuple_.empty()) t.start_micros = tuple_[0];
+      if (tuple_.size() > 1) t.duration_micros = tuple_[1];
+      it->times.push_back(t);
+    }
+    return et.ok();
+  }
+
+  bool Memory(std::string_view bytes, MemoryExec* m) {
+    wire::Reader r(bytes);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      if (f >= 1 && f <= kMemoryExecFields && w == wire::kVarint) {
+        m->*kMemoryExecField[f - 1] = r.Int64();
+      } else if (f == 11 && w == wire::kBytes) {
+        Entry en;
+        if (!ReadEntry(&r, true, &en)) return false;
+        OutputMemory o;
+        o.slot = static_cast<int32_t>(en.key);
+        wire::Reader mr(en.value);
+        uint32_t mf;
+        int mw;
+        while (mr.Next(&mf, &mw)) {
+          if (mf == 1 && mw == wire::kVarint) {
+            o.bytes = mr.Int64();
+          } else if (mf == 2 && mw == wire::kVarint) {
+            o.ptr = static_cast<uint64_t>(mr.Int64());
+          } else {
+            mr.Skip(mw);
+          }
+        }
+        if (!mr.ok()) return false;
+        m->output_memory.push_back(o);
+      } else {
+        r.Skip(w);
+      }
+    }
+    if (m->output_memory.size() > 1) {
+      std::stable_sort(m->output_memory.begin(), m->output_memory.end(),
+                       [](const OutputMemory& a, const OutputMemory& b) {
+                         return a.slot < b.slot;
+                       });
+      size_t out = 0;
+      for (size_t i = 0; i < m->output_memory.size(); ++i) {
+        if (i + 1 < m->output_memory.size() &&
+            m->output_memory[i + 1].slot == m->output_memory[i].slot) {
+          continue;
+        }
+        m->output_memory[out++] = m->output_memory[i];
+      }
+      m->output_memory.resize(out);
+    }
+    return r.ok();
+  }
+
+  bool Exec(std::string_view bytes, StepExec* exec) {
+    ExecDetail& d = scratch_;
+    d.Clear();
+    wire::Reader r(bytes);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      const bool varint =
+          f == pf::kRunCount || f == pf::kAllStart || f == pf::kLatestEnd;
+      if ((varint && w != wire::kVarint) ||
+          (!varint && f <= pf::kAllocations && w != wire::kBytes)) {
+        f = 0;  // an unexpected wire type: skipped as unknown
+      }
+      switch (f) {
+        case pf::kRunCount:
+        case pf::kAllStart:
+        case pf::kLatestEnd: {
+          const int64_t v = r.Int64();
+          if (f == pf::kRunCount) exec->run_count = v;
+          if (f == pf::kAllStart) d.all_start_micros = v;
+          if (f == pf::kLatestEnd) d.latest_end_micros = v;
+          break;
+        }
+        case pf::kAcceleratorExecs:
+        case pf::kCpuExecs: {
+          Entry en;
+          if (!ReadEntry(&r, true, &en) ||
+              !Times(en, f == pf::kAcceleratorExecs ? &d.accelerator_execs
+                                                    : &d.cpu_execs)) {
+            return false;
+          }
+          break;
+        }
+        case pf::kDevices: {
+          const std::string_view dev = *interner_.Intern(r.Bytes());
+          auto it = std::lower_bound(d.devices.begin(), d.devices.end(), dev);
+          if (it == d.devices.end() || *it != dev) d.devices.insert(it, dev);
+          break;
+        }
+        case pf::kMemoryExecs: {
+          MemoryExec m;
+          if (!Memory(r.Bytes(), &m)) return false;
+          d.memory_execs.push_back(std::move(m));
+          break;
+        }
+        case pf::kAllocations: {
+          wire::Reader a = r.Sub();
+          Allocation rec;
+          uint32_t af;
+          int aw;
+          while (a.Next(&af, &aw)) {
+            if (af == 1 && aw == wire::kVarint) {
+              rec.alloc_micros = a.Int64();
+            } else if (af == 2 && aw == wire::kVarint) {
+              rec.alloc_bytes = a.Int64();
+            } else {
+              a.Skip(aw);
+            }
+          }
+          if (!a.ok()) return false;
+          d.allocations.push_back(rec);
+          break;
+        }
+        default:
+          r.Skip(w);
+      }
+      if (!r.ok()) return false;
+    }
+    if (!r.ok()) return false;
+    model_.StoreExec(d, exec, &interner_);
+    return true;
+  }
+
+  Model model_;
+  std::mutex strings_mu_;  // guards model_.strings_ while two decode
+  SharedInterner interner_;
+  std::vector<Pending> pending_;
+  // Where the nodes of an absorbed decoder begin in pending_.
+  size_t absorbed_ = 0;
+  ExecDetail scratch_;
+  std::vector<StepExec> execs_scratch_;
+  std::vector<int64_t> tuple_;
+  bool saw_known_ = false;
+  bool saw_unknown_ = false;
+};
+
+}  // namespace tfprof
+
+#endif  // TFPROF_PROFILER_LOAD_PROFILE_DECODER_H_
