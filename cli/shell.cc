@@ -354,10 +354,7 @@ absl::Status SaveCommand(Shell& shell, const std::vector<std::string>& args) {
   if (args.size() != 1) {
     return absl::InvalidArgumentError("usage: save PATH");
   }
-  std::string bytes;
-  if (!shell.profile().model.ToProfileProto().SerializeToString(&bytes)) {
-    return absl::InternalError("cannot serialize the profile");
-  }
+  const std::string bytes = shell.profile().model.SerializedProfileProto();
   absl::Status s = WriteFileAtomic(args[0], bytes, shell.input_files());
   if (!s.ok()) return s;
   shell.err() << "profile written to " << args[0] << " (" << bytes.size()
@@ -472,7 +469,8 @@ const std::vector<CommandSpec>& Commands() {
        "Chrome counter tracks.",
        MemoryCommand},
       {"save", "PATH",
-       "Write the loaded profile as a ProfileProto (for --profile_path).",
+       "Write the loaded profile as a ProfileProto (for --profile_path), "
+       "maps in key order: the same profile gives the same bytes.",
        SaveCommand},
       {"http", "[[HOST:]PORT]",
        "Serve the web UI on this profile (and the base run) until Ctrl-C: "

@@ -380,7 +380,7 @@ absl::StatusOr<tfpb::AdviceProto> Profiler::Advise(
 }
 
 std::string Profiler::SerializeToString() const {
-  return session_->model().ToProfileProto().SerializeAsString();
+  return session_->model().SerializedProfileProto();
 }
 
 absl::Status Profiler::WriteProfile(const std::string& path) const {

@@ -318,6 +318,9 @@ class Model {
 
   // (The other way: ModelFromProfileProto in load/profile_reader.h.)
   tfpb::ProfileProto ToProfileProto() const;
+  // ToProfileProto's bytes with every map in key order: the same model
+  // always serializes to the same bytes (what `save` writes).
+  std::string SerializedProfileProto() const;
 
   size_t size() const { return nodes_.size(); }
   const GraphNode* Find(std::string_view name) const;
