@@ -141,8 +141,16 @@ class ProfileDecoder {
     saw_unknown_ = saw_unknown_ || other.saw_unknown_;
     absorbed_ = pending_.size();
     pending_.reserve(pending_.size() + other.pending_.size());
-    for (Pending& p : other.pending_) pending_.push_back(std::move(p));
-    other.pending_.clear();
+    for (Pending& p : other.pending_) {
+      p.inputs_at += inputs_.size();
+      p.slots_at += slots_.size();
+      pending_.push_back(std::move(p));
+    }
+    inputs_.insert(inputs_.end(), other.inputs_.begin(), other.inputs_.end());
+    slots_.insert(slots_.end(), other.slots_.begin(), other.slots_.end());
+    std::vector<Pending>().swap(other.pending_);
+    std::vector<std::pair<int32_t, int64_t>>().swap(other.inputs_);
+    std::vector<std::pair<int64_t, int32_t>>().swap(other.slots_);
     for (Model::ArenaChunk& c : other.model_.arena_) {
       model_.arena_.push_back(std::move(c));
     }
@@ -203,8 +211,13 @@ class ProfileDecoder {
     int64_t key = 0;
     int64_t seq = 0;
     std::unique_ptr<GraphNode> node;
-    std::vector<std::pair<int32_t, int64_t>> inputs;  // index -> source key
-    std::vector<std::pair<int64_t, int32_t>> slots;   // source key -> slot
+    // The node's entries of the inputs map (index -> source key) and of
+    // src_output_index (source key -> slot): ranges of the decoder's
+    // inputs_ and slots_ (one array each rather than two per node, so that
+    // nothing is left behind in the heap among the model's nodes once they
+    // are linked).
+    size_t inputs_at = 0, inputs_n = 0;
+    size_t slots_at = 0, slots_n = 0;
   };
 
   // pending_ in key order, of one key only the last read.
@@ -241,10 +254,16 @@ class ProfileDecoder {
             const std::vector<const GraphNode*>& target, Pending* p,
             size_t index) {
     GraphNode* node = p->node.get();
-    if (!p->inputs.empty()) {
-      SortKeepLast(&p->inputs);
-      SortKeepLast(&p->slots);
-      for (const auto& [at, src] : p->inputs) {
+    if (p->inputs_n > 0) {
+      const auto inputs =
+          inputs_.begin() + static_cast<ptrdiff_t>(p->inputs_at);
+      const auto slots = slots_.begin() + static_cast<ptrdiff_t>(p->slots_at);
+      const auto inputs_end =
+          inputs + static_cast<ptrdiff_t>(SortKeepLast(inputs, p->inputs_n));
+      const auto slots_end =
+          slots + static_cast<ptrdiff_t>(SortKeepLast(slots, p->slots_n));
+      for (auto in = inputs; in != inputs_end; ++in) {
+        const auto [at, src] = *in;
         size_t at_key;
         if (dense) {
           if (src < keys.front() || src > keys.back()) continue;  // no node
@@ -257,9 +276,9 @@ class ProfileDecoder {
         const GraphNode* from = target[at_key];
         int32_t slot = -1;
         auto s = std::lower_bound(
-            p->slots.begin(), p->slots.end(), src,
+            slots, slots_end, src,
             [](const auto& e, int64_t key) { return e.first < key; });
-        if (s != p->slots.end() && s->first == src) slot = s->second;
+        if (s != slots_end && s->first == src) slot = s->second;
         node->inputs.push_back(NodeInput{at, slot, &from->name, from});
       }
     }
@@ -269,21 +288,27 @@ class ProfileDecoder {
     model_.nodes_[index] = std::move(p->node);
   }
 
-  // Sorts map entries by key; of equal keys the last one read stays, as
-  // when protobuf parses a map.
-  template <typename K, typename V>
-  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
-    if (v->size() < 2) return;
-    std::stable_sort(v->begin(), v->end(), [](const auto& a, const auto& b) {
+  // Sorts the n map entries from `begin` by key; of equal keys the last one
+  // read stays, as when protobuf parses a map. Returns how many are left
+  // (at the front).
+  template <typename It>
+  static size_t SortKeepLast(It begin, size_t n) {
+    if (n < 2) return n;
+    const It end = begin + static_cast<ptrdiff_t>(n);
+    std::stable_sort(begin, end, [](const auto& a, const auto& b) {
       return a.first < b.first;
     });
     size_t out = 0;
-    for (size_t i = 0; i < v->size(); ++i) {
-      if (i + 1 < v->size() && (*v)[i + 1].first == (*v)[i].first) continue;
-      if (out != i) (*v)[out] = std::move((*v)[i]);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + 1 < n && begin[i + 1].first == begin[i].first) continue;
+      if (out != i) begin[out] = std::move(begin[i]);
       ++out;
     }
-    v->resize(out);
+    return out;
+  }
+  template <typename K, typename V>
+  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
+    v->resize(SortKeepLast(v->begin(), v->size()));
   }
 
   // A map entry: an integer or string key (field 1) and a value (field 2)
@@ -341,6 +366,8 @@ class ProfileDecoder {
     Pending p;
     p.key = key;
     p.seq = seq;
+    p.inputs_at = inputs_.size();
+    p.slots_at = slots_.size();
     p.node = std::make_unique<GraphNode>();
     wire::Reader r(en.value);
     while (r.Next(&f, &w)) {
@@ -427,11 +454,13 @@ class ProfileDecoder {
     Entry en;
     if (!ReadEntry(r, false, &en)) return false;
     if (f == pf::kInputs) {
-      p->inputs.emplace_back(static_cast<int32_t>(en.key),
-                             static_cast<int64_t>(en.value_varint));
+      ++p->inputs_n;
+      inputs_.emplace_back(static_cast<int32_t>(en.key),
+                           static_cast<int64_t>(en.value_varint));
     } else {
-      p->slots.emplace_back(static_cast<int64_t>(en.key),
-                            static_cast<int32_t>(en.value_varint));
+      ++p->slots_n;
+      slots_.emplace_back(static_cast<int64_t>(en.key),
+                          static_cast<int32_t>(en.value_varint));
     }
     return true;
   }
@@ -630,6 +659,8 @@ class ProfileDecoder {
   std::mutex strings_mu_;  // guards model_.strings_ while two decode
   SharedInterner interner_;
   std::vector<Pending> pending_;
+  std::vector<std::pair<int32_t, int64_t>> inputs_;  // Pending::inputs_at
+  std::vector<std::pair<int64_t, int32_t>> slots_;   // Pending::slots_at
   // Where the nodes of an absorbed decoder begin in pending_.
   size_t absorbed_ = 0;
   ExecDetail scratch_;
