@@ -314,6 +314,77 @@ void CheckRangeIsStepsShifted(const RawTrace& raw, const Model& model,
   CHECK(got == want);
 }
 
+// Every GPU event whose correlation id names a runtime call (the raw
+// trace's Runtime / cuda_runtime / cuda_driver events) gets an arrow from
+// that call to it: the pairs of times, relative to the first GPU event,
+// are the raw trace's.
+TEST_CASE("Launch arrows join each GPU event to its runtime call") {
+  JsonValue doc;
+  std::string error;
+  REQUIRE(testing::ParseJsonFile(kWorker0, &doc, &error));
+  std::map<int64_t, double> call_us;  // correlation -> the call's start
+  std::vector<std::pair<int64_t, double>> gpu;  // correlation, start
+  for (const JsonValue& e : doc.at("traceEvents").array) {
+    if (!e.Has("cat") || e.at("ph").string != "X" || !e.Has("args") ||
+        !e.at("args").Has("correlation")) {
+      continue;
+    }
+    const std::string& cat = e.at("cat").string;
+    const int64_t id = std::llround(e.at("args").at("correlation").number);
+    if (cat == "Runtime" || cat == "cuda_runtime" || cat == "cuda_driver") {
+      call_us[id] = e.at("ts").number;
+    } else if (cat == "Kernel" || cat == "Memcpy" || cat == "Memset" ||
+               cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      gpu.emplace_back(id, e.at("ts").number);
+    }
+  }
+  REQUIRE(!gpu.empty());
+  double origin = gpu.front().second;
+  for (const auto& g : gpu) origin = std::min(origin, g.second);
+  std::multiset<std::pair<int64_t, int64_t>> expected;
+  for (const auto& [id, us] : gpu) {
+    auto call = call_us.find(id);
+    if (call == call_us.end()) continue;
+    expected.emplace(RelNs(call->second, origin), RelNs(us, origin));
+  }
+  REQUIRE(expected.size() > 1000);
+
+  const auto loaded = Load(kWorker0);
+  const std::set<int64_t>& steps = loaded->model.steps();
+  const JsonValue tl = Timeline(loaded->model, *steps.begin(), *steps.rbegin());
+  double ours_origin = 1e300;
+  std::map<int64_t, double> start, finish;              // arrow id -> ts
+  std::set<std::tuple<double, int64_t, int64_t>> work;  // ts, pid, tid
+  std::map<int64_t, std::pair<int64_t, int64_t>> finish_lane;
+  for (const JsonValue& e : tl.at("traceEvents").array) {
+    const std::string& ph = e.at("ph").string;
+    if (ph == "X" &&
+        (e.at("cat").string == "Kernel" || e.at("cat").string == "Memcpy")) {
+      ours_origin = std::min(ours_origin, e.at("ts").number);
+      work.emplace(e.at("ts").number, std::llround(e.at("pid").number),
+                   std::llround(e.at("tid").number));
+    } else if (ph == "s" || ph == "f") {
+      const int64_t id = std::llround(e.at("id").number);
+      (ph == "s" ? start : finish)[id] = e.at("ts").number;
+      if (ph == "f") {
+        CHECK(e.at("bp").string == "e");
+        finish_lane[id] = {std::llround(e.at("pid").number),
+                           std::llround(e.at("tid").number)};
+      }
+    }
+  }
+  REQUIRE(start.size() == finish.size());
+  std::multiset<std::pair<int64_t, int64_t>> ours;
+  for (const auto& [id, ts] : start) {
+    REQUIRE(finish.count(id) == 1);
+    ours.emplace(RelNs(ts, ours_origin), RelNs(finish[id], ours_origin));
+    // The arrow ends on the lane of GPU work that starts then.
+    CHECK(work.count({finish[id], finish_lane[id].first,
+                      finish_lane[id].second}) == 1);
+  }
+  CHECK(ours == expected);
+}
+
 TEST_CASE("A range of steps is drawn on one clock") {
   const RawTrace raw = ReadRaw(kDdpRank0);
   const auto loaded = Load(kDdpRank0);

@@ -19,6 +19,7 @@
 #include "profiler/importers/xspace/xla_programs.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/summary.h"
+#include "profiler/render/trace_timeline.h"
 #include "profiler/views/diff.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
@@ -740,6 +741,94 @@ TEST_CASE("JAX command buffers: each kernel on the instruction it ran for") {
     ++compared;
   }
   CHECK(compared > 150);
+}
+
+// Every stream event whose context and correlation ids name a launch call
+// on a host line gets an arrow from that call to it in the trace
+// timeline: the pairs of times, relative to the first GPU event, are the
+// raw capture's.
+TEST_CASE("JAX captures: launch arrows join each GPU event to its launch") {
+  if (!testing::HaveCorpusFile(kNoCb)) return;
+  absl::StatusOr<std::string> bytes =
+      Gunzip(testing::ReadFile(testing::CorpusFile(kNoCb)));
+  REQUIRE(bytes.ok());
+  XSpace space;
+  REQUIRE(space.ParseFromString(*bytes));
+  // A stat of the event or of its metadata, as text.
+  auto stat = [](const XPlane& p, const XEvent& e, const std::string& name) {
+    for (const auto& [id, md] : p.stat_metadata()) {
+      if (md.name() != name) continue;
+      std::vector<const XStat*> all;
+      for (const XStat& s : e.stats()) all.push_back(&s);
+      auto em = p.event_metadata().find(e.metadata_id());
+      if (em != p.event_metadata().end()) {
+        for (const XStat& s : em->second.stats()) all.push_back(&s);
+      }
+      for (const XStat* s : all) {
+        if (s->metadata_id() == id) return std::to_string(IntValue(*s));
+      }
+    }
+    return std::string();
+  };
+  auto start_ns = [](const XLine& line, const XEvent& e) {
+    return line.timestamp_ns() + (e.offset_ps() + 500) / 1000;
+  };
+  std::map<std::string, int64_t> launch;  // "<context>/<correlation>" -> ns
+  std::vector<std::pair<std::string, int64_t>> gpu;
+  for (const XPlane& p : space.planes()) {
+    const bool host = p.name() == "/host:CPU";
+    if (!host && p.name().rfind("/device:GPU:", 0) != 0) continue;
+    for (const XLine& line : p.lines()) {
+      for (const XEvent& e : line.events()) {
+        const std::string corr = stat(p, e, "correlation_id");
+        if (corr.empty()) continue;
+        const std::string key = stat(p, e, "context_id") + "/" + corr;
+        if (host) {
+          launch[key] = start_ns(line, e);
+        } else {
+          gpu.emplace_back(key, start_ns(line, e));
+        }
+      }
+    }
+  }
+  REQUIRE(!gpu.empty());
+  int64_t origin = gpu.front().second;
+  for (const auto& g : gpu) origin = std::min(origin, g.second);
+  std::multiset<std::pair<int64_t, int64_t>> expected;
+  for (const auto& [key, ns] : gpu) {
+    auto l = launch.find(key);
+    if (l != launch.end()) expected.emplace(l->second - origin, ns - origin);
+  }
+  REQUIRE(expected.size() > 1000);
+
+  const auto loaded = LoadCorpus(kNoCb);
+  const std::set<int64_t>& steps = loaded->model.steps();
+  absl::StatusOr<std::string> json = TraceStepsTimeline(
+      loaded->model, *steps.begin(), *steps.rbegin(), nullptr);
+  REQUIRE(json.ok());
+  testing::JsonValue tl;
+  std::string error;
+  REQUIRE(testing::ParseJson(*json, &tl, &error));
+  double ours_origin = 1e300;
+  std::map<int64_t, std::pair<double, double>> arrows;  // id -> s, f
+  for (const testing::JsonValue& e : tl.at("traceEvents").array) {
+    const std::string& ph = e.at("ph").string;
+    if (ph == "X" &&
+        (e.at("cat").string == "Kernel" || e.at("cat").string == "Memcpy")) {
+      ours_origin = std::min(ours_origin, e.at("ts").number);
+    } else if (ph == "s") {
+      arrows[std::llround(e.at("id").number)].first = e.at("ts").number;
+    } else if (ph == "f") {
+      arrows[std::llround(e.at("id").number)].second = e.at("ts").number;
+    }
+  }
+  std::multiset<std::pair<int64_t, int64_t>> ours;
+  for (const auto& [id, times] : arrows) {
+    ours.emplace(std::llround((times.first - ours_origin) * 1000),
+                 std::llround((times.second - ours_origin) * 1000));
+  }
+  CHECK(ours.size() == expected.size());
+  CHECK(ours == expected);
 }
 
 TEST_CASE("JAX captures: scope, code and graph views of the program") {

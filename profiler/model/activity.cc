@@ -82,7 +82,10 @@ void Activity::Shift(int64_t ns) {
     s.start_ns = SatAdd(s.start_ns, ns);
     s.end_ns = SatAdd(s.end_ns, ns);
   }
-  for (DeviceWork& w : work_) w.start_ns = SatAdd(w.start_ns, ns);
+  for (DeviceWork& w : work_) {
+    w.start_ns = SatAdd(w.start_ns, ns);
+    if (w.launch_ns >= 0) w.launch_ns = SatAdd(w.launch_ns, ns);
+  }
   for (HostSpan& h : host_) h.start_ns = SatAdd(h.start_ns, ns);
   for (DeviceAnnotation& a : annotations_) {
     a.start_ns = SatAdd(a.start_ns, ns);

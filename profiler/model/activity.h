@@ -41,6 +41,11 @@ struct DeviceWork {
   uint32_t stream = 0;  // ".../device:gpu:N/stream:S"
   uint32_t op = 0;      // the launching node's name; "" when not known
   uint32_t launch = 0;  // launch dimensions as recorded; "" when not
+  // The host call that launched it (cudaLaunchKernel, ...), where the trace
+  // links the two: its start and its thread (a HostSpan's thread id);
+  // launch_ns -1 when not known.
+  int64_t launch_ns = -1;
+  uint32_t launch_thread = 0;
   WorkKind kind = WorkKind::kKernel;
   // Float ops of this launch where the importer knows its launching
   // record's (PyTorch traces: the record's float ops, split over its

@@ -114,6 +114,24 @@ void AppendEvent(const std::string& name, const char* cat,
       ", \"args\": {", args, "}}");
 }
 
+// A Chrome flow arrow `id` from the launch call on `host` at `call_ns` to
+// the work it launched on `stream` at `work_ns` (bound to the slices that
+// enclose those times).
+void AppendLaunchArrow(int64_t id, std::pair<int, int> host, int64_t call_ns,
+                       std::pair<int, int> stream, int64_t work_ns,
+                       std::string* out) {
+  absl::StrAppend(out,
+                  ",\n{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": "
+                  "\"s\", \"id\": ",
+                  id, ", \"pid\": ", host.first, ", \"tid\": ", host.second,
+                  ", \"ts\": ", NanosAsMicros(call_ns), "}");
+  absl::StrAppend(out,
+                  ",\n{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": "
+                  "\"f\", \"bp\": \"e\", \"id\": ",
+                  id, ", \"pid\": ", stream.first, ", \"tid\": ", stream.second,
+                  ", \"ts\": ", NanosAsMicros(work_ns), "}");
+}
+
 // Each allocator's bytes in use over [lo, hi]: the value it had at `lo`
 // (its last sample before), then every sample in the span, as Chrome
 // counter events (memory samples are sorted by allocator, then time).
@@ -196,11 +214,16 @@ int64_t StepEventsWriter::AddSteps(const Model& model, int64_t first,
     if (w.launch != 0) {
       absl::StrAppend(&args, ", \"launch\": ", JsonQuote(a.String(w.launch)));
     }
+    const std::pair<int, int> stream = lanes.Stream(a.String(w.stream));
     AppendEvent(a.String(w.name),
-                w.kind == WorkKind::kKernel ? "Kernel" : "Memcpy",
-                lanes.Stream(a.String(w.stream)), SatAdd(w.start_ns, shift_ns),
-                w.duration_ns, args, &events_);
+                w.kind == WorkKind::kKernel ? "Kernel" : "Memcpy", stream,
+                SatAdd(w.start_ns, shift_ns), w.duration_ns, args, &events_);
     span(w.start_ns, w.duration_ns);
+    if (w.launch_ns >= 0) {
+      AppendLaunchArrow(++flows_, lanes.Host(a.String(w.launch_thread)),
+                        SatAdd(w.launch_ns, shift_ns), stream,
+                        SatAdd(w.start_ns, shift_ns), &events_);
+    }
   }
   if (n == 0) return 0;
   // The ranges the program marked, as the GPUs saw them, on a lane above

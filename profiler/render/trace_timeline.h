@@ -39,7 +39,10 @@ class StepEventsWriter {
   // The same for the steps first..last on one clock. Besides the host
   // events and GPU work it counts, it adds the trace's GPU annotations of
   // those steps (a lane above each GPU's streams) and each allocator's bytes
-  // in use over the events' span (counter events of a "Memory" process).
+  // in use over the events' span (counter events of a "Memory" process),
+  // and an arrow from each launch call to the GPU work it launched where
+  // the trace links the two (a Chrome flow: "s" on the call, "f" on the
+  // work).
   int64_t AddSteps(const Model& model, int64_t first, int64_t last,
                    const std::set<std::string>* nodes, int64_t shift_ns,
                    const std::string& label, int pid_base);
@@ -48,6 +51,7 @@ class StepEventsWriter {
 
  private:
   std::string meta_, events_;
+  int64_t flows_ = 0;  // launch arrows so far (their ids)
 };
 
 // The events of `step` (times in microseconds from the step's start, with

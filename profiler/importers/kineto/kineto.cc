@@ -583,14 +583,20 @@ void KinetoImport::AddMemory(const Event& e, TraceBuilder::ExecRef exec) {
   }
 }
 
-int32_t KinetoImport::Launcher(const Event& g) {
+int32_t KinetoImport::LaunchCall(const Event& g) const {
   const GpuArgs& a = gpu_args_[g.args];
   auto it = a.correlation.present() ? by_correlation_.find(a.correlation)
                                     : by_correlation_.end();
-  if (it != by_correlation_.end()) {
+  return it != by_correlation_.end() ? it->second : -1;
+}
+
+int32_t KinetoImport::Launcher(const Event& g) {
+  const GpuArgs& a = gpu_args_[g.args];
+  const int32_t call = LaunchCall(g);
+  if (call >= 0) {
     // The innermost enclosing op of the runtime call; the call itself when
     // it ran outside any op.
-    int32_t launcher = it->second;
+    int32_t launcher = call;
     while (events_[launcher].runtime && events_[launcher].parent >= 0) {
       launcher = events_[launcher].parent;
     }
@@ -698,6 +704,13 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   w.stream = activity->Intern(stream);
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
   if (a.launch >= 0) w.launch = activity->Intern(strings_.Get(a.launch));
+  // The call's own record on the host timeline, for a launch arrow.
+  const int32_t call = LaunchCall(g);
+  if (call >= 0 && events_[call].node >= 0 && events_[call].thread >= 0) {
+    w.launch_ns = events_[call].start_ns;
+    w.launch_thread = activity->Intern(
+        thread_names_[static_cast<size_t>(events_[call].thread)]);
+  }
   w.kind = WorkKindOf(strings_.Get(g.category));
   activity->AddWork(w);
 }

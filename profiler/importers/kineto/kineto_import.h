@@ -116,6 +116,8 @@ class KinetoImport {
   const TorchOpFlops* CountedFlops(int32_t event) const;
   // The CPU event that launched GPU event `g`, or -1.
   int32_t Launcher(const Event& g);
+  // The runtime call GPU event `g`'s correlation id names, or -1.
+  int32_t LaunchCall(const Event& g) const;
   void AddHeader();
   void AddNotes();
 

@@ -154,10 +154,20 @@ class XSpaceImport {
                          const XLine& line, const XEvent& ev, int64_t gpu,
                          const std::string& stream_all,
                          const std::string& stream_device);
-  // Records a stream event as accelerator work of `node` (-1: not known).
+  // A launch call on a host line: its op's node and step (node -1: a
+  // launch outside any op, kept with root steps for its step), and where
+  // it is on the timeline (start_ns -1: in no op drawn there).
+  struct Launch {
+    int32_t node = -1;
+    int64_t step = 0;
+    int64_t start_ns = -1;
+    uint32_t thread = 0;  // activity string id of the host lane
+  };
+  // Records a stream event as accelerator work of `node` (-1: not known),
+  // launched by `launch` when known.
   void AddWork(const PlaneStats& stats, const XLine& line, const XEvent& ev,
                const XEventMetadata* md, const std::string& stream,
-               int32_t node, int64_t step);
+               int32_t node, int64_t step, const Launch* launch);
   // The HLO instruction node of a GPU event of an XLA program, if it is one.
   std::optional<int32_t> XlaNode(const PlaneStats& stats, const XEvent& ev,
                                  const XEventMetadata* md, const XLine& line,
@@ -185,9 +195,10 @@ class XSpaceImport {
   std::unique_ptr<PlaneStats> py_stats_;
   StepStarts steps_;
   absl::flat_hash_set<int64_t> groups_;
-  // "<context>/<correlation>" of a launch -> (node, step) of its op (node
-  // -1: a launch outside any op, kept with root steps for its step).
-  absl::flat_hash_map<std::string, std::pair<int32_t, int64_t>> launches_;
+  // "<context>/<correlation>" of a launch -> the launch.
+  absl::flat_hash_map<std::string, Launch> launches_;
+  // The host line being nested (activity string id of its lane).
+  uint32_t host_thread_ = 0;
   // The sweep's open ops and Python frames on the current line.
   std::vector<int32_t> op_stack_, py_stack_;
   int64_t orphan_memory_ = 0, program_memory_ = 0, bad_events_ = 0;
@@ -413,11 +424,12 @@ void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
         }
       }
     }
+    const std::string thread = absl::StrCat(
+        plane.name, "/",
+        line.name().empty() ? absl::StrCat(line.id()) : line.name());
+    host_thread_ = builder_->activity()->Intern(thread);
     NestHostEvents(stats, &events);
-    AddHostExecs(stats, events,
-                 absl::StrCat(plane.name, "/",
-                              line.name().empty() ? absl::StrCat(line.id())
-                                                  : line.name()));
+    AddHostExecs(stats, events, thread);
   }
 }
 
@@ -521,11 +533,11 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
   const std::string corr =
       stats.Text(*h.event, h.md, "correlation_id").value_or("");
   if (owner >= 0) {
-    launches_[absl::StrCat(ctx, "/", corr)] = {(*events)[owner].node,
-                                               (*events)[owner].step};
+    launches_[absl::StrCat(ctx, "/", corr)] = Launch{
+        (*events)[owner].node, (*events)[owner].step, h.start_ns, host_thread_};
   } else if (root_steps_) {
-    launches_[absl::StrCat(ctx, "/", corr)] = {-1,
-                                               StepOf(std::nullopt, h.start)};
+    launches_[absl::StrCat(ctx, "/", corr)] =
+        Launch{-1, StepOf(std::nullopt, h.start), -1, 0};
   }
 }
 
@@ -742,15 +754,15 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
                              : launches_.find(absl::StrCat(ctx, "/", corr));
   // The step of the launch where it was recorded, else the event's own.
   const int64_t step = launch != launches_.end()
-                           ? launch->second.second
+                           ? launch->second.step
                            : StepOf(stats.Int(ev, md, "group_id"), start);
   int32_t node = -1;
   bool linked = true;
   std::optional<int32_t> xla = XlaNode(stats, ev, md, line, step, gpu);
   if (xla.has_value()) {
     node = *xla;
-  } else if (launch != launches_.end() && launch->second.first >= 0) {
-    node = launch->second.first;
+  } else if (launch != launches_.end() && launch->second.node >= 0) {
+    node = launch->second.node;
     ++by_correlation_;
   } else {
     const int64_t before = unlinked_;
@@ -767,7 +779,8 @@ void XSpaceImport::ImportStreamEvent(const PlaneStats& stats,
   }
   builder_->AddExec(step, stream_all, node, start_ns, duration_ns);
   builder_->AddExec(step, stream_device, node, start_ns, duration_ns);
-  AddWork(stats, line, ev, md, stream_device, linked ? node : -1, step);
+  AddWork(stats, line, ev, md, stream_device, linked ? node : -1, step,
+          launch != launches_.end() ? &launch->second : nullptr);
 }
 
 std::optional<int32_t> XSpaceImport::XlaNode(const PlaneStats& stats,
@@ -795,9 +808,13 @@ std::optional<int32_t> XSpaceImport::XlaNode(const PlaneStats& stats,
 void XSpaceImport::AddWork(const PlaneStats& stats, const XLine& line,
                            const XEvent& ev, const XEventMetadata* md,
                            const std::string& stream, int32_t node,
-                           int64_t step) {
+                           int64_t step, const Launch* launch) {
   Activity* activity = builder_->activity();
   DeviceWork w;
+  if (launch != nullptr && launch->start_ns >= 0) {
+    w.launch_ns = launch->start_ns;
+    w.launch_thread = launch->thread;
+  }
   w.start_ns = StartNs(line, ev);
   w.duration_ns = DurationNs(ev);
   w.step = step;
