@@ -100,14 +100,20 @@ async function testTimeline(page, step = 0, shotName = 'timeline.png') {
 }
 
 // On a trace: a kernel's details name the host op that launched it (the
-// last run of its args.op node that started before it), a link that
-// selects that op.
+// run of its args.op node around the call its launch arrow starts from), a
+// link that selects that op.
 async function testLaunch(page, tl, step) {
   const {events, row, t0, t1, width} = tl;
   await open(page, `tab=timeline&step=${step}`);  // the whole step again
   const k = events.filter((e) => e.cat === 'Kernel' && e.args && e.args.op)
     .sort((a, b) => b.dur - a.dur)[0];
-  const launcher = events.filter((e) => e.args && e.args.node === k.args.op && e.ts <= k.ts)
+  const all = expect('timeline.json').traceEvents;
+  const end = all.find((e) => e.ph === 'f' && e.cat === 'launch' && e.pid === k.pid &&
+    e.tid === k.tid && e.ts === k.ts);
+  const call = end && all.find((e) => e.ph === 's' && e.id === end.id);
+  check(call, `timeline: the kernel ${k.name.slice(0, 40)}… has a launch arrow from its call`);
+  const launcher = events.filter((e) => e.args && e.args.node === k.args.op &&
+      e.pid === call.pid && e.tid === call.tid && e.ts <= call.ts && call.ts <= e.ts + e.dur)
     .reduce((m, e) => (!m || e.ts > m.ts ? e : m), null);
   const x = 260 + ((k.ts + k.dur / 2) - t0) / (t1 - t0) * (width - 260);
   await page.click('#timeline-canvas', {position: {x, y: 22 + row.get(k) * 18 + 9}});

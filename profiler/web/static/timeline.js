@@ -110,8 +110,10 @@ function fitLeft(g, text, width) {
 }
 
 // The host op that launched a kernel (args.op names its node) and the
-// kernels a host op launched, among the step's events.
-function launchLinks(spans) {
+// kernels a host op launched, among the step's events: the run of that node
+// around the launch call the trace's arrow starts from (a "launch" flow
+// event), else the run that started last before the kernel.
+function launchLinks(spans, events) {
   const byNode = new Map();
   const byOp = new Map();
   for (const e of spans) {
@@ -125,11 +127,27 @@ function launchLinks(spans) {
       byOp.get(a.op).push(e);
     }
   }
-  // The run of the launching node that started last before the kernel
-  // (the timeline keeps no correlation ids, so this is the nearest run).
+  // Each arrow's call ("s" event), by the lane and start of the work it
+  // ends on ("f" event).
+  const starts = new Map();
+  for (const e of events) if (e.cat === 'launch' && e.ph === 's') starts.set(e.id, e);
+  const callOf = new Map();
+  for (const e of events) {
+    if (e.cat === 'launch' && e.ph === 'f' && starts.has(e.id)) {
+      callOf.set(`${e.pid}/${e.tid}/${e.ts}`, starts.get(e.id));
+    }
+  }
   const launcher = (k) => {
     const runs = byNode.get((k.args || {}).op) || [];
+    const call = callOf.get(`${k.pid}/${k.tid}/${k.ts}`);
     let best = null;
+    if (call) {
+      for (const r of runs) {
+        if (r.pid === call.pid && r.tid === call.tid && r.ts <= call.ts &&
+            call.ts <= r.ts + (r.dur || 0) && (!best || r.ts > best.ts)) best = r;
+      }
+      if (best) return best;
+    }
     for (const r of runs) if (r.ts <= k.ts && (!best || r.ts > best.ts)) best = r;
     return best;
   };
@@ -199,7 +217,7 @@ function renderTrace(container, trace, hp) {
     (counters.length ? `; ${counters.length} memory counter track(s)` : '') :
     'no events in this step'));
   if (!spans.length) return;
-  const links = launchLinks(spans);
+  const links = launchLinks(spans, events);
   const search = el('input', {id: 'timeline-search', type: 'search',
     placeholder: 'search event names'});
   const found = el('span', {id: 'timeline-search-count', class: 'notes'});
