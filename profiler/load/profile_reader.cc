@@ -219,6 +219,19 @@ bool DecodeSpan(const uint8_t* data, const std::vector<FieldSpan>& spans,
   return decoder->Field(field, wt, &r, first_seq + static_cast<int64_t>(i));
 }
 
+// Whether the group field at `data` ends within `size` bytes; if so, its
+// length goes to `*length`.
+bool WholeGroup(const uint8_t* data, size_t size, size_t* length) {
+  wire::Reader r(data, data + size);
+  uint32_t field = 0;
+  int wt = 0;
+  if (!r.Next(&field, &wt)) return false;
+  r.Skip(wt);
+  if (!r.ok()) return false;
+  *length = static_cast<size_t>(r.pos() - data);
+  return true;
+}
+
 // Below this many bytes a batch is decoded on one thread.
 constexpr size_t kParallelBatchBytes = 1 << 20;
 // The nodes a thread takes at a time.
@@ -334,6 +347,14 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
         return Corrupt(path, in.offset());
       }
       need = header + static_cast<size_t>(len);
+    } else if (wt == wire::kStartGroup) {
+      // (An obsolete group: where it ends is known only by reading it.)
+      need = in.available();
+      while (!WholeGroup(in.data(), in.available(), &need)) {
+        const size_t had = in.available();
+        if (absl::Status s = in.Fill(had * 2); !s.ok()) return s;
+        if (in.available() == had) break;  // the file ends inside it
+      }
     } else {
       need = std::min<size_t>(in.available(), 20);
     }
