@@ -549,7 +549,6 @@ void ProfileTargets(const std::string& label, double parse_s, double read_s,
          "");
 }
 
-// The row of one generated profile, and its figures against the targets.
 // The two-core load's gain over the same load on one core.
 void CoresTarget(const std::string& label, double one_core, double all_cores) {
   const double gain = one_core / all_cores;
@@ -567,6 +566,7 @@ int CoresMain(const std::string& path) {
   return 0;
 }
 
+// The row of one generated profile, and its figures against the targets.
 int ProfileMain(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

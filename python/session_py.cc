@@ -252,7 +252,7 @@ class PySession {
 
   // The loaded run as a ProfileProto (what `save` writes).
   py::bytes Serialize() const {
-    return ToBytes(session_->model().ToProfileProto());
+    return py::bytes(session_->model().SerializedProfileProto());
   }
 
  private:

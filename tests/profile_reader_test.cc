@@ -152,9 +152,10 @@ std::vector<size_t> FieldStarts(const std::string& bytes) {
   return starts;
 }
 
-// Blocks of 4093 bytes share each batch of nodes out to two decoders (the
-// second half's nodes to the second one), so these loads take the two-core
-// path even for small files.
+// Every load shares its nodes out to two decoders: 16 at a time, to
+// whichever thread is free in a large batch; in turn, on one thread, in
+// small batches (4093-byte blocks) and on one core. So these small files
+// take the two decoders' path too (65536-byte blocks: both threads).
 TEST_CASE("Two decoders: repeated keys across the halves, the last wins") {
   const std::string dir = testing::TempDir();
   std::string bytes = Generated(3000, 5);

@@ -236,15 +236,8 @@ class ProfileDecoder {
         [&] { sort(pending_.begin(), mid); },
         [&] { sort(mid, pending_.end()); });
     std::inplace_merge(pending_.begin(), mid, pending_.end(), before);
-    size_t out = 0;
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      if (i + 1 < pending_.size() && pending_[i + 1].key == pending_[i].key) {
-        continue;
-      }
-      if (out != i) pending_[out] = std::move(pending_[i]);
-      ++out;
-    }
-    pending_.resize(out);
+    pending_.resize(KeepLast(pending_.begin(), pending_.size(),
+                             [](const Pending& p) { return p.key; }));
   }
 
   // Gives a kept node its inputs (their keys looked up in the sorted,
@@ -288,26 +281,36 @@ class ProfileDecoder {
     model_.nodes_[index] = std::move(p->node);
   }
 
-  // Sorts the n map entries from `begin` by key; of equal keys the last one
-  // read stays, as when protobuf parses a map. Returns how many are left
-  // (at the front).
-  template <typename It>
-  static size_t SortKeepLast(It begin, size_t n) {
-    if (n < 2) return n;
-    const It end = begin + static_cast<ptrdiff_t>(n);
-    std::stable_sort(begin, end, [](const auto& a, const auto& b) {
-      return a.first < b.first;
-    });
+  // Of each run of neighbours among the n from `begin` with one key(x),
+  // keeps the last, moved to the front; returns how many are kept.
+  template <typename It, typename Key>
+  static size_t KeepLast(It begin, size_t n, Key key) {
     size_t out = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (i + 1 < n && begin[i + 1].first == begin[i].first) continue;
+      if (i + 1 < n && key(begin[i + 1]) == key(begin[i])) continue;
       if (out != i) begin[out] = std::move(begin[i]);
       ++out;
     }
     return out;
   }
-  template <typename K, typename V>
-  static void SortKeepLast(std::vector<std::pair<K, V>>* v) {
+  // Sorts the n elements from `begin` by key(x); of equal keys the last one
+  // read stays, as when protobuf parses a map. Returns how many are left
+  // (at the front).
+  template <typename It, typename Key>
+  static size_t SortKeepLast(It begin, size_t n, Key key) {
+    if (n < 2) return n;
+    std::stable_sort(
+        begin, begin + static_cast<ptrdiff_t>(n),
+        [&key](const auto& a, const auto& b) { return key(a) < key(b); });
+    return KeepLast(begin, n, key);
+  }
+  // The same for map entries (key: .first).
+  template <typename It>
+  static size_t SortKeepLast(It begin, size_t n) {
+    return SortKeepLast(begin, n, [](const auto& e) { return e.first; });
+  }
+  template <typename T>
+  static void SortKeepLast(std::vector<T>* v) {
     v->resize(SortKeepLast(v->begin(), v->size()));
   }
 
@@ -480,19 +483,8 @@ class ProfileDecoder {
   // stays), exactly sized.
   void SetExecs(GraphNode* node) {
     std::vector<StepExec>& execs = execs_scratch_;
-    if (execs.size() > 1) {
-      std::stable_sort(
-          execs.begin(), execs.end(),
-          [](const StepExec& a, const StepExec& b) { return a.step < b.step; });
-      size_t out = 0;
-      for (size_t i = 0; i < execs.size(); ++i) {
-        if (i + 1 < execs.size() && execs[i + 1].step == execs[i].step) {
-          continue;
-        }
-        execs[out++] = execs[i];
-      }
-      execs.resize(out);
-    }
+    execs.resize(SortKeepLast(execs.begin(), execs.size(),
+                              [](const StepExec& e) { return e.step; }));
     node->execs.assign(execs.begin(), execs.end());
   }
 
@@ -564,21 +556,9 @@ class ProfileDecoder {
         r.Skip(w);
       }
     }
-    if (m->output_memory.size() > 1) {
-      std::stable_sort(m->output_memory.begin(), m->output_memory.end(),
-                       [](const OutputMemory& a, const OutputMemory& b) {
-                         return a.slot < b.slot;
-                       });
-      size_t out = 0;
-      for (size_t i = 0; i < m->output_memory.size(); ++i) {
-        if (i + 1 < m->output_memory.size() &&
-            m->output_memory[i + 1].slot == m->output_memory[i].slot) {
-          continue;
-        }
-        m->output_memory[out++] = m->output_memory[i];
-      }
-      m->output_memory.resize(out);
-    }
+    m->output_memory.resize(
+        SortKeepLast(m->output_memory.begin(), m->output_memory.size(),
+                     [](const OutputMemory& o) { return o.slot; }));
     return r.ok();
   }
 

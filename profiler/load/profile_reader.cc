@@ -239,38 +239,53 @@ constexpr size_t kChunkFields = 16;
 
 // Decodes a batch of whole fields. Its nodes go in chunks to whichever of
 // `main` and `helper` (on a second thread) is free, so that neither waits
-// for the other long; then `main` decodes the other fields, in order (they
-// set the model's own fields). With two threads, `main` first reads the
-// next block ahead (its status in `*read`). Returns the index of the first
+// for the other long (a small batch: to each in turn, on this thread);
+// then `main` decodes the other fields, in order (they set the model's own
+// fields). With two threads, `main` first reads the next block ahead (its
+// status in `*read`). Returns the index of the first
 // corrupt field, or -1. (Each decoder stops at its first corrupt field;
 // every field before the earlier of the two was decoded by one or the
 // other.)
 int64_t DecodeBatch(const uint8_t* data, const std::vector<FieldSpan>& spans,
                     int64_t first_seq, size_t parallel_bytes,
-                    ProfileDecoder* main, ProfileDecoder* helper,
+                    ProfileDecoder* main, ProfileDecoder* helper, size_t* turn,
                     BlockReader* in, absl::Status* read) {
   const size_t n = spans.size();
-  std::atomic<size_t> next{0};
-  const auto nodes = [&](ProfileDecoder* decoder) -> int64_t {
-    for (size_t begin; (begin = next.fetch_add(kChunkFields)) < n;) {
-      const size_t end = std::min(n, begin + kChunkFields);
-      for (size_t i = begin; i < end; ++i) {
-        if (spans[i].node && !DecodeSpan(data, spans, i, first_seq, decoder)) {
-          return static_cast<int64_t>(i);
-        }
+  // The nodes of chunk [begin, begin + kChunkFields), with `decoder`; the
+  // index of the first corrupt one, or -1.
+  const auto chunk = [&](size_t begin, ProfileDecoder* decoder) -> int64_t {
+    for (size_t i = begin; i < std::min(n, begin + kChunkFields); ++i) {
+      if (spans[i].node && !DecodeSpan(data, spans, i, first_seq, decoder)) {
+        return static_cast<int64_t>(i);
       }
     }
     return -1;
   };
   int64_t bad_main = -1, bad_helper = -1;
-  RunBoth(
-      spans.back().end - spans.front().begin >= parallel_bytes &&
-          n > kChunkFields,
-      [&] {
-        *read = in->ReadAhead();
-        bad_main = nodes(main);
-      },
-      [&] { bad_helper = nodes(helper); });
+  if (spans.back().end - spans.front().begin < parallel_bytes ||
+      n <= kChunkFields || !HaveSecondCore()) {
+    // One thread: the chunks still alternate between the two decoders,
+    // across batches (`*turn`), so that small files and small blocks take
+    // the same path as large ones.
+    for (size_t c = 0; c * kChunkFields < n && bad_main < 0; ++c) {
+      bad_main = chunk(c * kChunkFields, (*turn)++ % 2 == 0 ? main : helper);
+    }
+  } else {
+    std::atomic<size_t> next{0};
+    const auto nodes = [&](ProfileDecoder* decoder) -> int64_t {
+      for (size_t begin; (begin = next.fetch_add(kChunkFields)) < n;) {
+        if (const int64_t bad = chunk(begin, decoder); bad >= 0) return bad;
+      }
+      return -1;
+    };
+    RunBoth(
+        true,
+        [&] {
+          *read = in->ReadAhead();
+          bad_main = nodes(main);
+        },
+        [&] { bad_helper = nodes(helper); });
+  }
   int64_t bad = bad_main < 0     ? bad_helper
                 : bad_helper < 0 ? bad_main
                                  : std::min(bad_main, bad_helper);
@@ -306,8 +321,15 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
   const size_t parallel_bytes =
       std::min(kParallelBatchBytes, in.block_size() / 2);
   std::vector<FieldSpan> spans;
+  size_t turn = 0;  // DecodeBatch's alternation on one thread
   int64_t seq = 0;
   int64_t next_report = 64 << 20;
+  const auto report = [&] {  // every 64 MiB
+    if (progress && in.offset() >= next_report) {
+      progress(in.offset());
+      next_report = in.offset() + (64 << 20);
+    }
+  };
   while (true) {
     if (absl::Status s = in.Fill(20); !s.ok()) return s;
     if (in.at_end()) break;
@@ -315,18 +337,15 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
     if (!spans.empty()) {
       absl::Status read;
       const int64_t bad = DecodeBatch(in.data(), spans, seq, parallel_bytes,
-                                      &decoder, &helper, &in, &read);
-      if (!read.ok()) return read;
+                                      &decoder, &helper, &turn, &in, &read);
       if (bad >= 0) {
         return Corrupt(path,
                        in.offset() + static_cast<int64_t>(spans[bad].begin));
       }
+      if (!read.ok()) return read;
       seq += static_cast<int64_t>(spans.size());
       in.Consume(spans.back().end);
-      if (progress && in.offset() >= next_report) {
-        progress(in.offset());
-        next_report = in.offset() + (64 << 20);
-      }
+      report();
       continue;
     }
     // The tag and, for length-delimited fields, the length.
@@ -368,10 +387,7 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
       return Corrupt(path, in.offset());
     }
     in.Consume(static_cast<size_t>(r.pos() - in.data()));
-    if (progress && in.offset() >= next_report) {
-      progress(in.offset());
-      next_report = in.offset() + (64 << 20);
-    }
+    report();
   }
   decoder.Absorb(std::move(helper));
   absl::StatusOr<Model> model = decoder.Finish(path);

@@ -84,7 +84,9 @@ void Activity::Shift(int64_t ns) {
   }
   for (DeviceWork& w : work_) {
     w.start_ns = SatAdd(w.start_ns, ns);
-    if (w.launch_ns >= 0) w.launch_ns = SatAdd(w.launch_ns, ns);
+    if (w.launch_ns != DeviceWork::kNoLaunch) {
+      w.launch_ns = SatAdd(w.launch_ns, ns);
+    }
   }
   for (HostSpan& h : host_) h.start_ns = SatAdd(h.start_ns, ns);
   for (DeviceAnnotation& a : annotations_) {

@@ -43,8 +43,9 @@ struct DeviceWork {
   uint32_t launch = 0;  // launch dimensions as recorded; "" when not
   // The host call that launched it (cudaLaunchKernel, ...), where the trace
   // links the two: its start and its thread (a HostSpan's thread id);
-  // launch_ns -1 when not known.
-  int64_t launch_ns = -1;
+  // launch_ns kNoLaunch when not known.
+  static constexpr int64_t kNoLaunch = INT64_MIN;
+  int64_t launch_ns = kNoLaunch;
   uint32_t launch_thread = 0;
   WorkKind kind = WorkKind::kKernel;
   // Float ops of this launch where the importer knows its launching

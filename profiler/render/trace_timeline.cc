@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "profiler/base/json_writer.h"
@@ -114,6 +117,44 @@ void AppendEvent(const std::string& name, const char* cat,
       ", \"args\": {", args, "}}");
 }
 
+// The time each host thread's drawn events cover, so that a launch arrow
+// starts only inside an event on the timeline.
+class DrawnHostTime {
+ public:
+  void Add(uint32_t thread, int64_t start, int64_t duration) {
+    spans_[thread].emplace_back(start, SatAdd(start, duration));
+  }
+  // Merges each thread's spans (after the last Add).
+  void Finish() {
+    for (auto& [thread, v] : spans_) {
+      std::sort(v.begin(), v.end());
+      size_t out = 0;
+      for (const auto& s : v) {
+        if (out > 0 && s.first <= v[out - 1].second) {
+          v[out - 1].second = std::max(v[out - 1].second, s.second);
+        } else {
+          v[out++] = s;
+        }
+      }
+      v.resize(out);
+    }
+  }
+  bool Covers(uint32_t thread, int64_t t) const {
+    auto it = spans_.find(thread);
+    if (it == spans_.end()) return false;
+    const auto& v = it->second;
+    auto s =
+        std::upper_bound(v.begin(), v.end(), t,
+                         [](int64_t x, const std::pair<int64_t, int64_t>& p) {
+                           return x < p.first;
+                         });
+    return s != v.begin() && t <= std::prev(s)->second;
+  }
+
+ private:
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> spans_;
+};
+
 // A Chrome flow arrow `id` from the launch call on `host` at `call_ns` to
 // the work it launched on `stream` at `work_ns` (bound to the slices that
 // enclose those times).
@@ -198,8 +239,10 @@ int64_t StepEventsWriter::AddSteps(const Model& model, int64_t first,
     hi = std::max(hi, SatAdd(start, dur));
     ++n;
   };
+  DrawnHostTime drawn;
   for (const HostSpan& h : a.host()) {
     if (!in(h.step) || !shown(h.node)) continue;
+    drawn.Add(h.thread, h.start_ns, h.duration_ns);
     AppendEvent(a.String(h.name), "Op", lanes.Host(a.String(h.thread)),
                 SatAdd(h.start_ns, shift_ns), h.duration_ns,
                 absl::StrCat("\"node\": ", JsonQuote(a.String(h.node)),
@@ -207,6 +250,7 @@ int64_t StepEventsWriter::AddSteps(const Model& model, int64_t first,
                 &events_);
     span(h.start_ns, h.duration_ns);
   }
+  drawn.Finish();
   for (const DeviceWork& w : a.work()) {
     if (!in(w.step) || !shown(w.op)) continue;
     std::string args = absl::StrCat("\"op\": ", JsonQuote(a.String(w.op)),
@@ -219,7 +263,10 @@ int64_t StepEventsWriter::AddSteps(const Model& model, int64_t first,
                 w.kind == WorkKind::kKernel ? "Kernel" : "Memcpy", stream,
                 SatAdd(w.start_ns, shift_ns), w.duration_ns, args, &events_);
     span(w.start_ns, w.duration_ns);
-    if (w.launch_ns >= 0) {
+    // An arrow from the launch call, when an event drawn on its thread
+    // holds it.
+    if (w.launch_ns != DeviceWork::kNoLaunch &&
+        drawn.Covers(w.launch_thread, w.launch_ns)) {
       AppendLaunchArrow(++flows_, lanes.Host(a.String(w.launch_thread)),
                         SatAdd(w.launch_ns, shift_ns), stream,
                         SatAdd(w.start_ns, shift_ns), &events_);

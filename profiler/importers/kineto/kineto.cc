@@ -590,9 +590,8 @@ int32_t KinetoImport::LaunchCall(const Event& g) const {
   return it != by_correlation_.end() ? it->second : -1;
 }
 
-int32_t KinetoImport::Launcher(const Event& g) {
+int32_t KinetoImport::Launcher(const Event& g, int32_t call) {
   const GpuArgs& a = gpu_args_[g.args];
-  const int32_t call = LaunchCall(g);
   if (call >= 0) {
     // The innermost enclosing op of the runtime call; the call itself when
     // it ran outside any op.
@@ -636,12 +635,13 @@ void KinetoImport::AddGpuExecs() {
   // Each GPU event's launching record (looked up once), and the kernel time
   // of every record with float ops: a kernel's float ops are its launching
   // record's, split over the record's kernels by their time.
-  std::vector<int32_t> launchers;
+  std::vector<int32_t> launchers, calls;
   absl::flat_hash_map<int32_t, std::pair<int64_t, int64_t>> launched;
   bool any_flops = false;
   for (const Event& g : events_) {
     if (g.kind != Kind::kGpu) continue;
-    launchers.push_back(Launcher(g));
+    calls.push_back(LaunchCall(g));
+    launchers.push_back(Launcher(g, calls.back()));
     if (WorkKindOf(strings_.Get(g.category)) == WorkKind::kKernel &&
         CountedFlops(launchers.back()) != nullptr) {
       auto& [ns, kernels] = launched[launchers.back()];
@@ -656,6 +656,7 @@ void KinetoImport::AddGpuExecs() {
   for (const Event& g : events_) {
     if (g.kind != Kind::kGpu) continue;
     const GpuArgs& a = gpu_args_[g.args];
+    const int32_t call = calls[next];
     const int32_t launcher = launchers[next++];
     int32_t node;
     int64_t step;
@@ -686,7 +687,7 @@ void KinetoImport::AddGpuExecs() {
       flops.dtype = f->dtype;
       flops.flops_split = share->second.second > 1;
     }
-    AddWork(g, stream, launcher >= 0 ? node : -1, step, flops);
+    AddWork(g, stream, launcher >= 0 ? node : -1, step, call, flops);
     tags_.Inherit(static_cast<int32_t>(&g - events_.data()),
                   strings_.Get(g.name), a.start_ns, launcher,
                   [&](int32_t e) { return events_[e].parent; });
@@ -694,7 +695,8 @@ void KinetoImport::AddGpuExecs() {
 }
 
 void KinetoImport::AddWork(const Event& g, const std::string& stream,
-                           int32_t node, int64_t step, DeviceWork w) {
+                           int32_t node, int64_t step, int32_t call,
+                           DeviceWork w) {
   const GpuArgs& a = gpu_args_[g.args];
   Activity* activity = builder_->activity();
   w.start_ns = a.start_ns;
@@ -705,7 +707,6 @@ void KinetoImport::AddWork(const Event& g, const std::string& stream,
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
   if (a.launch >= 0) w.launch = activity->Intern(strings_.Get(a.launch));
   // The call's own record on the host timeline, for a launch arrow.
-  const int32_t call = LaunchCall(g);
   if (call >= 0 && events_[call].node >= 0 && events_[call].thread >= 0) {
     w.launch_ns = events_[call].start_ns;
     w.launch_thread = activity->Intern(

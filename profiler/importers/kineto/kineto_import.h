@@ -109,13 +109,15 @@ class KinetoImport {
   void AddMemory(const Event& e, TraceBuilder::ExecRef exec);
   void AddGpuExecs();
   // Records GPU event `g` as accelerator work of `node` (-1: not known),
-  // with the float ops `w` has.
+  // with the float ops `w` has, launched by runtime call `call` (-1: none
+  // known).
   void AddWork(const Event& g, const std::string& stream, int32_t node,
-               int64_t step, DeviceWork w);
+               int64_t step, int32_t call, DeviceWork w);
   // The float ops a record counts (the extended rule), or null.
   const TorchOpFlops* CountedFlops(int32_t event) const;
-  // The CPU event that launched GPU event `g`, or -1.
-  int32_t Launcher(const Event& g);
+  // The CPU event that launched GPU event `g` (`call`: its runtime call,
+  // LaunchCall(g)), or -1.
+  int32_t Launcher(const Event& g, int32_t call);
   // The runtime call GPU event `g`'s correlation id names, or -1.
   int32_t LaunchCall(const Event& g) const;
   void AddHeader();

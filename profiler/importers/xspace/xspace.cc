@@ -156,11 +156,11 @@ class XSpaceImport {
                          const std::string& stream_device);
   // A launch call on a host line: its op's node and step (node -1: a
   // launch outside any op, kept with root steps for its step), and where
-  // it is on the timeline (start_ns -1: in no op drawn there).
+  // it is on the timeline (start_ns kNoLaunch: in no op drawn there).
   struct Launch {
     int32_t node = -1;
     int64_t step = 0;
-    int64_t start_ns = -1;
+    int64_t start_ns = DeviceWork::kNoLaunch;
     uint32_t thread = 0;  // activity string id of the host lane
   };
   // Records a stream event as accelerator work of `node` (-1: not known),
@@ -537,7 +537,7 @@ void XSpaceImport::NestOther(const PlaneStats& stats, int32_t i,
         (*events)[owner].node, (*events)[owner].step, h.start_ns, host_thread_};
   } else if (root_steps_) {
     launches_[absl::StrCat(ctx, "/", corr)] =
-        Launch{-1, StepOf(std::nullopt, h.start), -1, 0};
+        Launch{-1, StepOf(std::nullopt, h.start), DeviceWork::kNoLaunch, 0};
   }
 }
 
@@ -811,7 +811,7 @@ void XSpaceImport::AddWork(const PlaneStats& stats, const XLine& line,
                            int64_t step, const Launch* launch) {
   Activity* activity = builder_->activity();
   DeviceWork w;
-  if (launch != nullptr && launch->start_ns >= 0) {
+  if (launch != nullptr && launch->start_ns != DeviceWork::kNoLaunch) {
     w.launch_ns = launch->start_ns;
     w.launch_thread = launch->thread;
   }
