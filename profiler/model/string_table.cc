@@ -4,15 +4,21 @@
 
 namespace tfprof {
 
+namespace {
+
+// Whether `s` is `known` (often the very same bytes: a view of it).
+bool Same(const std::string& known, std::string_view s) {
+  return known.size() == s.size() &&
+         (known.data() == s.data() ||
+          std::memcmp(known.data(), s.data(), s.size()) == 0);
+}
+
+}  // namespace
+
 uint32_t StringTable::Id(std::string_view s) {
   for (const uint32_t r : recent_) {
     if (r == kNone) break;
-    const std::string& known = *strings_[r];
-    if (known.size() == s.size() &&
-        (known.data() == s.data() ||
-         std::memcmp(known.data(), s.data(), s.size()) == 0)) {
-      return r;
-    }
+    if (Same(*strings_[r], s)) return r;
   }
   uint32_t id;
   auto it = ids_.find(s);
@@ -32,11 +38,7 @@ uint32_t StringTable::Id(std::string_view s) {
 SharedInterner::Known SharedInterner::Find(std::string_view s) {
   for (const Known& r : recent_) {
     if (r.str == nullptr) break;
-    if (r.str->size() == s.size() &&
-        (r.str->data() == s.data() ||
-         std::memcmp(r.str->data(), s.data(), s.size()) == 0)) {
-      return r;
-    }
+    if (Same(*r.str, s)) return r;
   }
   Known k;
   auto it = seen_.find(s);
