@@ -359,6 +359,13 @@ absl::Status SaveCommand(Shell& shell, const std::vector<std::string>& args) {
   if (!s.ok()) return s;
   shell.err() << "profile written to " << args[0] << " (" << bytes.size()
               << " bytes); load it with --profile_path\n";
+  const Activity& a = shell.profile().model.activity();
+  if (!a.work().empty() || !a.host().empty()) {
+    shell.err() << "note: a ProfileProto keeps the nodes' statistics only: "
+                   "this trace's kernels, step markers, host events and "
+                   "memory samples are not in it (steps, kernel, timeline "
+                   "and memory need the trace)\n";
+  }
   return absl::OkStatus();
 }
 

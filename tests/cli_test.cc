@@ -41,6 +41,21 @@ std::string Profile() {
          testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0_tiny");
 }
 
+TEST_CASE("save says what a trace loses in a ProfileProto") {
+  const std::string out = testing::TempDir() + "/saved.pb";
+  RunResult t = RunTfprof(
+      {"--trace_path=" +
+           testing::CorpusFile(
+               "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz"),
+       "save", out});
+  CHECK(t.code == 0);
+  CHECK(t.err.find("note: a ProfileProto keeps the nodes' statistics only") !=
+        std::string::npos);
+  RunResult p = RunTfprof({Profile(), "save", out});
+  CHECK(p.code == 0);
+  CHECK(p.err.find("note:") == std::string::npos);
+}
+
 TEST_CASE("No arguments print a short usage and succeed") {
   RunResult r = RunTfprof({});
   CHECK(r.code == 0);

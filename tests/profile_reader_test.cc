@@ -353,6 +353,22 @@ TEST_CASE("Truncation at every offset: an error exactly when protobuf fails") {
   CHECK(errors > 0);
 }
 
+TEST_CASE("A file of only whitespace is refused as empty") {
+  // A binary profile cut after its first byte (0x0a) would otherwise parse
+  // as an empty text ProfileProto.
+  const std::string dir = testing::TempDir();
+  for (const std::string& text : {std::string("\n"), std::string(" \n\t\n")}) {
+    testing::WriteFile(dir + "/blank", text);
+    auto r = ReadProfileProtoFile(dir + "/blank");
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message()) ==
+          dir + "/blank: empty file (only whitespace), not a ProfileProto");
+    InputPaths in;
+    in.profile_path = dir + "/blank";
+    CHECK_FALSE(LoadProfile(in).ok());
+  }
+}
+
 TEST_CASE("A length past the end of the file is an error, not an allocation") {
   const std::string dir = testing::TempDir();
   // Field 1 claiming 2^40 - 1 bytes.

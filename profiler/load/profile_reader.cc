@@ -307,12 +307,17 @@ absl::StatusOr<ProfileFileResult> ReadProfileProtoFile(
   if (!file.ok()) return file.status();
   BlockReader in(&*file, block_size);
   if (absl::Status s = in.Fill(4096); !s.ok()) return s;
-  if (in.at_end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": empty file, not a ProfileProto"));
+  // (A file of nothing but whitespace would parse as an empty text
+  // ProfileProto: a binary one cut short after a newline byte, say.)
+  const std::string_view head(reinterpret_cast<const char*>(in.data()),
+                              in.available());
+  if (in.at_end() || (in.available() < 4096 &&
+                      head.find_first_not_of(" \t\r\n") == head.npos)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": empty file", in.at_end() ? "" : " (only whitespace)",
+        ", not a ProfileProto"));
   }
-  if (LooksLikeProtoText(std::string_view(
-          reinterpret_cast<const char*>(in.data()), in.available()))) {
+  if (LooksLikeProtoText(head)) {
     return absl::FailedPreconditionError("text format");
   }
   ProfileDecoder decoder;
