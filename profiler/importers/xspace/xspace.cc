@@ -11,8 +11,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <iterator>
-#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,11 +20,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
 #include "profiler/importers/xspace/xla_attribution.h"
@@ -823,12 +817,9 @@ void XSpaceImport::AddWork(const PlaneStats& stats, const XLine& line,
   w.name = activity->Intern(name);
   w.stream = activity->Intern(stream);
   if (node >= 0) w.op = activity->Intern(builder_->NodeName(node));
-  if (stats.Find(ev, md, "memcpy_details") != nullptr ||
-      name.substr(0, 6) == "Memcpy") {
-    w.kind = WorkKind::kMemcpy;
-  } else if (name.substr(0, 6) == "Memset") {
-    w.kind = WorkKind::kMemset;
-  } else {
+  w.kind = StreamWorkKind(md != nullptr ? md->name() : std::string(),
+                          stats.Find(ev, md, "memcpy_details") != nullptr);
+  if (w.kind == WorkKind::kKernel) {
     w.launch =
         activity->Intern(stats.Text(ev, md, "kernel_details").value_or(""));
   }
@@ -847,11 +838,10 @@ int32_t XSpaceImport::NodeWithoutLaunch(const PlaneStats& stats,
     if (SplitTfOp(op, &name, &type)) return builder_->TypedNode(name, type);
     return builder_->TypedNode(op, op);
   }
-  const std::string kind =
-      md != nullptr && (absl::StartsWith(md->name(), "Memcpy") ||
-                        absl::StartsWith(md->name(), "Memset"))
-          ? md->name()
-          : "kernel";
+  const std::string kind = StreamWorkKind(md != nullptr ? md->name() : "",
+                                          false) == WorkKind::kKernel
+                               ? "kernel"
+                               : md->name();
   ++unlinked_;
   return builder_->UnlinkedNode(kind, kind);
 }
@@ -874,32 +864,26 @@ void XSpaceImport::AddNotes() {
                             "last before them"));
   }
   steps_.NoteBeforeFirst(file_, "step", builder_);
-  builder_->Count(file_,
-                  "GPU events without a recorded launch linked to their op by "
-                  "its annotation",
-                  by_annotation_);
-  builder_->Count(file_,
-                  "GPU events linked to no op: on nodes _unlinked/<kind>",
-                  unlinked_);
-  builder_->Count(file_, "memory events outside any op, not mapped",
-                  orphan_memory_);
-  builder_->Count(file_,
-                  "memory events of XLA programs' buffers, kept as the "
-                  "allocators' bytes in use (memory, steps), not as bytes of "
-                  "the host event around them",
-                  program_memory_);
-  builder_->Count(file_,
-                  "events without a usable time (aggregated, negative or out "
-                  "of range), skipped",
-                  bad_events_);
-  builder_->Count(
-      file_, "GPU events linked to the op that launched them by correlation id",
-      by_correlation_);
-  builder_->Count(file_,
-                  "runs of ops on the GPU (ops with no host event in the "
-                  "step: each event of the \"TensorFlow Ops\" line, else one "
-                  "per step with GPU work)",
-                  device_op_runs_);
+  const std::pair<const char*, int64_t> counts[] = {
+      {"GPU events without a recorded launch linked to their op by its "
+       "annotation",
+       by_annotation_},
+      {"GPU events linked to no op: on nodes _unlinked/<kind>", unlinked_},
+      {"memory events outside any op, not mapped", orphan_memory_},
+      {"memory events of XLA programs' buffers, kept as the allocators' "
+       "bytes in use (memory, steps), not as bytes of the host event around "
+       "them",
+       program_memory_},
+      {"events without a usable time (aggregated, negative or out of range), "
+       "skipped",
+       bad_events_},
+      {"GPU events linked to the op that launched them by correlation id",
+       by_correlation_},
+      {"runs of ops on the GPU (ops with no host event in the step: each "
+       "event of the \"TensorFlow Ops\" line, else one per step with GPU "
+       "work)",
+       device_op_runs_}};
+  for (const auto& [what, n] : counts) builder_->Count(file_, what, n);
   xla_.AddNotes();
 }
 

@@ -142,5 +142,13 @@ std::string DatasetNodeName(absl::string_view event_name) {
   return absl::StrReplaceAll(event_name, {{"::", "/"}});
 }
 
+WorkKind StreamWorkKind(absl::string_view name, bool memcpy_details) {
+  if (memcpy_details || absl::StartsWith(name, "Memcpy")) {
+    return WorkKind::kMemcpy;
+  }
+  return absl::StartsWith(name, "Memset") ? WorkKind::kMemset
+                                          : WorkKind::kKernel;
+}
+
 }  // namespace trace_internal
 }  // namespace tfprof

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "profiler/importers/common/trace_builder.h"
 #include "profiler/importers/xspace/xspace_reader.h"
+#include "profiler/model/activity.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -28,6 +29,9 @@ Frame ParsePythonEvent(absl::string_view name);
 int64_t GpuIndex(absl::string_view plane_name);
 std::string StreamId(const XLine& line);
 std::string DatasetNodeName(absl::string_view event_name);
+// What a GPU stream event is: a copy ("Memcpy..." or with memcpy details),
+// a set ("Memset..."), else a kernel.
+WorkKind StreamWorkKind(absl::string_view name, bool memcpy_details);
 
 }  // namespace trace_internal
 }  // namespace tfprof
