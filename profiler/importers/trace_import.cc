@@ -335,16 +335,17 @@ absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
   return builder;
 }
 
-ImportedTrace Collect(StreamedTrace trace) {
+// The TF1 export of an imported trace.
+ImportedTrace Collect(TraceBuilder* trace) {
   ImportedTrace out;
-  out.format = trace.format();
-  out.notes = trace.notes();
-  out.graph = trace.TakeGraph();
-  out.op_log = trace.TakeOpLog();
-  out.activity = trace.TakeActivity();
+  out.format = trace->format();
+  out.notes = trace->notes();
+  out.graph = trace->TakeGraph();
+  out.op_log = trace->TakeOpLog();
+  out.activity = trace->TakeActivity();
   int64_t step;
   tfcore::RunMetadata run_meta;
-  while (trace.NextStep(&step, &run_meta)) {
+  while (trace->NextStep(&step, &run_meta)) {
     out.steps.emplace_back(step, tfcore::RunMetadata());
     out.steps.back().second.Swap(&run_meta);
   }
@@ -365,14 +366,12 @@ const std::vector<std::string>& StreamedTrace::notes() const {
   return builder_->notes();
 }
 
-tfcore::GraphDef StreamedTrace::TakeGraph() { return builder_->TakeGraph(); }
+void StreamedTrace::WriteNodes(ModelBuilder* builder) {
+  builder_->WriteNodes(builder);
+}
 
-tfpb::OpLogProto StreamedTrace::TakeOpLog() { return builder_->TakeOpLog(); }
-
-Activity StreamedTrace::TakeActivity() { return builder_->TakeActivity(); }
-
-bool StreamedTrace::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
-  return builder_->NextStep(step, run_meta);
+void StreamedTrace::WriteSteps(ModelBuilder* builder) {
+  builder_->WriteSteps(builder);
 }
 
 absl::StatusOr<StreamedTrace> ImportTraceStreamed(
@@ -393,14 +392,15 @@ absl::StatusOr<ImportedTrace> ImportTraceContents(
   absl::StatusOr<std::unique_ptr<TraceBuilder>> builder = ImportAll(
       names, [&](size_t i) { return FromContents(names[i], contents[i]); });
   if (!builder.ok()) return builder.status();
-  return Collect(StreamedTrace(std::move(*builder)));
+  return Collect(builder->get());
 }
 
 absl::StatusOr<ImportedTrace> ImportTrace(
     const std::vector<std::string>& paths) {
-  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(paths);
-  if (!trace.ok()) return trace.status();
-  return Collect(std::move(*trace));
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder =
+      ImportAll(paths, [&paths](size_t i) { return FromFile(paths[i]); });
+  if (!builder.ok()) return builder.status();
+  return Collect(builder->get());
 }
 
 }  // namespace tfprof

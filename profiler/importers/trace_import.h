@@ -1,8 +1,10 @@
-// Importing today's trace files as TensorFlow's TF1 profiler inputs.
+// Importing today's trace files into the model.
 //
-// Three trace formats are turned into a GraphDef, one RunMetadata per step
-// and an OpLogProto, i.e. exactly what the Model already reads from
-// --graph_path / --run_meta_path / --op_log_path:
+// Three trace formats are read, and written into a Model through its
+// building API (ImportTraceStreamed); ImportTrace exports the same trace as
+// TensorFlow's TF1 profiler inputs instead (a GraphDef, one RunMetadata per
+// step and an OpLogProto, what --graph_path / --run_meta_path /
+// --op_log_path read):
 //
 //  * TensorFlow timelines: Chrome Trace Format JSON written by
 //    tensorflow.python.client.timeline (and tf.train.ProfilerHook);
@@ -42,13 +44,14 @@ struct ImportedTrace {
   Activity activity;
 };
 
+class ModelBuilder;
 namespace trace_internal {
 class TraceBuilder;
 }  // namespace trace_internal
 
-// The same result handed over piece by piece, as LoadProfile takes it: the
-// graph, the op log, then one step at a time, each step's RunMetadata built
-// only when asked for (so the steps never all exist as messages at once).
+// An imported trace, written into a model in two parts (LoadProfile adds an
+// op log and checkpoint between them): the nodes, then the steps, each
+// step's records freed once written.
 class StreamedTrace {
  public:
   explicit StreamedTrace(std::unique_ptr<trace_internal::TraceBuilder> b);
@@ -59,14 +62,12 @@ class StreamedTrace {
   TraceFormat format() const;
   // What could not be mapped, one line each (complete from the start).
   const std::vector<std::string>& notes() const;
-  // Once each, before the steps (nothing is left after the last step).
-  tfcore::GraphDef TakeGraph();
-  tfpb::OpLogProto TakeOpLog();
-  // Once (steps' spans, accelerator work, memory in use; see Activity).
-  Activity TakeActivity();
-  // The next step (in step order) into *run_meta, replacing what it held;
-  // false after the last one.
-  bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
+  // Once: the nodes (inputs, attributes, float ops, call stacks) and the
+  // activity record (steps' spans, accelerator work, memory in use).
+  void WriteNodes(ModelBuilder* builder);
+  // Once, after WriteNodes with the same builder: every step's executions
+  // (nothing is left after it but the notes).
+  void WriteSteps(ModelBuilder* builder);
 
  private:
   std::unique_ptr<trace_internal::TraceBuilder> builder_;
@@ -79,7 +80,7 @@ class StreamedTrace {
 absl::StatusOr<ImportedTrace> ImportTrace(
     const std::vector<std::string>& paths);
 
-// Same, streamed (see StreamedTrace); the same errors.
+// Same, to be written into a model (see StreamedTrace); the same errors.
 absl::StatusOr<StreamedTrace> ImportTraceStreamed(
     const std::vector<std::string>& paths);
 

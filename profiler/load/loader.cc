@@ -18,6 +18,7 @@
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/profile_reader.h"
 #include "profiler/load/trace_files.h"
+#include "profiler/model/model_builder.h"
 
 namespace tfprof {
 namespace {
@@ -208,8 +209,8 @@ absl::Status ReadInput(const std::string& path, bool text_first, Message* msg,
   return ParseProto(path, *contents, text_first, msg).status();
 }
 
-// Traces, converted and handed to the model one piece at a time, each freed
-// once the model has it (the steps' RunMetadata are built one by one).
+// Traces, written into the model directly, each step's records freed once
+// the model has them.
 absl::Status LoadTraces(const std::string& trace_path,
                         const std::optional<tfpb::OpLogProto>& op_log,
                         LoadedProfile* out) {
@@ -224,19 +225,13 @@ absl::Status LoadTraces(const std::string& trace_path,
     if (size.ok()) out->bytes_read += static_cast<int64_t>(*size);
   }
   out->model.set_source(SourceOf(trace->format()));
-  out->model.AddGraph(trace->TakeGraph());
-  out->model.AddOpLog(trace->TakeOpLog());
-  out->model.set_activity(trace->TakeActivity());
+  ModelBuilder builder(&out->model);
+  trace->WriteNodes(&builder);
   if (op_log.has_value()) out->model.AddOpLog(*op_log);
   if (out->checkpoint != nullptr) {
     out->model.AddCheckpointVariables(out->checkpoint->names());
   }
-  int64_t step = 0;
-  tfcore::RunMetadata run_meta;
-  while (trace->NextStep(&step, &run_meta)) {
-    absl::Status s = out->model.AddRunMeta(step, run_meta);
-    if (!s.ok()) return s;
-  }
+  trace->WriteSteps(&builder);
   // A trace's per-step figures are means over all of its steps (as the
   // framework's own per-step figures are): a node that ran in some steps
   // counts zero in the others.

@@ -305,6 +305,8 @@ class Model {
   Model(Model&&) = default;
   Model& operator=(Model&&) = default;
 
+  // The TF1 inputs, read through ModelBuilder (model_builder.h), which is
+  // how everything else (trace importers) writes a model.
   // Adds the nodes of a graph that are not present yet, with their inputs,
   // shapes and attributes.
   void AddGraph(const tfcore::GraphDef& graph);
@@ -395,7 +397,7 @@ class Model {
 
  private:
   friend class ProfileDecoder;
-  struct PendingExec;
+  friend class ModelBuilder;
 
   GraphNode* FindMutable(std::string_view name);
   GraphNode* NewNode(const std::string& name, const std::string& op);
@@ -408,14 +410,6 @@ class Model {
   void StoreExec(const ExecDetail& detail, StepExec* exec,
                  SharedInterner* ids = nullptr);
   const uint8_t* Store(const std::string& bytes);
-  // Records a GPU stream's node stat as accelerator work (TensorFlow inputs).
-  void StreamWork(std::string_view node, int64_t step, const std::string& dev,
-                  const tfcore::NodeExecStats& stat,
-                  std::vector<DeviceWork>* work);
-  // One execution on `dev` (lower case) of the given kind.
-  void AddStepStat(GraphNode* node, int64_t step, const std::string& dev,
-                   DeviceKind kind, const tfcore::NodeExecStats& stat,
-                   PendingExec* pending);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   absl::flat_hash_map<std::string_view, GraphNode*> by_name_;

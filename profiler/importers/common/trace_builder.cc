@@ -1,5 +1,6 @@
 // The builder shared by the trace importers: nodes, executions per step,
-// call stacks and notes, turned into GraphDef / RunMetadata / OpLogProto.
+// call stacks and notes, written into a model (or exported as GraphDef /
+// RunMetadata / OpLogProto).
 #include "profiler/importers/common/trace_builder.h"
 
 #include <algorithm>
@@ -76,6 +77,18 @@ std::string SafeName(absl::string_view name) {
 
 // Nanoseconds to the nearest microsecond, halves up.
 int64_t NearestMicros(int64_t ns) { return FloorDiv(SatAdd(ns, 500), 1000); }
+
+// The strings AppendPacked wrote, in order (views into `packed`).
+std::vector<std::string_view> Unpacked(absl::string_view packed) {
+  std::vector<std::string_view> out;
+  while (packed.size() >= 4) {
+    uint32_t n;
+    std::memcpy(&n, packed.data(), sizeof(n));
+    out.emplace_back(packed.data() + 4, n);
+    packed.remove_prefix(4 + n);
+  }
+  return out;
+}
 
 void AppendPacked(absl::string_view s, std::string* packed) {
   const uint32_t n = static_cast<uint32_t>(s.size());
@@ -217,10 +230,9 @@ TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
   return ExecRef{data.get(), index};
 }
 
-tfcore::NodeExecStats* TraceBuilder::Details(ExecRef exec) {
-  std::unique_ptr<tfcore::NodeExecStats>& details =
-      exec.step->details[exec.index];
-  if (details == nullptr) details = std::make_unique<tfcore::NodeExecStats>();
+ExecMemoryRecord* TraceBuilder::Details(ExecRef exec) {
+  std::unique_ptr<ExecMemoryRecord>& details = exec.step->details[exec.index];
+  if (details == nullptr) details = std::make_unique<ExecMemoryRecord>();
   return details.get();
 }
 
@@ -331,18 +343,120 @@ void TraceBuilder::Finish(TraceFormat format) {
   count_index_ = {};
 }
 
+int64_t TraceBuilder::FloatOpsPerRun(int32_t node) const {
+  auto f = flops_.find(node);
+  // tfprof multiplies the per-run float ops by the run count.
+  return f == flops_.end() || f->second.runs == 0
+             ? 0
+             : f->second.sum / f->second.runs;
+}
+
+template <typename Fn>
+void TraceBuilder::WalkStep(StepData* data, Fn fn) {
+  // Devices in the order of their first execution in the step; then the
+  // executions grouped by device, in their order (a stable counting sort).
+  std::vector<int32_t> slot(devices_.size(), -1);
+  std::vector<uint32_t> first(1, 0);
+  for (const Exec& e : data->execs) {
+    if (slot[e.device] < 0) {
+      slot[e.device] = static_cast<int32_t>(first.size()) - 1;
+      first.push_back(0);
+    }
+    ++first[slot[e.device] + 1];
+  }
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  std::vector<uint32_t> order(data->execs.size());
+  for (uint32_t i = 0; i < data->execs.size(); ++i) {
+    order[first[slot[data->execs[i].device]]++] = i;
+  }
+  // Each (node, device)'s running total of nanoseconds so far.
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, int64_t> running;
+  for (const uint32_t i : order) {
+    const Exec& e = data->execs[i];
+    int64_t& before = running[{e.node, e.device}];
+    const int64_t after = SatAdd(before, e.duration_ns);
+    ExecRecord record;
+    record.duration_micros = NearestMicros(after) - NearestMicros(before);
+    record.all_end_rel_micros = record.duration_micros;
+    before = after;
+    record.start_micros = SatAdd(NearestMicros(e.start_ns), shift_);
+    auto details = data->details.find(i);
+    if (details != data->details.end()) {
+      ExecMemoryRecord* memory = details->second.get();
+      if (shift_ != 0) {
+        for (AllocatorRecord& a : memory->allocators) {
+          for (Allocation& r : a.allocations) {
+            r.alloc_micros = SatAdd(r.alloc_micros, shift_);
+          }
+        }
+      }
+      record.memory = memory;
+    }
+    fn(e.device, e.node, record);
+  }
+}
+
+void TraceBuilder::FreeAfterLastStep() {
+  std::deque<NodeInfo>().swap(nodes_);
+  ops_ = StringTable();
+  devices_ = StringTable();
+  std::vector<int8_t>().swap(device_class_);
+  std::vector<GraphNode*>().swap(model_nodes_);
+}
+
+void TraceBuilder::WriteNodes(ModelBuilder* builder) {
+  model_nodes_.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    model_nodes_[i] = builder->Node(nodes_[i].name, OpOf(nodes_[i]));
+  }
+  std::vector<CodeLocation> frames;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeInfo& info = nodes_[i];
+    GraphNode* node = model_nodes_[i];
+    builder->SetStringAttrs(node, info.attrs);
+    info.attrs = {};
+    builder->SetInputs(node, Unpacked(info.inputs));
+    std::string().swap(info.inputs);
+    builder->SetFloatOps(node, FloatOpsPerRun(static_cast<int32_t>(i)));
+    if (info.code != nullptr) {
+      frames.clear();
+      for (const Frame& f : *info.code) {
+        frames.push_back(CodeLocation{f.file, f.function, f.lineno});
+      }
+      builder->SetCode(node, frames);
+      info.code.reset();
+    }
+  }
+  flops_ = {};
+  builder->SetActivity(TakeActivity());
+}
+
+void TraceBuilder::WriteSteps(ModelBuilder* builder) {
+  std::vector<int32_t> device_ids(devices_.size(), -1);
+  while (!steps_.empty()) {
+    const int64_t step = steps_.begin()->first;
+    std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
+    steps_.erase(steps_.begin());
+    builder->BeginStep(step);
+    WalkStep(data.get(),
+             [&](int32_t device, int32_t node, const ExecRecord& record) {
+               int32_t& id = device_ids[device];
+               if (id < 0) id = builder->Device(devices_.Get(device));
+               builder->AddExec(model_nodes_[node], id, record);
+             });
+    builder->EndStep();
+  }
+  FreeAfterLastStep();
+}
+
 tfcore::GraphDef TraceBuilder::TakeGraph() {
   tfcore::GraphDef graph;
   for (NodeInfo& info : nodes_) {
     tfcore::NodeDef* def = graph.add_node();
     def->set_name(info.name);
-    def->set_op(info.op == 0 ? info.name : ops_.Get(info.op));
-    absl::string_view packed = info.inputs;
-    while (packed.size() >= 4) {
-      uint32_t n;
-      std::memcpy(&n, packed.data(), sizeof(n));
-      def->add_input(std::string(packed.substr(4, n)));
-      packed.remove_prefix(4 + n);
+    def->set_op(OpOf(info));
+    for (std::string_view in : Unpacked(info.inputs)) {
+      def->add_input(std::string(in));
     }
     std::string().swap(info.inputs);
     for (const auto& [key, value] : info.attrs) {
@@ -367,15 +481,13 @@ tfpb::OpLogProto TraceBuilder::TakeOpLog() {
   };
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeInfo& info = nodes_[i];
-    auto f = flops_.find(static_cast<int32_t>(i));
-    const int64_t runs = f == flops_.end() ? 0 : f->second.runs;
-    if (info.code == nullptr && runs == 0) continue;
+    const int64_t float_ops = FloatOpsPerRun(static_cast<int32_t>(i));
+    if (info.code == nullptr && !flops_.contains(static_cast<int32_t>(i))) {
+      continue;
+    }
     tfpb::OpLogEntry* entry = op_log.add_log_entries();
     entry->set_name(info.name);
-    if (runs > 0) {
-      // tfprof multiplies the per-run float ops by the run count.
-      entry->set_float_ops(f->second.sum / runs);
-    }
+    if (float_ops != 0) entry->set_float_ops(float_ops);
     if (info.code != nullptr) {
       tfpb::CodeDef* code = entry->mutable_code_def();
       for (const Frame& frame : *info.code) {
@@ -391,6 +503,40 @@ tfpb::OpLogProto TraceBuilder::TakeOpLog() {
   return op_log;
 }
 
+namespace {
+
+// An execution's memory as the TF1 message carries it.
+void ExportMemory(const ExecMemoryRecord& m, tfcore::NodeExecStats* stat) {
+  for (const AllocatorRecord& a : m.allocators) {
+    tfcore::AllocatorMemoryUsed* used = stat->add_memory();
+    used->set_allocator_name(a.allocator);
+    used->set_total_bytes(a.total_bytes);
+    used->set_peak_bytes(a.peak_bytes);
+    used->set_live_bytes(a.live_bytes);
+    if (a.bytes_in_use != 0) used->set_allocator_bytes_in_use(a.bytes_in_use);
+    for (const Allocation& r : a.allocations) {
+      tfcore::AllocationRecord* rec = used->add_allocation_records();
+      rec->set_alloc_micros(r.alloc_micros);
+      rec->set_alloc_bytes(r.alloc_bytes);
+    }
+  }
+  for (const OutputRecord& o : m.outputs) {
+    tfcore::NodeOutput* out = stat->add_output();
+    out->set_slot(o.slot);
+    auto* alloc =
+        out->mutable_tensor_description()->mutable_allocation_description();
+    alloc->set_allocated_bytes(o.bytes);
+    alloc->set_ptr(o.ptr);
+  }
+  if (m.has_memory_stats) {
+    stat->mutable_memory_stats()->set_temp_memory_size(m.temp_bytes);
+    stat->mutable_memory_stats()->set_persistent_memory_size(
+        m.persistent_bytes);
+  }
+}
+
+}  // namespace
+
 bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   {
     // The previous step's messages go first.
@@ -402,70 +548,44 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
   steps_.erase(steps_.begin());
   tfcore::StepStats* stats = run_meta->mutable_step_stats();
-  // Devices in the order of their first execution in the step.
-  std::vector<int32_t> slot(devices_.size(), -1);
-  // Each (node, device)'s running total of nanoseconds so far.
-  absl::flat_hash_map<std::pair<int32_t, int32_t>, int64_t> running;
-  for (uint32_t i = 0; i < data->execs.size(); ++i) {
-    const Exec& e = data->execs[i];
-    int64_t& before = running[{e.node, e.device}];
-    const int64_t after = SatAdd(before, e.duration_ns);
-    const int64_t duration = NearestMicros(after) - NearestMicros(before);
-    before = after;
-    const int64_t start = NearestMicros(e.start_ns);
-    if (slot[e.device] < 0) {
-      slot[e.device] = stats->dev_stats_size();
-      stats->add_dev_stats()->set_device(devices_.Get(e.device));
+  int32_t last_device = -1;
+  WalkStep(data.get(), [&](int32_t device, int32_t node,
+                           const ExecRecord& record) {
+    if (device != last_device) {
+      last_device = device;
+      stats->add_dev_stats()->set_device(devices_.Get(device));
     }
     tfcore::NodeExecStats* stat =
-        stats->mutable_dev_stats(slot[e.device])->add_node_stats();
-    auto details = data->details.find(i);
-    if (details != data->details.end()) stat->Swap(details->second.get());
-    stat->set_node_name(nodes_[e.node].name);
-    stat->set_all_start_micros(shift_ != 0 ? SatAdd(start, shift_) : start);
+        stats->mutable_dev_stats(stats->dev_stats_size() - 1)->add_node_stats();
+    if (record.memory != nullptr) ExportMemory(*record.memory, stat);
+    stat->set_node_name(nodes_[node].name);
+    stat->set_all_start_micros(record.start_micros);
     stat->set_op_start_rel_micros(0);
-    stat->set_op_end_rel_micros(duration);
-    stat->set_all_end_rel_micros(duration);
-    if (shift_ != 0) {
-      for (auto& mem : *stat->mutable_memory()) {
-        for (auto& rec : *mem.mutable_allocation_records()) {
-          rec.set_alloc_micros(SatAdd(rec.alloc_micros(), shift_));
-        }
-      }
-    }
-  }
-  if (steps_.empty()) {
-    // That was the last one: only the notes are left to give.
-    std::deque<NodeInfo>().swap(nodes_);
-    ops_ = StringTable();
-    devices_ = StringTable();
-    std::vector<int8_t>().swap(device_class_);
-  }
+    stat->set_op_end_rel_micros(record.duration_micros);
+    stat->set_all_end_rel_micros(record.all_end_rel_micros);
+  });
+  // After the last one, only the notes are left to give.
+  if (steps_.empty()) FreeAfterLastStep();
   return true;
 }
 
 void ExecMemory::Record(const std::string& allocator, int64_t bytes,
                         int64_t micros, std::optional<int64_t> in_use) {
   size_t slot = 0;
-  while (slot < live_.size() && live_[slot].first != allocator) ++slot;
-  tfcore::AllocatorMemoryUsed* used;
+  while (slot < live_.size() && live_[slot].allocator != allocator) ++slot;
   if (slot == live_.size()) {
-    live_.emplace_back(allocator, 0);
-    if (stat_ == nullptr) stat_ = builder_->Details(exec_);
-    used = stat_->add_memory();
-    used->set_allocator_name(allocator);
-  } else {
-    used = stat_->mutable_memory(static_cast<int>(slot));
+    if (record_ == nullptr) record_ = builder_->Details(exec_);
+    live_.push_back(Live{allocator, 0, record_->allocators.size()});
+    record_->allocators.emplace_back().allocator = allocator;
   }
-  int64_t& live = live_[slot].second;
+  AllocatorRecord& used = record_->allocators[live_[slot].index];
+  int64_t& live = live_[slot].bytes;
   live = SatAdd(live, bytes);
-  if (bytes > 0) used->set_total_bytes(SatAdd(used->total_bytes(), bytes));
-  used->set_peak_bytes(std::max(used->peak_bytes(), live));
-  used->set_live_bytes(std::max<int64_t>(live, 0));
-  tfcore::AllocationRecord* rec = used->add_allocation_records();
-  rec->set_alloc_micros(micros);
-  rec->set_alloc_bytes(bytes);
-  if (in_use.has_value()) used->set_allocator_bytes_in_use(*in_use);
+  if (bytes > 0) used.total_bytes = SatAdd(used.total_bytes, bytes);
+  used.peak_bytes = std::max(used.peak_bytes, live);
+  used.live_bytes = std::max<int64_t>(live, 0);
+  used.allocations.push_back(Allocation{micros, bytes});
+  if (in_use.has_value()) used.bytes_in_use = *in_use;
 }
 
 }  // namespace trace_internal

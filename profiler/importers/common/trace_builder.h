@@ -1,6 +1,7 @@
 // The builder shared by the trace importers: it accumulates nodes, per-step
-// executions on devices, call stacks and notes, and turns them into the
-// GraphDef, RunMetadata and OpLogProto the model reads. Not a public API.
+// executions on devices, call stacks and notes, and writes them into a
+// model through ModelBuilder (or, as an export, into the GraphDef,
+// RunMetadata and OpLogProto TensorFlow's profiler reads). Not a public API.
 #ifndef TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_BUILDER_H_
 #define TFPROF_PROFILER_IMPORTERS_COMMON_TRACE_BUILDER_H_
 
@@ -22,6 +23,7 @@
 #include "profiler/base/saturate.h"
 #include "profiler/importers/common/trace_format.h"
 #include "profiler/model/model.h"
+#include "profiler/model/model_builder.h"
 
 namespace tfprof {
 namespace trace_internal {
@@ -61,14 +63,14 @@ struct Frame {
   int32_t lineno = 0;
 };
 
-// Accumulates the converted trace. Node names must not contain ':' (the
-// model cuts RunMetadata names at the first ':'); Node() replaces any.
+// Accumulates the converted trace. Node() replaces ':' in names by '.' (a
+// TF1 RunMetadata, which the export writes, cuts names at the first ':').
 //
 // Executions are kept as small records (node, device, start, duration);
-// only executions with memory or outputs also have a message for those.
-// The graph, the op log and each step's RunMetadata are built when asked
-// for, after the import (TakeGraph(), TakeOpLog(), NextStep()), so that a
-// caller can hand them on one at a time.
+// only executions with memory or outputs also have a record of those.
+// After the import, WriteNodes() then WriteSteps() write the model, each
+// step freed once written. (The TF1 export instead: TakeGraph(),
+// TakeOpLog(), NextStep().)
 class TraceBuilder {
  public:
   TraceBuilder() = default;
@@ -138,10 +140,9 @@ class TraceBuilder {
     return AddExec(step, device, node, SatMul(start_micros, 1000),
                    SatMul(duration_micros, 1000));
   }
-  // Where the memory and outputs of an execution go: a message of which only
-  // the `memory` and `output` fields are used (made on first use). Valid
-  // until the execution's step is built.
-  tfcore::NodeExecStats* Details(ExecRef exec);
+  // Where the memory and outputs of an execution go (made on first use).
+  // Valid until the execution's step is written.
+  ExecMemoryRecord* Details(ExecRef exec);
   // The first execution of `node` in `step` on a canonical device, if any.
   ExecRef FirstCanonicalExec(int64_t step, int32_t node) const;
   // Moves the executions recorded on `from` of the nodes in `to` to the
@@ -171,7 +172,15 @@ class TraceBuilder {
   void Finish(TraceFormat format);
   TraceFormat format() const { return format_; }
   const std::vector<std::string>& notes() const { return notes_; }
-  // One NodeDef per node (frees the nodes' inputs).
+  // The nodes (inputs, attributes, float ops, call stacks) and the activity
+  // record into the model; frees them.
+  void WriteNodes(ModelBuilder* builder);
+  // Then every step's executions, in step order, each freed once written;
+  // after the last one everything but the notes.
+  void WriteSteps(ModelBuilder* builder);
+
+  // The TF1 export, instead of WriteNodes/WriteSteps (once each):
+  // one NodeDef per node (frees the nodes' inputs).
   tfcore::GraphDef TakeGraph();
   // Call stacks and float ops (frees the nodes' call stacks).
   tfpb::OpLogProto TakeOpLog();
@@ -188,8 +197,7 @@ class TraceBuilder {
   struct StepData {
     std::vector<Exec> execs;
     // Memory and outputs by execution index.
-    absl::flat_hash_map<uint32_t, std::unique_ptr<tfcore::NodeExecStats>>
-        details;
+    absl::flat_hash_map<uint32_t, std::unique_ptr<ExecMemoryRecord>> details;
     absl::flat_hash_map<int32_t, uint32_t> first_canonical;
   };
 
@@ -218,6 +226,20 @@ class TraceBuilder {
 
   int32_t Op(absl::string_view op);
   int32_t Device(const std::string& device);
+  // A node's op type for the model ("" becomes its name).
+  const std::string& OpOf(const NodeInfo& info) const {
+    return info.op == 0 ? info.name : ops_.Get(info.op);
+  }
+  // A node's float ops per run; 0 when none were recorded.
+  int64_t FloatOpsPerRun(int32_t node) const;
+  // Calls fn(device, node, record) for the step's executions, grouped by
+  // device in the order of each device's first execution (a RunMetadata's
+  // order), in microseconds: starts rounded and shifted (Finish()), and
+  // each (node, device)'s durations rounded as their running total.
+  template <typename Fn>
+  void WalkStep(StepData* data, Fn fn);
+  // Frees everything but the notes (after the last step).
+  void FreeAfterLastStep();
 
   // Stable addresses: by_name_ keys are the nodes' names.
   std::deque<NodeInfo> nodes_;
@@ -240,6 +262,7 @@ class TraceBuilder {
   std::vector<Counted> counts_;
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
   Activity activity_;
+  std::vector<GraphNode*> model_nodes_;  // by node index, from WriteNodes
   int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;
@@ -261,8 +284,14 @@ class ExecMemory {
  private:
   TraceBuilder* builder_;
   TraceBuilder::ExecRef exec_;
-  tfcore::NodeExecStats* stat_ = nullptr;  // made for the first record
-  std::vector<std::pair<std::string, int64_t>> live_;  // allocator, bytes
+  ExecMemoryRecord* record_ = nullptr;  // made for the first record
+  // This execution's allocators: live bytes, and where in record_.
+  struct Live {
+    std::string allocator;
+    int64_t bytes = 0;
+    size_t index = 0;
+  };
+  std::vector<Live> live_;
 };
 
 }  // namespace trace_internal

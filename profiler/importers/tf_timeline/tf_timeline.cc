@@ -461,10 +461,9 @@ void TfTimelineImport::AddOutputs() {
                       "allocation description, not mapped");
       continue;
     }
-    tfcore::NodeOutput* out = builder_->Details(exec)->add_output();
-    out->set_slot(slot);
-    *out->mutable_tensor_description()->mutable_allocation_description() =
-        alloc;
+    builder_->Details(exec)->outputs.push_back(OutputRecord{
+        slot, std::max(alloc.allocated_bytes(), alloc.requested_bytes()),
+        alloc.ptr()});
   }
 }
 

@@ -1,0 +1,287 @@
+// Unit tests of the model-building API (profiler/model/model_builder.h):
+// each record type on a small hand-made model with figures worked out by
+// hand, and the trace importers' direct writes checked against the same
+// trace read through its TF1 export (GraphDef + RunMetadata + OpLogProto).
+#include "profiler/model/model_builder.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "profiler/importers/trace_import.h"
+#include "profiler/load/loader.h"
+#include "tests/test_util.h"
+
+namespace tfprof {
+namespace {
+
+constexpr char kCpu[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+constexpr char kGpu[] = "/job:localhost/replica:0/task:0/device:GPU:0";
+constexpr char kGpuAll[] =
+    "/job:localhost/replica:0/task:0/device:GPU:0/stream:all";
+constexpr char kGpuStream[] =
+    "/job:localhost/replica:0/task:0/device:GPU:0/stream:7";
+
+ExecRecord Exec(int64_t start, int64_t duration) {
+  ExecRecord e;
+  e.start_micros = start;
+  e.duration_micros = duration;
+  e.all_end_rel_micros = duration;
+  return e;
+}
+
+TEST_CASE("ModelBuilder: nodes, inputs with slots and control inputs") {
+  Model m;
+  ModelBuilder b(&m);
+  bool created = false;
+  GraphNode* a = b.Node("a", "Const", &created);
+  CHECK(created);
+  CHECK(b.Node("a", "Other", &created) == a);
+  CHECK_FALSE(created);
+  CHECK(a->op == "Const");
+  GraphNode* mm = b.Node("mm", "MatMul");
+  // TensorFlow keeps one slot per input name: the last one given.
+  b.SetInputs(mm, {"a", "b:1", "^a", "b:2"});
+  REQUIRE(mm->inputs.size() == 4);
+  CHECK(mm->inputs[0].node == a);
+  CHECK(mm->inputs[0].slot == 0);
+  CHECK(*mm->inputs[1].name == "b");
+  CHECK(mm->inputs[1].node == nullptr);  // no node "b" (yet)
+  CHECK(mm->inputs[1].slot == 2);
+  CHECK(mm->inputs[2].node == a);
+  CHECK(mm->inputs[3].index == 3);
+  // A node keeps its first inputs.
+  b.SetInputs(mm, {"c"});
+  CHECK(mm->inputs.size() == 4);
+  CHECK(m.size() == 2);
+}
+
+TEST_CASE("ModelBuilder: attributes, float ops, op types, call stacks") {
+  Model m;
+  ModelBuilder b(&m);
+  GraphNode* n = b.Node("fusion.1", "fusion");
+  b.SetStringAttrs(n, {{kXlaCategoryAttr, "fusion(kLoop)"}, {"k", "v"}});
+  std::optional<tfcore::AttrValue> cat = n->FindAttr(kXlaCategoryAttr);
+  REQUIRE(cat.has_value());
+  CHECK(cat->s() == "fusion(kLoop)");
+  CHECK(n->FindAttr("k")->s() == "v");
+  b.SetFloatOps(n, 1000);
+  CHECK(n->float_ops == 1000);
+  b.SetFloatOps(n, 0);  // unknown: kept
+  CHECK(n->float_ops == 1000);
+  b.AddOpType(n, "extra");
+  CHECK(n->op_types.count("extra") == 1);
+  CHECK(n->op_types.count("fusion") == 1);
+
+  CHECK_FALSE(m.has_code_traces());
+  b.SetCode(n, {{"train.py", "main", 10}, {"model.py", "forward", 42}});
+  CHECK(m.has_code_traces());
+  std::vector<CodeFrame> stack = m.CallStack(*n);
+  REQUIRE(stack.size() == 2);
+  CHECK(stack[0].file == "train.py");
+  CHECK(stack[0].function == "main");
+  CHECK(stack[0].lineno == 10);
+  CHECK(stack[1].file == "model.py");
+  CHECK(stack[1].lineno == 42);
+  // Strings are shared between stacks; the first stack is kept.
+  GraphNode* other = b.Node("other", "Add");
+  b.SetCode(other, {{"train.py", "step", 3}});
+  b.SetCode(other, {{"x.py", "y", 1}});
+  CHECK(m.CallStack(*other)[0].function == "step");
+  CHECK(m.id_to_string().size() == 5);  // train.py main model.py forward step
+}
+
+TEST_CASE("ModelBuilder: executions by device kind, runs and spans") {
+  Model m;
+  m.set_source(ProfileSource::kPyTorch);
+  ModelBuilder b(&m);
+  GraphNode* n = b.Node("mm", "MatMul");
+  const int32_t cpu = b.Device(kCpu);
+  const int32_t gpu = b.Device(kGpu);
+  const int32_t all = b.Device(kGpuAll);
+  const int32_t stream = b.Device(kGpuStream);
+  CHECK(b.Device(kCpu) == cpu);  // classified once
+  b.BeginStep(3);
+  b.AddExec(n, cpu, Exec(100, 10));
+  b.AddExec(n, cpu, Exec(200, 5));
+  b.AddExec(n, gpu, Exec(300, 7));  // a second canonical device: dropped
+  b.AddExec(n, all, Exec(120, 40));
+  b.AddExec(n, stream, Exec(120, 40));
+  b.AddExec(nullptr, cpu, Exec(50, 1));  // bookkeeping: the span only
+  b.EndStep();
+
+  REQUIRE(n->execs.size() == 1);
+  const StepExec& e = n->execs[0];
+  CHECK(e.step == 3);
+  CHECK(e.run_count == 2);
+  CHECK(e.cpu_micros == 15);
+  CHECK(e.accelerator_micros == 40);
+  CHECK(n->canonical_device() == absl::AsciiStrToLower(kCpu));
+  CHECK(m.steps() == std::set<int64_t>{3});
+  CHECK(m.run_spans().at(3).start_micros == 50);
+  CHECK(m.run_spans().at(3).end_micros == 307);  // the dropped one too
+  const ExecDetail d = m.Detail(e);
+  CHECK(d.all_start_micros == 100);
+  CHECK(d.latest_end_micros == 205);
+  REQUIRE(d.other_execs.size() == 1);  // the single stream
+  CHECK(d.other_execs[0].times.size() == 1);
+  CHECK(d.devices.size() == 3);  // cpu, stream:all, stream:7
+  CHECK_FALSE(m.miss_accelerator_stream());
+  CHECK(m.run_coverage() == Approx(1.0));
+}
+
+TEST_CASE("ModelBuilder: a zero-length TensorFlow op counts 1us") {
+  Model tf;
+  ModelBuilder b(&tf);
+  GraphNode* n = b.Node("n", "Add");
+  b.BeginStep(0);
+  b.AddExec(n, b.Device(kCpu), Exec(10, 0));
+  b.EndStep();
+  CHECK(n->execs[0].cpu_micros == 1);
+
+  Model torch;
+  torch.set_source(ProfileSource::kPyTorch);
+  ModelBuilder t(&torch);
+  GraphNode* p = t.Node("n", "Add");
+  t.BeginStep(0);
+  t.AddExec(p, t.Device(kCpu), Exec(10, 0));
+  t.EndStep();
+  CHECK(p->execs[0].cpu_micros == 0);
+}
+
+TEST_CASE("ModelBuilder: memory of an execution on its own device") {
+  Model m;
+  ModelBuilder b(&m);
+  GraphNode* n = b.Node("conv", "Conv2D");
+  ExecMemoryRecord mem;
+  AllocatorRecord& gpu = mem.allocators.emplace_back();
+  gpu.allocator = "GPU_0_bfc";
+  gpu.total_bytes = 4096;
+  gpu.peak_bytes = 3072;
+  gpu.live_bytes = 1024;
+  gpu.bytes_in_use = 9000;
+  gpu.allocations = {{101, 4096}, {105, -3072}};
+  AllocatorRecord& host = mem.allocators.emplace_back();
+  host.allocator = "cpu";
+  host.total_bytes = 100;
+  host.peak_bytes = 100;
+  host.allocations = {{102, 100}};
+  mem.outputs = {{1, 512, 77}, {0, 256, 88}};
+  mem.has_memory_stats = true;
+  mem.temp_bytes = 10;
+  mem.persistent_bytes = 20;
+  ExecRecord e = Exec(100, 10);
+  e.memory = &mem;
+  b.BeginStep(0);
+  b.AddExec(n, b.Device(kGpu), e);
+  ExecRecord elsewhere = Exec(100, 10);
+  elsewhere.memory = &mem;  // not the canonical device: no memory
+  b.AddExec(n, b.Device(kGpuAll), elsewhere);
+  b.EndStep();
+
+  const StepExec& s = n->execs[0];
+  // requested: allocators' totals + persistent + temp; peak likewise;
+  // residual: live + persistent.
+  CHECK(s.requested_bytes == 4096 + 100 + 20 + 10);
+  CHECK(s.peak_bytes == 3072 + 100 + 20 + 10);
+  CHECK(s.residual_bytes == 1024 + 20);
+  CHECK(s.output_bytes == 512 + 256);
+  const ExecDetail d = m.Detail(s);
+  REQUIRE(d.memory_execs.size() == 1);
+  const MemoryExec& me = d.memory_execs[0];
+  CHECK(me.memory_micros == 110);
+  CHECK(me.accelerator_temp_bytes == 10);  // placed on a GPU
+  CHECK(me.accelerator_persistent_bytes == 20);
+  CHECK(me.host_temp_bytes == 0);
+  CHECK(me.allocator_bytes_in_use == 9000);
+  REQUIRE(me.output_memory.size() == 2);
+  CHECK(me.output_memory[0].slot == 0);  // by slot
+  CHECK(me.output_memory[0].ptr == 88);
+  // Only GPU allocators' records are kept.
+  REQUIRE(d.allocations.size() == 2);
+  CHECK(d.allocations[1].alloc_bytes == -3072);
+}
+
+TEST_CASE("ModelBuilder: a GPU placement without stream:all misses streams") {
+  Model m;
+  ModelBuilder b(&m);
+  GraphNode* n = b.Node("n", "Add");
+  b.BeginStep(0);
+  b.AddExec(n, b.Device(kGpu), Exec(10, 3));
+  b.EndStep();
+  CHECK(m.miss_accelerator_stream());
+}
+
+// --- The importers' direct writes against their TF1 export
+
+// What a model holds, as bytes: the nodes (save's ProfileProto) and what a
+// ProfileProto does not keep.
+std::string Fingerprint(const Model& m) {
+  std::string out = m.SerializedProfileProto();
+  for (const auto& [step, span] : m.run_spans()) {
+    out += absl::StrCat("|span ", step, " ", span.start_micros, " ",
+                        span.end_micros);
+  }
+  for (const DeviceWork& w : m.activity().work()) {
+    out += absl::StrCat("|work ", w.start_ns, " ", w.duration_ns, " ",
+                        m.activity().String(w.name), " ",
+                        m.activity().String(w.op));
+  }
+  out +=
+      absl::StrCat("|coverage ", m.run_coverage(), " miss ",
+                   m.miss_accelerator_stream(), " code ", m.has_code_traces());
+  for (const auto& n : m.nodes()) {
+    out += absl::StrCat("|", n->name, " ", n->mean_over_steps, " ",
+                        n->pytorch_float_ops, " ", n->cost_bytes);
+  }
+  return out;
+}
+
+TEST_CASE("Trace importers write the model their TF1 export reads as") {
+  const std::vector<std::string> traces = {
+      "hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+      "pytorch-kineto/worker0.1623143089861.pt.trace.json.gz",
+      "gpu-h200-2026/jax_lm_nocb.xplane.pb.gz",
+      "tf1-timelines/dlprof_timeline.ctf.json",
+      "yaroslavvb-stuff/dynamic_stitch_gpu_profile.json",
+  };
+  for (const std::string& rel : traces) {
+    SECTION(rel) {
+      const std::string path = testing::BundledCorpusDir() + "/" + rel;
+      InputPaths paths;
+      paths.trace_path = path;
+      absl::StatusOr<std::unique_ptr<LoadedProfile>> direct =
+          LoadProfile(paths);
+      REQUIRE(direct.ok());
+
+      absl::StatusOr<ImportedTrace> t = ImportTrace({path});
+      REQUIRE(t.ok());
+      Model via_tf1;
+      via_tf1.set_source((*direct)->model.source());
+      via_tf1.AddGraph(t->graph);
+      via_tf1.AddOpLog(t->op_log);
+      via_tf1.set_activity(std::move(t->activity));
+      for (const auto& [step, rm] : t->steps) {
+        REQUIRE(via_tf1.AddRunMeta(step, rm).ok());
+      }
+      via_tf1.MeanOverAllSteps();
+      CHECK((*direct)->model.size() > 0);
+      const std::string a = Fingerprint((*direct)->model);
+      const std::string b = Fingerprint(via_tf1);
+      CHECK(a.size() == b.size());
+      // (The offset of the first difference, not the binary bytes.)
+      size_t first_difference = 0;
+      while (first_difference < std::min(a.size(), b.size()) &&
+             a[first_difference] == b[first_difference]) {
+        ++first_difference;
+      }
+      CHECK(first_difference == std::max(a.size(), b.size()));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfprof
