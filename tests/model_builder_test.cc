@@ -215,6 +215,32 @@ TEST_CASE("ModelBuilder: a GPU placement without stream:all misses streams") {
   CHECK(m.miss_accelerator_stream());
 }
 
+TEST_CASE("ModelBuilder: node by node, flushed, work kept in step order") {
+  Model m;  // TensorFlow input: stream records are accelerator work
+  ModelBuilder b(&m);
+  GraphNode* x = b.Node("x", "Conv2D");
+  GraphNode* y = b.Node("y", "MatMul");
+  const int32_t stream = b.Device(kGpuStream);
+  const int32_t gpu = b.Device(kGpu);
+  b.BeginStep(0);
+  // The step's order: y's kernel, then x's, both starting at 50.
+  ExecRecord xk = Exec(50, 4), yk = Exec(50, 6);
+  xk.place = 1;
+  yk.place = 0;
+  b.AddExec(x, gpu, Exec(40, 2));
+  b.AddExec(x, stream, xk);
+  b.FlushNode(x);
+  CHECK(x->execs[0].detail != nullptr);  // stored before the step ends
+  CHECK(x->execs[0].cpu_micros == 2);
+  b.AddExec(y, stream, yk);
+  b.EndStep();
+  const std::vector<DeviceWork>& work = m.activity().work();
+  REQUIRE(work.size() == 2);
+  CHECK(m.activity().String(work[0].op) == "y");
+  CHECK(m.activity().String(work[1].op) == "x");
+  CHECK(work[0].duration_ns == 6000);
+}
+
 // --- The importers' direct writes against their TF1 export
 
 // What a model holds, as bytes: the nodes (save's ProfileProto) and what a

@@ -337,7 +337,15 @@ void ModelBuilder::StreamWork(const GraphNode* graph_node,
   w.stream = activity.Intern(dev.name);
   if (graph_node != nullptr) w.op = activity.Intern(node);
   if (!copy && rest.substr(0, 5) == "regs:") w.launch = activity.Intern(rest);
-  work_.push_back(w);
+  work_.emplace_back(
+      exec.place >= 0 ? exec.place : static_cast<int64_t>(work_.size()), w);
+}
+
+void ModelBuilder::FlushNode(GraphNode* node) {
+  auto it = pending_.find(node);
+  if (it == pending_.end()) return;
+  model_->StoreExec(it->second, &MutableExec(node, step_));
+  pending_.erase(it);
 }
 
 void ModelBuilder::EndStep() {
@@ -348,7 +356,15 @@ void ModelBuilder::EndStep() {
   if (has_gpu_scheduling_ && !has_gpu_stream_) {
     model_->miss_accelerator_stream_ = true;
   }
-  if (!work_.empty()) model_->activity_.MergeWork(std::move(work_));
+  if (!work_.empty()) {
+    std::stable_sort(
+        work_.begin(), work_.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<DeviceWork> work;
+    work.reserve(work_.size());
+    for (const auto& [place, w] : work_) work.push_back(w);
+    model_->activity_.MergeWork(std::move(work));
+  }
   work_.clear();
 }
 

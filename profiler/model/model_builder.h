@@ -60,6 +60,10 @@ struct ExecRecord {
   // written ("<node>:<OpType>", "MEMCPY...") and its timeline label.
   std::string_view raw_name;
   std::string_view label;
+  // Where the execution comes in its step, when a step's executions are
+  // given out of their order (node by node, say): the order of the step's
+  // accelerator work records. -1: in the order given.
+  int64_t place = -1;
 };
 
 // One frame of a call stack as the builder takes it.
@@ -116,6 +120,10 @@ class ModelBuilder {
   // that ran (run_coverage()).
   void AddExec(GraphNode* node, int32_t device, const ExecRecord& exec,
                bool covered = true);
+  // Stores a node's record for the step now: it has no more executions in
+  // it (else EndStep stores every node's). Keeps a big step's pending
+  // records to one node's.
+  void FlushNode(GraphNode* node);
   void EndStep();
 
  private:
@@ -141,7 +149,8 @@ class ModelBuilder {
   bool has_gpu_scheduling_ = false;
   bool has_gpu_stream_ = false;
   absl::flat_hash_map<GraphNode*, ExecDetail> pending_;
-  std::vector<DeviceWork> work_;
+  // The step's accelerator work, each with its place in the step.
+  std::vector<std::pair<int64_t, DeviceWork>> work_;
 };
 
 }  // namespace tfprof

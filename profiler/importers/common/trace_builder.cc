@@ -352,27 +352,41 @@ int64_t TraceBuilder::FloatOpsPerRun(int32_t node) const {
 }
 
 template <typename Fn>
-void TraceBuilder::WalkStep(StepData* data, Fn fn) {
+void TraceBuilder::WalkStep(StepData* data, bool by_node, Fn fn) {
   // Devices in the order of their first execution in the step; then the
   // executions grouped by device, in their order (a stable counting sort).
+  const auto group = [](const std::vector<uint32_t>& in, size_t keys,
+                        const auto& key_of) {
+    std::vector<uint32_t> first(keys + 1, 0);
+    for (const uint32_t i : in) ++first[key_of(i) + 1];
+    for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
+    std::vector<uint32_t> out(in.size());
+    for (const uint32_t i : in) out[first[key_of(i)]++] = i;
+    return out;
+  };
+  const std::vector<Exec>& execs = data->execs;
   std::vector<int32_t> slot(devices_.size(), -1);
-  std::vector<uint32_t> first(1, 0);
-  for (const Exec& e : data->execs) {
-    if (slot[e.device] < 0) {
-      slot[e.device] = static_cast<int32_t>(first.size()) - 1;
-      first.push_back(0);
-    }
-    ++first[slot[e.device] + 1];
+  int32_t slots = 0;
+  for (const Exec& e : execs) {
+    if (slot[e.device] < 0) slot[e.device] = slots++;
   }
-  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
-  std::vector<uint32_t> order(data->execs.size());
-  for (uint32_t i = 0; i < data->execs.size(); ++i) {
-    order[first[slot[data->execs[i].device]]++] = i;
+  std::vector<uint32_t> order(execs.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  order = group(order, static_cast<size_t>(slots),
+                [&](uint32_t i) { return slot[execs[i].device]; });
+  // By node: each node's executions together, in that order, each with its
+  // place in it (the order a RunMetadata lists them in).
+  std::vector<uint32_t> place;
+  if (by_node) {
+    place.resize(execs.size());
+    for (uint32_t k = 0; k < order.size(); ++k) place[order[k]] = k;
+    order =
+        group(order, nodes_size_, [&](uint32_t i) { return execs[i].node; });
   }
   // Each (node, device)'s running total of nanoseconds so far.
   absl::flat_hash_map<std::pair<int32_t, int32_t>, int64_t> running;
   for (const uint32_t i : order) {
-    const Exec& e = data->execs[i];
+    const Exec& e = execs[i];
     int64_t& before = running[{e.node, e.device}];
     const int64_t after = SatAdd(before, e.duration_ns);
     ExecRecord record;
@@ -380,6 +394,7 @@ void TraceBuilder::WalkStep(StepData* data, Fn fn) {
     record.all_end_rel_micros = record.duration_micros;
     before = after;
     record.start_micros = SatAdd(NearestMicros(e.start_ns), shift_);
+    if (by_node) record.place = place[i];
     auto details = data->details.find(i);
     if (details != data->details.end()) {
       ExecMemoryRecord* memory = details->second.get();
@@ -396,27 +411,29 @@ void TraceBuilder::WalkStep(StepData* data, Fn fn) {
   }
 }
 
-void TraceBuilder::FreeAfterLastStep() {
+void TraceBuilder::FreeNodes() {
   std::deque<NodeInfo>().swap(nodes_);
   ops_ = StringTable();
+}
+
+void TraceBuilder::FreeAfterLastStep() {
+  FreeNodes();
   devices_ = StringTable();
   std::vector<int8_t>().swap(device_class_);
   std::vector<GraphNode*>().swap(model_nodes_);
 }
 
 void TraceBuilder::WriteNodes(ModelBuilder* builder) {
+  // Each node's own records are freed as it is written, so that the model's
+  // nodes take the memory the builder's free.
   model_nodes_.resize(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    model_nodes_[i] = builder->Node(nodes_[i].name, OpOf(nodes_[i]));
-  }
   std::vector<CodeLocation> frames;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeInfo& info = nodes_[i];
-    GraphNode* node = model_nodes_[i];
+    GraphNode* node = model_nodes_[i] = builder->Node(info.name, OpOf(info));
+    std::string().swap(info.name);
     builder->SetStringAttrs(node, info.attrs);
     info.attrs = {};
-    builder->SetInputs(node, Unpacked(info.inputs));
-    std::string().swap(info.inputs);
     builder->SetFloatOps(node, FloatOpsPerRun(static_cast<int32_t>(i)));
     if (info.code != nullptr) {
       frames.clear();
@@ -428,7 +445,15 @@ void TraceBuilder::WriteNodes(ModelBuilder* builder) {
     }
   }
   flops_ = {};
+  // Inputs name nodes: once every node exists.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    builder->SetInputs(model_nodes_[i], Unpacked(nodes_[i].inputs));
+    std::string().swap(nodes_[i].inputs);
+  }
   builder->SetActivity(TakeActivity());
+  // The steps need the model's nodes only.
+  nodes_size_ = nodes_.size();
+  FreeNodes();
 }
 
 void TraceBuilder::WriteSteps(ModelBuilder* builder) {
@@ -438,8 +463,15 @@ void TraceBuilder::WriteSteps(ModelBuilder* builder) {
     std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
     steps_.erase(steps_.begin());
     builder->BeginStep(step);
-    WalkStep(data.get(),
+    // Node by node, each node's record stored once it has all of its
+    // executions: a step's pending records are one node's, not all.
+    int32_t last_node = -1;
+    WalkStep(data.get(), /*by_node=*/true,
              [&](int32_t device, int32_t node, const ExecRecord& record) {
+               if (node != last_node && last_node >= 0) {
+                 builder->FlushNode(model_nodes_[last_node]);
+               }
+               last_node = node;
                int32_t& id = device_ids[device];
                if (id < 0) id = builder->Device(devices_.Get(device));
                builder->AddExec(model_nodes_[node], id, record);
@@ -549,21 +581,23 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
   steps_.erase(steps_.begin());
   tfcore::StepStats* stats = run_meta->mutable_step_stats();
   int32_t last_device = -1;
-  WalkStep(data.get(), [&](int32_t device, int32_t node,
-                           const ExecRecord& record) {
-    if (device != last_device) {
-      last_device = device;
-      stats->add_dev_stats()->set_device(devices_.Get(device));
-    }
-    tfcore::NodeExecStats* stat =
-        stats->mutable_dev_stats(stats->dev_stats_size() - 1)->add_node_stats();
-    if (record.memory != nullptr) ExportMemory(*record.memory, stat);
-    stat->set_node_name(nodes_[node].name);
-    stat->set_all_start_micros(record.start_micros);
-    stat->set_op_start_rel_micros(0);
-    stat->set_op_end_rel_micros(record.duration_micros);
-    stat->set_all_end_rel_micros(record.all_end_rel_micros);
-  });
+  nodes_size_ = nodes_.size();
+  WalkStep(data.get(), /*by_node=*/false,
+           [&](int32_t device, int32_t node, const ExecRecord& record) {
+             if (device != last_device) {
+               last_device = device;
+               stats->add_dev_stats()->set_device(devices_.Get(device));
+             }
+             tfcore::NodeExecStats* stat =
+                 stats->mutable_dev_stats(stats->dev_stats_size() - 1)
+                     ->add_node_stats();
+             if (record.memory != nullptr) ExportMemory(*record.memory, stat);
+             stat->set_node_name(nodes_[node].name);
+             stat->set_all_start_micros(record.start_micros);
+             stat->set_op_start_rel_micros(0);
+             stat->set_op_end_rel_micros(record.duration_micros);
+             stat->set_all_end_rel_micros(record.all_end_rel_micros);
+           });
   // After the last one, only the notes are left to give.
   if (steps_.empty()) FreeAfterLastStep();
   return true;

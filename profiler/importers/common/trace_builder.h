@@ -236,8 +236,12 @@ class TraceBuilder {
   // device in the order of each device's first execution (a RunMetadata's
   // order), in microseconds: starts rounded and shifted (Finish()), and
   // each (node, device)'s durations rounded as their running total.
+  // `by_node`: each node's executions together instead, in that order, each
+  // record's `place` its place in the device order.
   template <typename Fn>
-  void WalkStep(StepData* data, Fn fn);
+  void WalkStep(StepData* data, bool by_node, Fn fn);
+  // Frees the nodes (after WriteNodes, or the last step of the export).
+  void FreeNodes();
   // Frees everything but the notes (after the last step).
   void FreeAfterLastStep();
 
@@ -263,6 +267,7 @@ class TraceBuilder {
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
   Activity activity_;
   std::vector<GraphNode*> model_nodes_;  // by node index, from WriteNodes
+  size_t nodes_size_ = 0;                // the nodes, once they are freed
   int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;
