@@ -505,7 +505,12 @@ class ProfileDecoder {
         list->begin(), list->end(), dev,
         [](const DeviceTimes& d, std::string_view s) { return d.device < s; });
     if (it == list->end() || it->device != dev) {
-      it = list->insert(it, DeviceTimes{dev, {}});
+      DeviceTimes fresh{dev, {}};
+      if (!spare_times_.empty()) {
+        fresh.times = std::move(spare_times_.back());
+        spare_times_.pop_back();
+      }
+      it = list->insert(it, std::move(fresh));
     }
     it->times.clear();  // a repeated key: the last entry wins
     wire::Reader et(en.value);
@@ -562,9 +567,27 @@ class ProfileDecoder {
     return r.ok();
   }
 
+  // Empties scratch_ for the next record, keeping its vectors' memory (a
+  // record's lists are as many allocations as its devices otherwise).
+  void ClearScratch() {
+    ExecDetail& d = scratch_;
+    for (std::vector<DeviceTimes>* list :
+         {&d.accelerator_execs, &d.cpu_execs}) {
+      for (DeviceTimes& t : *list) {
+        t.times.clear();
+        spare_times_.push_back(std::move(t.times));
+      }
+    }
+    for (MemoryExec& m : d.memory_execs) {
+      m.output_memory.clear();
+      spare_outputs_.push_back(std::move(m.output_memory));
+    }
+    d.Clear();
+  }
+
   bool Exec(std::string_view bytes, StepExec* exec) {
     ExecDetail& d = scratch_;
-    d.Clear();
+    ClearScratch();
     wire::Reader r(bytes);
     uint32_t f;
     int w;
@@ -603,6 +626,10 @@ class ProfileDecoder {
         }
         case pf::kMemoryExecs: {
           MemoryExec m;
+          if (!spare_outputs_.empty()) {
+            m.output_memory = std::move(spare_outputs_.back());
+            spare_outputs_.pop_back();
+          }
           if (!Memory(r.Bytes(), &m)) return false;
           d.memory_execs.push_back(std::move(m));
           break;
@@ -644,6 +671,9 @@ class ProfileDecoder {
   // Where the nodes of an absorbed decoder begin in pending_.
   size_t absorbed_ = 0;
   ExecDetail scratch_;
+  // Emptied vectors of earlier records, for the next ones (ClearScratch).
+  std::vector<std::vector<TimeInterval>> spare_times_;
+  std::vector<std::vector<OutputMemory>> spare_outputs_;
   std::vector<StepExec> execs_scratch_;
   std::vector<int64_t> tuple_;
   bool saw_known_ = false;

@@ -409,7 +409,8 @@ class Model {
   // interning into the model that will own the record), else from strings_.
   void StoreExec(const ExecDetail& detail, StepExec* exec,
                  SharedInterner* ids = nullptr);
-  const uint8_t* Store(const std::string& bytes);
+  // Writes `body` into the arena after its varint length; returns where.
+  const uint8_t* StoreFramed(const std::string& body);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
@@ -435,7 +436,7 @@ class Model {
   };
   std::vector<ArenaChunk> arena_;
   size_t arena_used_ = 0;
-  std::string seal_buffer_, seal_framed_;  // scratch for StoreExec
+  std::string seal_buffer_;  // scratch for StoreExec
   std::set<int64_t> steps_;
   std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;

@@ -25,20 +25,27 @@ int64_t SumTimes(const std::vector<DeviceTimes>& v) {
 
 }  // namespace
 
-const uint8_t* Model::Store(const std::string& bytes) {
-  if (bytes.empty()) return nullptr;
-  if (arena_.empty() ||
-      arena_.back().size - arena_.back().used < bytes.size()) {
+const uint8_t* Model::StoreFramed(const std::string& body) {
+  // The varint length, then the body, written into the arena at once.
+  uint8_t length[10];
+  size_t n = 0;
+  for (uint64_t v = body.size();; v >>= 7) {
+    length[n++] = static_cast<uint8_t>(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+    if (v < 0x80) break;
+  }
+  const size_t size = n + body.size();
+  if (arena_.empty() || arena_.back().size - arena_.back().used < size) {
     ArenaChunk c;
-    c.size = std::max(kArenaChunk, bytes.size());
+    c.size = std::max(kArenaChunk, size);
     c.data = std::make_unique<uint8_t[]>(c.size);
     arena_.push_back(std::move(c));
   }
   ArenaChunk& c = arena_.back();
   uint8_t* at = c.data.get() + c.used;
-  std::memcpy(at, bytes.data(), bytes.size());
-  c.used += bytes.size();
-  arena_used_ += bytes.size();
+  std::memcpy(at, length, n);
+  std::memcpy(at + n, body.data(), body.size());
+  c.used += size;
+  arena_used_ += size;
   return at;
 }
 
@@ -157,11 +164,7 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec,
     wire::PutVarint(&out, id(dev));
   }
   PutTimes(d.other_execs, base, id, &out);
-  std::string& framed = seal_framed_;
-  framed.clear();
-  wire::PutVarint(&framed, out.size());
-  framed += out;
-  exec->detail = Store(framed);
+  exec->detail = StoreFramed(out);
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
