@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "profiler/importers/common/trace_builder.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/loader.h"
 #include "tests/test_util.h"
@@ -242,6 +243,54 @@ TEST_CASE("ModelBuilder: node by node, flushed, work kept in step order") {
 }
 
 // --- The importers' direct writes against their TF1 export
+
+// Two kernels that start together on two streams, given node by node in the
+// opposite order to the step's device order: the work keeps the order the
+// RunMetadata export gives it.
+TEST_CASE("TraceBuilder: node by node, work in the RunMetadata order") {
+  const auto build = [](trace_internal::TraceBuilder* t) {
+    const int32_t a = t->Node("a", "Conv2D");  // node 0
+    const int32_t b = t->Node("b", "MatMul");  // node 1
+    const std::string s2 = trace_internal::GpuStreamDevice(0, "2");
+    const std::string s1 = trace_internal::GpuStreamDevice(0, "1");
+    t->AddExec(0, s2, b, 100000, 5000);  // stream 2 is the step's first
+    t->AddExec(0, s1, a, 100000, 7000);
+    t->AddExec(0, kCpu, a, 90000, 1000);
+    t->AddExec(0, kCpu, b, 95000, 1000);
+    t->Finish(TraceFormat::kTfTimeline);
+  };
+  trace_internal::TraceBuilder direct_trace;
+  build(&direct_trace);
+  Model direct;
+  ModelBuilder builder(&direct);
+  direct_trace.WriteNodes(&builder);
+  direct_trace.WriteSteps(&builder);
+
+  trace_internal::TraceBuilder export_trace;
+  build(&export_trace);
+  Model via_tf1;
+  via_tf1.AddGraph(export_trace.TakeGraph());
+  int64_t step = 0;
+  tfcore::RunMetadata rm;
+  while (export_trace.NextStep(&step, &rm)) {
+    REQUIRE(via_tf1.AddRunMeta(step, rm).ok());
+  }
+  const auto ops = [](const Model& m) {
+    std::vector<std::string> out;
+    for (const DeviceWork& w : m.activity().work()) {
+      out.push_back(absl::StrCat(m.activity().String(w.op), "@",
+                                 m.activity().String(w.stream)));
+    }
+    return out;
+  };
+  REQUIRE(ops(via_tf1).size() == 2);
+  CHECK(ops(via_tf1)[0].substr(0, 2) == "b@");  // stream 2's first
+  CHECK(ops(direct) == ops(via_tf1));
+  CHECK(direct.SerializedProfileProto() == via_tf1.SerializedProfileProto());
+  // Written once: the export has nothing left after a model took it.
+  CHECK(direct_trace.TakeGraph().node_size() == 0);
+  CHECK_FALSE(direct_trace.NextStep(&step, &rm));
+}
 
 // What a model holds, as bytes: the nodes (save's ProfileProto) and what a
 // ProfileProto does not keep.

@@ -20,6 +20,7 @@
 #include "profiler/base/parallel.h"
 #include "profiler/base/wire.h"
 #include "profiler/model/model.h"
+#include "profiler/model/model_builder.h"
 #include "profiler/model/string_table.h"
 
 namespace tfprof {
@@ -63,16 +64,16 @@ enum ExecProfile {
 };
 }  // namespace pf
 
-// Decodes ProfileProto fields into a Model. A friend of Model. Two decoders
+// Decodes ProfileProto fields into a Model (through ModelBuilder). Two decoders
 // may work on one file at once: the second interns its strings into the
 // first's model and hands its nodes and records to it (Absorb) at the end.
 class ProfileDecoder {
  public:
   // A decoder whose model will be the result.
-  ProfileDecoder() : interner_(&model_.strings_, &strings_mu_) {}
+  ProfileDecoder() : interner_(builder_.strings(), &strings_mu_) {}
   // A decoder working beside `owner`, which will absorb it.
   explicit ProfileDecoder(ProfileDecoder* owner)
-      : interner_(&owner->model_.strings_, &owner->strings_mu_) {}
+      : interner_(owner->builder_.strings(), &owner->strings_mu_) {}
   ProfileDecoder(const ProfileDecoder&) = delete;
   ProfileDecoder& operator=(const ProfileDecoder&) = delete;
 
@@ -97,11 +98,11 @@ class ProfileDecoder {
         }
       case pf::kHasTrace:
         saw_known_ = true;
-        model_.has_code_traces_ = r->Bool();
+        builder_.SetHasCodeTraces(r->Bool());
         return r->ok();
       case pf::kSteps:
         saw_known_ = true;
-        r->RepeatedInt64(wt, [this](int64_t s) { model_.steps_.insert(s); });
+        r->RepeatedInt64(wt, [this](int64_t s) { builder_.AddStep(s); });
         return r->ok();
       case pf::kIdToString: {
         saw_known_ = true;
@@ -120,12 +121,12 @@ class ProfileDecoder {
           }
         }
         if (!e.ok() || !r->ok()) return false;
-        model_.id_to_string_[key] = std::string(value);
+        builder_.SetIdString(key, std::string(value));
         return true;
       }
       case pf::kMissAcceleratorStream:
         saw_known_ = true;
-        model_.miss_accelerator_stream_ = r->Bool();
+        builder_.SetMissAcceleratorStream(r->Bool());
         return r->ok();
       default:
         saw_unknown_ = true;
@@ -151,12 +152,7 @@ class ProfileDecoder {
     std::vector<Pending>().swap(other.pending_);
     std::vector<std::pair<int32_t, int64_t>>().swap(other.inputs_);
     std::vector<std::pair<int64_t, int32_t>>().swap(other.slots_);
-    for (Model::ArenaChunk& c : other.model_.arena_) {
-      model_.arena_.push_back(std::move(c));
-    }
-    model_.arena_used_ += other.model_.arena_used_;
-    other.model_.arena_.clear();
-    other.model_.arena_used_ = 0;
+    builder_.TakeRecords(&other.model_);
   }
 
   absl::StatusOr<Model> Finish(const std::string& source) {
@@ -173,16 +169,13 @@ class ProfileDecoder {
     std::vector<const GraphNode*> target(pending_.size());
     std::vector<Pending*> kept;
     kept.reserve(pending_.size());
-    model_.by_name_.reserve(pending_.size());
+    builder_.ReserveNames(pending_.size());
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& p = pending_[i];
       keys[i] = p.key;
-      auto [it, added] = model_.by_name_.try_emplace(p.node->name, nullptr);
-      if (added) {
-        it->second = p.node.get();
-        kept.push_back(&p);
-      }
-      target[i] = it->second;
+      const GraphNode* holder = builder_.ClaimName(p.node.get());
+      if (holder == p.node.get()) kept.push_back(&p);
+      target[i] = holder;
     }
     // Keys are often consecutive: then a key's place is its distance from
     // the first.
@@ -190,7 +183,7 @@ class ProfileDecoder {
         keys.empty() || static_cast<uint64_t>(keys.back()) -
                                 static_cast<uint64_t>(keys.front()) ==
                             keys.size() - 1;
-    model_.nodes_.resize(kept.size());
+    builder_.AdoptNodes(kept.size());
     const auto link = [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         Link(keys, dense, target, kept[i], i);
@@ -201,8 +194,7 @@ class ProfileDecoder {
         kept.size() >= kParallelMinItems, [&] { link(0, half); },
         [&] { link(half, kept.size()); });
     pending_.clear();
-    model_.sorted_.valid.store(false);
-    model_.generation_ = 1;
+    builder_.Adopted();
     return std::move(model_);
   }
 
@@ -277,8 +269,7 @@ class ProfileDecoder {
     }
     SortKeepLast(&node->output_shapes);
     SortKeepLast(&node->stored_input_shapes);
-    node->index = index;
-    model_.nodes_[index] = std::move(p->node);
+    builder_.Adopt(index, std::move(p->node));
   }
 
   // Of each run of neighbours among the n from `begin` with one key(x),
@@ -658,12 +649,13 @@ class ProfileDecoder {
       if (!r.ok()) return false;
     }
     if (!r.ok()) return false;
-    model_.StoreExec(d, exec, &interner_);
+    builder_.StoreDetail(d, exec, &interner_);
     return true;
   }
 
   Model model_;
-  std::mutex strings_mu_;  // guards model_.strings_ while two decode
+  ModelBuilder builder_{&model_};  // the way into model_
+  std::mutex strings_mu_;          // guards model_.strings_ while two decode
   SharedInterner interner_;
   std::vector<Pending> pending_;
   std::vector<std::pair<int32_t, int64_t>> inputs_;  // Pending::inputs_at

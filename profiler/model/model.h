@@ -289,8 +289,6 @@ class GraphNode {
   const std::string* host_device_ = EmptyString();
 };
 
-class ProfileDecoder;
-
 // Whether a device (an interned, lower-case device name) is kept.
 using DeviceFilter = std::function<bool(std::string_view device)>;
 
@@ -396,8 +394,7 @@ class Model {
   size_t detail_bytes() const { return arena_used_; }
 
  private:
-  friend class ProfileDecoder;
-  friend class ModelBuilder;
+  friend class ModelBuilder;  // the one way in (model_builder.h)
 
   GraphNode* FindMutable(std::string_view name);
   GraphNode* NewNode(const std::string& name, const std::string& op);

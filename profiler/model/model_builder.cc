@@ -133,6 +133,8 @@ void ModelBuilder::SetInputs(GraphNode* node,
         src != nullptr ? &src->name : model_->strings_.Intern(input), src});
   }
   ApplyTensorFlowSlots(&node->inputs);
+  ++model_->generation_;  // the graph view's structure follows inputs
+  ++model_->version_;
 }
 
 void ModelBuilder::SetStringAttrs(
@@ -366,6 +368,22 @@ void ModelBuilder::EndStep() {
     model_->activity_.MergeWork(std::move(work));
   }
   work_.clear();
+}
+
+// --- Bulk
+
+void ModelBuilder::TakeRecords(Model* other) {
+  for (Model::ArenaChunk& c : other->arena_) {
+    model_->arena_.push_back(std::move(c));
+  }
+  model_->arena_used_ += other->arena_used_;
+  other->arena_.clear();
+  other->arena_used_ = 0;
+}
+
+void ModelBuilder::Adopted() {
+  model_->sorted_.valid.store(false);
+  model_->generation_ = 1;
 }
 
 // --- The TF1 readers

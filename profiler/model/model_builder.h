@@ -126,6 +126,41 @@ class ModelBuilder {
   void FlushNode(GraphNode* node);
   void EndStep();
 
+  // --- Bulk: a decoder of the model's own saved form (a ProfileProto), whose
+  // records are already per node and step (ExecDetail), made on two
+  // threads: nodes made apart and adopted at the end.
+  StringTable* strings() { return &model_->strings_; }
+  void SetHasCodeTraces(bool has) { model_->has_code_traces_ = has; }
+  void AddStep(int64_t step) { model_->steps_.insert(step); }
+  void SetIdString(int64_t id, std::string s) {
+    model_->id_to_string_[id] = std::move(s);
+  }
+  void SetMissAcceleratorStream(bool miss) {
+    model_->miss_accelerator_stream_ = miss;
+  }
+  // A node's step record (see Model::StoreExec; `ids`: the thread's way
+  // into the strings of the model that will own it).
+  void StoreDetail(const ExecDetail& detail, StepExec* exec,
+                   SharedInterner* ids) {
+    model_->StoreExec(detail, exec, ids);
+  }
+  // Takes the records `other` stored (its nodes are adopted one by one).
+  void TakeRecords(Model* other);
+  // Adopting `n` nodes: ReserveNames(n), then the nodes' names (a name's
+  // first claim holds it: ClaimName returns the node that does), then
+  // AdoptNodes(n) and each kept node at its place (from any thread, one
+  // place each), then Adopted().
+  void ReserveNames(size_t n) { model_->by_name_.reserve(n); }
+  GraphNode* ClaimName(GraphNode* node) {
+    return model_->by_name_.try_emplace(node->name, node).first->second;
+  }
+  void AdoptNodes(size_t n) { model_->nodes_.resize(n); }
+  void Adopt(size_t index, std::unique_ptr<GraphNode> node) {
+    node->index = index;
+    model_->nodes_[index] = std::move(node);
+  }
+  void Adopted();
+
  private:
   struct DeviceInfo {
     std::string name;  // lower case

@@ -355,33 +355,32 @@ template <typename Fn>
 void TraceBuilder::WalkStep(StepData* data, bool by_node, Fn fn) {
   // Devices in the order of their first execution in the step; then the
   // executions grouped by device, in their order (a stable counting sort).
-  const auto group = [](const std::vector<uint32_t>& in, size_t keys,
-                        const auto& key_of) {
-    std::vector<uint32_t> first(keys + 1, 0);
-    for (const uint32_t i : in) ++first[key_of(i) + 1];
-    for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-    std::vector<uint32_t> out(in.size());
-    for (const uint32_t i : in) out[first[key_of(i)]++] = i;
-    return out;
-  };
   const std::vector<Exec>& execs = data->execs;
   std::vector<int32_t> slot(devices_.size(), -1);
-  int32_t slots = 0;
+  std::vector<uint32_t> first(1, 0);
   for (const Exec& e : execs) {
-    if (slot[e.device] < 0) slot[e.device] = slots++;
+    if (slot[e.device] < 0) {
+      slot[e.device] = static_cast<int32_t>(first.size()) - 1;
+      first.push_back(0);
+    }
+    ++first[slot[e.device] + 1];
   }
+  for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
   std::vector<uint32_t> order(execs.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  order = group(order, static_cast<size_t>(slots),
-                [&](uint32_t i) { return slot[execs[i].device]; });
-  // By node: each node's executions together, in that order, each with its
-  // place in it (the order a RunMetadata lists them in).
+  for (uint32_t i = 0; i < execs.size(); ++i) {
+    order[first[slot[execs[i].device]]++] = i;
+  }
+  // By node: each node's executions together, in that order (a stable sort
+  // of the step's executions only), each with its place in it (the order a
+  // RunMetadata lists them in).
   std::vector<uint32_t> place;
   if (by_node) {
     place.resize(execs.size());
     for (uint32_t k = 0; k < order.size(); ++k) place[order[k]] = k;
-    order =
-        group(order, nodes_size_, [&](uint32_t i) { return execs[i].node; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&execs](uint32_t a, uint32_t b) {
+                       return execs[a].node < execs[b].node;
+                     });
   }
   // Each (node, device)'s running total of nanoseconds so far.
   absl::flat_hash_map<std::pair<int32_t, int32_t>, int64_t> running;
@@ -452,11 +451,12 @@ void TraceBuilder::WriteNodes(ModelBuilder* builder) {
   }
   builder->SetActivity(TakeActivity());
   // The steps need the model's nodes only.
-  nodes_size_ = nodes_.size();
+  nodes_written_ = true;
   FreeNodes();
 }
 
 void TraceBuilder::WriteSteps(ModelBuilder* builder) {
+  if (!nodes_written_) return;  // WriteNodes first
   std::vector<int32_t> device_ids(devices_.size(), -1);
   while (!steps_.empty()) {
     const int64_t step = steps_.begin()->first;
@@ -483,6 +483,7 @@ void TraceBuilder::WriteSteps(ModelBuilder* builder) {
 
 tfcore::GraphDef TraceBuilder::TakeGraph() {
   tfcore::GraphDef graph;
+  if (nodes_written_) return graph;  // the nodes went to a model
   for (NodeInfo& info : nodes_) {
     tfcore::NodeDef* def = graph.add_node();
     def->set_name(info.name);
@@ -501,6 +502,7 @@ tfcore::GraphDef TraceBuilder::TakeGraph() {
 
 tfpb::OpLogProto TraceBuilder::TakeOpLog() {
   tfpb::OpLogProto op_log;
+  if (nodes_written_) return op_log;  // the nodes went to a model
   // Call stacks and float ops.
   absl::flat_hash_map<std::string, int64_t> ids;
   auto intern = [&](const std::string& s) -> int64_t {
@@ -575,13 +577,12 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
     tfcore::RunMetadata empty;
     run_meta->Swap(&empty);
   }
-  if (steps_.empty()) return false;
+  if (steps_.empty() || nodes_written_) return false;
   *step = steps_.begin()->first;
   std::unique_ptr<StepData> data = std::move(steps_.begin()->second);
   steps_.erase(steps_.begin());
   tfcore::StepStats* stats = run_meta->mutable_step_stats();
   int32_t last_device = -1;
-  nodes_size_ = nodes_.size();
   WalkStep(data.get(), /*by_node=*/false,
            [&](int32_t device, int32_t node, const ExecRecord& record) {
              if (device != last_device) {

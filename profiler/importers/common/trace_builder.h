@@ -175,11 +175,13 @@ class TraceBuilder {
   // The nodes (inputs, attributes, float ops, call stacks) and the activity
   // record into the model; frees them.
   void WriteNodes(ModelBuilder* builder);
-  // Then every step's executions, in step order, each freed once written;
-  // after the last one everything but the notes.
+  // Then (after WriteNodes, else it does nothing) every step's executions,
+  // in step order, each freed once written; after the last one everything
+  // but the notes.
   void WriteSteps(ModelBuilder* builder);
 
-  // The TF1 export, instead of WriteNodes/WriteSteps (once each):
+  // The TF1 export, instead of WriteNodes/WriteSteps (once each; nothing
+  // after WriteNodes):
   // one NodeDef per node (frees the nodes' inputs).
   tfcore::GraphDef TakeGraph();
   // Call stacks and float ops (frees the nodes' call stacks).
@@ -267,7 +269,7 @@ class TraceBuilder {
   absl::flat_hash_map<std::pair<std::string, std::string>, size_t> count_index_;
   Activity activity_;
   std::vector<GraphNode*> model_nodes_;  // by node index, from WriteNodes
-  size_t nodes_size_ = 0;                // the nodes, once they are freed
+  bool nodes_written_ = false;           // by WriteNodes (then freed)
   int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
   TraceFormat format_ = TraceFormat::kTfTimeline;
