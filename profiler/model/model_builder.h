@@ -1,8 +1,9 @@
-// The one way into a Model: nodes (with inputs, attributes, float ops and
-// call stacks), devices, and each step's executions with their memory, in
-// plain records. The trace importers write through it directly; the TF1
-// readers (Model::AddGraph, AddRunMeta, AddOpLog) turn their messages into
-// the same calls.
+// The one way into a Model (its only friend): nodes (with inputs,
+// attributes, float ops and call stacks), devices, and each step's
+// executions with their memory, in plain records. The trace importers write
+// through it directly; the TF1 readers (Model::AddGraph, AddRunMeta) turn
+// their messages into the same calls; the ProfileProto decoder, whose
+// records are already per node and step, uses its bulk part.
 #ifndef TFPROF_PROFILER_MODEL_MODEL_BUILDER_H_
 #define TFPROF_PROFILER_MODEL_MODEL_BUILDER_H_
 
