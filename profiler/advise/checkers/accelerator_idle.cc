@@ -162,9 +162,12 @@ std::string DescribeGap(const IdleGap& g,
   }
   std::vector<std::pair<const GraphNode*, int64_t>> ranked(overlap.begin(),
                                                            overlap.end());
-  std::stable_sort(
-      ranked.begin(), ranked.end(),
-      [](const auto& a, const auto& b) { return a.second > b.second; });
+  // Ties by name: the map's order is the nodes' addresses, which differ
+  // from run to run.
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second
+                                : a.first->name < b.first->name;
+  });
   std::vector<std::string> ops;
   for (const auto& [node, o] : ranked) {
     (IsInputOp(*node) ? *input_overlap : *other_overlap) += o;
