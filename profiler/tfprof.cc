@@ -501,12 +501,12 @@ absl::Status ProfileContext::AfterRun(int64_t step,
       auto r = a.cmd == "scope" ? profiler_.ProfileNameScope(a.options)
                                 : profiler_.ProfileGraph(a.options);
       if (!r.ok()) return r.status();
-      bytes = r->SerializeAsString();
+      bytes = DeterministicBytes(*r);
     } else {
       auto r = a.cmd == "op" ? profiler_.ProfileOperations(a.options)
                              : profiler_.ProfilePython(a.options);
       if (!r.ok()) return r.status();
-      bytes = r->SerializeAsString();
+      bytes = DeterministicBytes(*r);
     }
     profiles_[a.cmd][step] = std::move(bytes);
   }

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "absl/strings/str_cat.h"
+#include "profiler/base/protos.h"
 #include "profiler/load/loader.h"
 #include "python/binding.h"
 
@@ -60,12 +61,11 @@ void ParseArgument(const std::string& what, const std::string& bytes,
 }
 
 py::bytes ToBytes(const google::protobuf::Message& msg) {
-  std::string out;
-  if (!msg.SerializeToString(&out)) {
+  if (!msg.IsInitialized()) {
     ThrowIfError(absl::InternalError(
         absl::StrCat("cannot serialize ", msg.GetTypeName())));
   }
-  return py::bytes(out);
+  return py::bytes(DeterministicBytes(msg));
 }
 
 }  // namespace python

@@ -9,6 +9,7 @@
 #include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/parallel.h"
+#include "profiler/base/protos.h"
 #include "profiler/base/wire.h"
 #include "re2/re2.h"
 #include "tests/json_parse.h"
@@ -259,6 +260,40 @@ TEST_CASE("RunBoth runs both functions, on two threads or one") {
     CHECK(a == 1);
     CHECK(b == 2);
   }
+}
+
+// Maps come out in key order whatever order they were filled in (protobuf's
+// own map order varies from run to run).
+TEST_CASE("DeterministicBytes writes maps in key order") {
+  tfpb::ProfileProto p;
+  for (int64_t k = 60; k >= 1; --k) {
+    (*p.mutable_id_to_string())[k * 7919 % 1000] = "s" + std::to_string(k);
+  }
+  const std::string bytes = DeterministicBytes(p);
+  wire::Reader r(bytes);
+  uint32_t field;
+  int w;
+  std::vector<int64_t> keys;
+  while (r.Next(&field, &w)) {
+    REQUIRE(field == 4);  // id_to_string
+    wire::Reader entry = r.Sub();
+    uint32_t f;
+    int ew;
+    while (entry.Next(&f, &ew)) {
+      if (f == 1) {
+        keys.push_back(entry.Int64());
+      } else {
+        entry.Skip(ew);
+      }
+    }
+  }
+  REQUIRE(r.ok());
+  CHECK(keys.size() == 60);
+  CHECK(std::is_sorted(keys.begin(), keys.end()));
+  tfpb::ProfileProto back;
+  REQUIRE(back.ParseFromString(bytes));
+  CHECK(back.id_to_string().size() == 60);
+  CHECK(DeterministicBytes(back) == bytes);
 }
 
 }  // namespace

@@ -9,8 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "profiler/base/device.h"
 #include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
@@ -404,15 +402,7 @@ std::vector<CodeFrame> Model::CallStack(const GraphNode& node) const {
 }
 
 std::string Model::SerializedProfileProto() const {
-  const tfpb::ProfileProto profile = ToProfileProto();
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);  // maps in key order
-    profile.SerializeToCodedStream(&coded);
-  }
-  return bytes;
+  return DeterministicBytes(ToProfileProto());
 }
 
 tfpb::ProfileProto Model::ToProfileProto() const {

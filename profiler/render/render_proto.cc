@@ -132,14 +132,14 @@ std::string RenderProto(const ResultTree& result, bool text) {
     if (text) {
       google::protobuf::TextFormat::PrintToString(p, &out);
     } else {
-      p.SerializeToString(&out);
+      out = DeterministicBytes(p);
     }
   } else {
     tfpb::GraphNodeProto p = ToGraphNodeProto(result);
     if (text) {
       google::protobuf::TextFormat::PrintToString(p, &out);
     } else {
-      p.SerializeToString(&out);
+      out = DeterministicBytes(p);
     }
   }
   return out;
