@@ -62,6 +62,27 @@ TEST_CASE("advise: checkers can be chosen, unknown names are errors") {
   tfpb::AdvisorOptionsProto bad;
   (*bad.mutable_checkers())["NoSuchChecker"];
   CHECK_FALSE(Advise((*loaded)->model, &views, bad).ok());
+  // Of several bad entries, the first by name is reported (the same one
+  // every run, whatever order the options' maps iterate in).
+  tfpb::AdvisorOptionsProto many;
+  for (const char* name : {"Zz", "Mm", "Bb", "Yy", "Cc", "Xx"}) {
+    (*many.mutable_checkers())[name];
+  }
+  auto first = Advise((*loaded)->model, &views, many);
+  REQUIRE_FALSE(first.ok());
+  CHECK(
+      std::string(first.status().message()).rfind("unknown checker 'Bb'", 0) ==
+      0);
+  tfpb::AdvisorOptionsProto options;
+  auto& c = (*options.mutable_checkers())["ExpensiveOperationChecker"];
+  for (const char* key : {"zz", "top", "qq", "aa"}) {
+    (*c.mutable_options())[key] = "1";
+  }
+  auto option = Advise((*loaded)->model, &views, options);
+  REQUIRE_FALSE(option.ok());
+  CHECK(
+      std::string(option.status().message()).rfind("unknown option 'aa'", 0) ==
+      0);
 }
 
 TEST_CASE("advise: checker options top and threshold") {

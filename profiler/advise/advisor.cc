@@ -69,7 +69,11 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
   if (notes == nullptr) notes = &ignored;
   // Validate everything before running anything.
   std::map<std::string, std::map<std::string, double>> values;
-  for (const auto& [name, checker_options] : options.checkers()) {
+  // In name order (a protobuf map's order changes from run to run), so that
+  // of several bad entries the same one is reported.
+  const std::map<std::string, tfpb::AdvisorOptionsProto::CheckerOption>
+      checkers(options.checkers().begin(), options.checkers().end());
+  for (const auto& [name, checker_options] : checkers) {
     if (name == kJob) continue;  // TensorFlow-internal; reports nothing
     const Checker* c = FindChecker(name);
     if (c == nullptr) {
@@ -86,7 +90,9 @@ absl::StatusOr<tfpb::AdviceProto> Advise(
       (void)absl::SimpleAtod(o.default_value, &d);
       v[o.name] = d;
     }
-    for (const auto& entry : checker_options.options()) {
+    const std::map<std::string, std::string> given(
+        checker_options.options().begin(), checker_options.options().end());
+    for (const auto& entry : given) {
       const std::string& key = entry.first;
       const std::string& text = entry.second;
       auto o =

@@ -71,7 +71,8 @@ AllocatorPeak PeakOf(const Model& model, size_t begin, size_t end) {
   std::sort(p.live.begin(), p.live.end(),
             [](const LiveAllocation& x, const LiveAllocation& y) {
               if (x.bytes != y.bytes) return x.bytes > y.bytes;
-              return x.time_ns < y.time_ns;
+              if (x.time_ns != y.time_ns) return x.time_ns < y.time_ns;
+              return x.address < y.address;  // (`live` is in hash order)
             });
   p.untraced_bytes = std::max<int64_t>(p.peak_bytes - traced, 0);
   return p;

@@ -56,7 +56,16 @@ bool XlaAttribution::AddModules(const XPlane& metadata) {
   const std::optional<int64_t> program_id = stats.Id("program_id");
   if (!hlo_id.has_value()) return true;
   bool ok = true;
+  // In id order: a protobuf map's own order changes from run to run, and
+  // the modules' order decides which of two with one name a bare name
+  // finds, and the order their nodes are made in.
+  std::vector<std::pair<int64_t, const XEventMetadata*>> by_id;
   for (const auto& [id, md] : metadata.event_metadata()) {
+    by_id.emplace_back(id, &md);
+  }
+  std::sort(by_id.begin(), by_id.end());
+  for (const auto& [id, metadata_ptr] : by_id) {
+    const XEventMetadata& md = *metadata_ptr;
     const XStat* hlo = nullptr;
     std::optional<int64_t> program;
     for (const XStat& s : md.stats()) {

@@ -75,6 +75,21 @@ class XlaAttribution {
   // A module execution: module, root scope-range id (-1: none recorded),
   // step, GPU.
   using Execution = std::tuple<const XlaModule*, int64_t, int64_t, int64_t>;
+  // Executions by module order (not the modules' addresses), then the rest.
+  struct ExecutionLess {
+    bool operator()(const Execution& a, const Execution& b) const {
+      const size_t ma = std::get<0>(a)->order(), mb = std::get<0>(b)->order();
+      if (ma != mb) return ma < mb;
+      return std::tie(std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+             std::tie(std::get<1>(b), std::get<2>(b), std::get<3>(b));
+    }
+    bool operator()(const std::pair<Execution, int64_t>& a,
+                    const std::pair<Execution, int64_t>& b) const {
+      if ((*this)(a.first, b.first)) return true;
+      if ((*this)(b.first, a.first)) return false;
+      return a.second < b.second;
+    }
+  };
 
   int32_t InstructionNode(const XlaModule& module, const HloInstruction& i);
   int32_t CommandBufferNode(const XlaModule& module, absl::string_view op);
@@ -93,10 +108,10 @@ class XlaAttribution {
       command_buffers_;
   absl::flat_hash_set<int32_t> instruction_nodes_;
   // First start (ns) of each module execution.
-  std::map<Execution, int64_t> executions_;
+  std::map<Execution, int64_t, ExecutionLess> executions_;
   // Inside command buffers: each module execution's place in the schedule,
   // per stream.
-  std::map<std::pair<Execution, int64_t>, size_t> cursors_;
+  std::map<std::pair<Execution, int64_t>, size_t, ExecutionLess> cursors_;
   int64_t by_op_ns_ = 0, by_kernel_name_ns_ = 0, command_buffer_ns_ = 0;
   int64_t by_op_ = 0, by_kernel_name_ = 0, command_buffer_ = 0;
   int64_t unknown_module_ = 0, capped_runs_ = 0;

@@ -594,6 +594,7 @@ std::vector<Frame> XlaModule::CallStack(int32_t stack_frame_id) const {
 bool XlaPrograms::Add(int64_t program_id, absl::string_view hlo_proto) {
   auto module = std::make_unique<XlaModule>();
   if (!module->Parse(hlo_proto)) return false;
+  module->order_ = modules_.size();
   by_program_.emplace(program_id, module.get());
   by_name_.emplace(module->name(), module.get());
   modules_.push_back(std::move(module));

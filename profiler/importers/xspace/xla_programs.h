@@ -73,6 +73,8 @@ class XlaModule {
   bool Parse(absl::string_view hlo_proto);
 
   const std::string& name() const { return name_; }
+  // Its place among the capture's modules (in metadata id order).
+  size_t order() const { return order_; }
   // The module's function, for instructions without a name stack:
   // "jit_train_step" -> "train_step".
   std::string FunctionName() const;
@@ -109,6 +111,7 @@ class XlaModule {
   };
 
   std::string name_;
+  size_t order_ = 0;
   std::vector<HloInstruction> instrs_;
   // (computation id, instruction id) -> index.
   absl::flat_hash_map<std::pair<int64_t, int64_t>, size_t> by_id_;
@@ -124,6 +127,7 @@ class XlaModule {
   int64_t unknown_trip_counts_ = 0;
 
   friend class XlaModuleBuilder;
+  friend class XlaPrograms;
 };
 
 // The modules of one capture, by program id and by name.
