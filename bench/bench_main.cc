@@ -15,7 +15,7 @@
 //                                    of the same file: simdjson's on-demand
 //                                    walk, or protobuf's XSpace parse)
 //        bench --web PROFILE        (the web UI's latencies)
-//        bench --query VIEW|none PROFILE [filtered]
+//        bench --query VIEW|steps|none PROFILE [filtered]
 //                                   (one load and one cold query, to profile)
 //        bench --diff PROFILE       (one load and the cold diff of its scope
 //                                    view against the same file)
@@ -663,12 +663,22 @@ int ProfileMain(const std::string& path) {
 int QueryMain(const std::string& view_name, const std::string& path,
               bool filtered) {
   std::optional<tfprof::ViewKind> view = tfprof::ViewNamed(view_name);
-  if (!view && view_name != "none") return 2;
+  if (!view && view_name != "none" && view_name != "steps") return 2;
   tfprof::InputPaths in;
   in.profile_path = path;
   double v[3];
   std::unique_ptr<tfprof::LoadedProfile> loaded = TimedLoad(in, v);
   if (loaded == nullptr) return 1;
+  if (view_name == "steps") {  // the steps table, cold then repeated
+    const double cold =
+        Timed([&] { (void)tfprof::ComputeSteps(loaded->model); });
+    const double warm =
+        Timed([&] { (void)tfprof::ComputeSteps(loaded->model); });
+    std::printf(
+        "load %.3f s, steps table cold %.3f s (%.2fx), repeated %.3f s\n", v[0],
+        cold, cold / v[0], warm);
+    return 0;
+  }
   if (!view) {  // "none": the load alone (a baseline for counters)
     std::printf("load %.3f s\n", v[0]);
     return 0;

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
 #include <thread>
 
 #include "google/protobuf/util/message_differencer.h"
@@ -51,6 +53,27 @@ void ExpectSameAsProtobuf(const std::string& bytes, const Model& model) {
   CHECK(same);
 }
 
+// The load hands the model its nodes in name order (sorted while the names
+// are claimed): they must be the model's nodes, each once, in the order of
+// their names sorted here.
+void ExpectNameOrder(const Model& model) {
+  std::vector<std::string> names;
+  std::set<const GraphNode*> nodes;
+  for (const auto& n : model.nodes()) {
+    names.push_back(n->name);
+    nodes.insert(n.get());
+  }
+  std::sort(names.begin(), names.end());
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  REQUIRE(by_name.size() == names.size());
+  std::set<const GraphNode*> seen;
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    REQUIRE(nodes.count(by_name[i]) == 1);
+    CHECK(seen.insert(by_name[i]).second);
+    CHECK(by_name[i]->name == names[i]);
+  }
+}
+
 absl::StatusOr<Model> LoadFile(const std::string& path, size_t block = 0) {
   auto r = ReadProfileProtoFile(path, nullptr, block);
   if (!r.ok()) return r.status();
@@ -77,6 +100,7 @@ TEST_CASE("Streaming load equals protobuf's parse: generated profiles") {
   CHECK(m->size() == 3000);
   CHECK(m->steps().size() == 5);
   ExpectSameAsProtobuf(bytes, *m);
+  ExpectNameOrder(*m);
   // Node entries straddle every kind of block boundary.
   for (size_t block : {size_t{1}, size_t{7}, size_t{4093}}) {
     INFO("block " << block);
@@ -84,6 +108,32 @@ TEST_CASE("Streaming load equals protobuf's parse: generated profiles") {
     REQUIRE(small.ok());
     ExpectSameAsProtobuf(bytes, *small);
   }
+}
+
+TEST_CASE("A large load gives the model its nodes in name order") {
+  // Enough nodes for the names to be sorted on a second thread; the first
+  // 100 names again under new keys (dropped from the order).
+  const std::string dir = testing::TempDir();
+  std::string bytes = Generated(40000, 1);
+  tfpb::ProfileProto parsed;
+  REQUIRE(parsed.ParseFromString(bytes));
+  tfpb::ProfileProto copies;
+  int copied = 0;
+  for (const auto& [key, node] : parsed.nodes()) {
+    if (copied++ == 100) break;
+    (*copies.mutable_nodes())[key + 1000000] = node;
+  }
+  bytes += copies.SerializeAsString();
+  testing::WriteFile(dir + "/p", bytes);
+  auto m = LoadFile(dir + "/p");
+  REQUIRE(m.ok());
+  REQUIRE(m->size() == 40000);
+  CHECK(m->HasNameOrder());  // the load's, not sorted at first use
+  ExpectNameOrder(*m);
+  // Moving the model keeps the order with the nodes.
+  Model moved = std::move(*m);
+  CHECK(moved.HasNameOrder());
+  ExpectNameOrder(moved);
 }
 
 TEST_CASE("Streaming load reads from a pipe") {
@@ -210,6 +260,8 @@ TEST_CASE("Two decoders: a name used twice keeps its first key's node") {
   REQUIRE(two.ok());
   REQUIRE(two->size() == 2000);
   for (const auto& node : two->nodes()) CHECK(node->float_ops != 123456);
+  ExpectNameOrder(*one);
+  ExpectNameOrder(*two);
   CHECK(
       MessageDifferencer::Equals(one->ToProfileProto(), two->ToProfileProto()));
 }

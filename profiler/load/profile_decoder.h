@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/parallel.h"
@@ -170,12 +171,39 @@ class ProfileDecoder {
     std::vector<Pending*> kept;
     kept.reserve(pending_.size());
     builder_.ReserveNames(pending_.size());
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      Pending& p = pending_[i];
-      keys[i] = p.key;
-      const GraphNode* holder = builder_.ClaimName(p.node.get());
-      if (holder == p.node.get()) kept.push_back(&p);
-      target[i] = holder;
+    // Every view walks the nodes in name order: they are sorted on the
+    // second core while this one claims the names (the model would sort
+    // them at the first query otherwise), then the unclaimed dropped.
+    std::vector<const GraphNode*> by_name;
+    const bool parallel = pending_.size() >= kParallelMinItems;
+    RunBoth(
+        parallel,
+        [&] {
+          for (size_t i = 0; i < pending_.size(); ++i) {
+            Pending& p = pending_[i];
+            keys[i] = p.key;
+            const GraphNode* holder = builder_.ClaimName(p.node.get());
+            if (holder == p.node.get()) kept.push_back(&p);
+            target[i] = holder;
+          }
+        },
+        [&] {
+          by_name.reserve(pending_.size());
+          for (const Pending& p : pending_) by_name.push_back(p.node.get());
+          Model::SortByName(&by_name, /*parallel=*/false);
+        });
+    if (kept.size() < pending_.size()) {
+      absl::flat_hash_set<const GraphNode*> dropped;
+      for (size_t i = 0; i < pending_.size(); ++i) {
+        if (target[i] != pending_[i].node.get()) {
+          dropped.insert(pending_[i].node.get());
+        }
+      }
+      by_name.erase(std::remove_if(by_name.begin(), by_name.end(),
+                                   [&](const GraphNode* g) {
+                                     return dropped.contains(g);
+                                   }),
+                    by_name.end());
     }
     // Keys are often consecutive: then a key's place is its distance from
     // the first.
@@ -195,6 +223,7 @@ class ProfileDecoder {
         [&] { link(half, kept.size()); });
     pending_.clear();
     builder_.Adopted();
+    builder_.SetNameOrder(std::move(by_name));
     return std::move(model_);
   }
 

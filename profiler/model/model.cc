@@ -292,24 +292,34 @@ GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
   return raw;
 }
 
+void Model::SortByName(std::vector<const GraphNode*>* nodes, bool parallel) {
+  // Sorted as (name view, node) pairs: a comparison reads the names' bytes
+  // without first loading each node and its string.
+  std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
+  keyed.reserve(nodes->size());
+  for (const GraphNode* n : *nodes) keyed.emplace_back(n->name, n);
+  const auto less = [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  };
+  if (parallel) {
+    ParallelSort(keyed.begin(), keyed.end(), less);
+  } else {
+    std::sort(keyed.begin(), keyed.end(), less);
+  }
+  for (size_t i = 0; i < keyed.size(); ++i) (*nodes)[i] = keyed[i].second;
+}
+
 const std::vector<const GraphNode*>& Model::NodesByName() const {
   // Double-checked: readers after the first see `valid` and take no lock;
   // the first readers build the order under the lock, one of them.
   if (sorted_.valid.load(std::memory_order_acquire)) return sorted_.nodes;
   std::lock_guard<std::mutex> lock(sorted_.mutex);
   if (!sorted_.valid.load(std::memory_order_relaxed)) {
-    // Sorted as (name view, node) pairs: a comparison reads the names'
-    // bytes without first loading each node and its string.
-    std::vector<std::pair<std::string_view, const GraphNode*>> keyed;
-    keyed.reserve(nodes_.size());
-    for (const auto& n : nodes_) keyed.emplace_back(n->name, n.get());
-    // (Names are unique: any sort gives the one order.)
-    ParallelSort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
-      return a.first < b.first;
-    });
     sorted_.nodes.clear();
-    sorted_.nodes.reserve(keyed.size());
-    for (const auto& k : keyed) sorted_.nodes.push_back(k.second);
+    sorted_.nodes.reserve(nodes_.size());
+    for (const auto& n : nodes_) sorted_.nodes.push_back(n.get());
+    // (Names are unique: any sort gives the one order.)
+    SortByName(&sorted_.nodes, /*parallel=*/true);
     sorted_.valid.store(true, std::memory_order_release);
   }
   return sorted_.nodes;

@@ -303,8 +303,9 @@ class Model {
   Model(Model&&) = default;
   Model& operator=(Model&&) = default;
 
-  // The TF1 inputs, read through ModelBuilder (model_builder.h), which is
-  // how everything else (trace importers) writes a model.
+  // The TF1 inputs. AddGraph and AddRunMeta read through ModelBuilder
+  // (model_builder.h), which is how everything else (trace importers)
+  // writes a model; AddOpLog merges into the nodes directly.
   // Adds the nodes of a graph that are not present yet, with their inputs,
   // shapes and attributes.
   void AddGraph(const tfcore::GraphDef& graph);
@@ -330,6 +331,11 @@ class Model {
   }
   // All nodes in name order.
   const std::vector<const GraphNode*>& NodesByName() const;
+  // Whether that order is made already (a ProfileProto load makes it).
+  bool HasNameOrder() const { return sorted_.valid.load(); }
+  // Sorts nodes by name (NodesByName's order; of equal names, any order),
+  // on both cores when `parallel` and there are many.
+  static void SortByName(std::vector<const GraphNode*>* nodes, bool parallel);
   // All nodes in insertion (id) order.
   const std::vector<std::unique_ptr<GraphNode>>& nodes() const {
     return nodes_;
@@ -411,13 +417,17 @@ class Model {
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
-  // NodesByName's order, built on first use after nodes were added.
+  // NodesByName's order, built on first use after nodes were added (or
+  // given by ModelBuilder::SetNameOrder). Moved with the nodes it points
+  // to.
   struct SortedIndex {
     SortedIndex() = default;
-    SortedIndex(SortedIndex&&) noexcept {}
-    SortedIndex& operator=(SortedIndex&&) noexcept {
-      valid.store(false);
-      nodes.clear();
+    SortedIndex(SortedIndex&& o) noexcept { *this = std::move(o); }
+    SortedIndex& operator=(SortedIndex&& o) noexcept {
+      valid.store(o.valid.load());
+      nodes = std::move(o.nodes);
+      o.valid.store(false);
+      o.nodes.clear();
       return *this;
     }
     std::mutex mutex;

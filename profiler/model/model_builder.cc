@@ -386,6 +386,12 @@ void ModelBuilder::Adopted() {
   model_->generation_ = 1;
 }
 
+void ModelBuilder::SetNameOrder(std::vector<const GraphNode*> order) {
+  if (order.size() != model_->nodes_.size()) return;
+  model_->sorted_.nodes = std::move(order);
+  model_->sorted_.valid.store(true);
+}
+
 // --- The TF1 readers
 
 void Model::AddGraph(const tfcore::GraphDef& graph) {

@@ -161,6 +161,10 @@ class ModelBuilder {
     model_->nodes_[index] = std::move(node);
   }
   void Adopted();
+  // After Adopted(): the model's nodes in name order (Model::SortByName's),
+  // for the model to keep rather than sort them at the first query. Ignored
+  // unless it holds as many nodes as the model.
+  void SetNameOrder(std::vector<const GraphNode*> order);
 
  private:
   struct DeviceInfo {

@@ -79,14 +79,23 @@ void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
   }
 }
 
+// Reads a list of device times into `list`, reusing the vectors of the
+// entries it holds (a reader of many records allocates once, not per
+// record); `list` ends with exactly the entries read.
 void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
               std::vector<DeviceTimes>* list) {
   const uint64_t n = static_cast<uint64_t>(r->Int64());
+  size_t used = 0;
   for (uint64_t i = 0; i < n && r->ok(); ++i) {
-    DeviceTimes d;
     const uint64_t id = static_cast<uint64_t>(r->Int64());
-    if (id >= strings.size()) return r->Fail();
+    if (id >= strings.size()) {
+      r->Fail();
+      break;
+    }
+    if (used == list->size()) list->emplace_back();
+    DeviceTimes& d = (*list)[used++];
     d.device = strings.Get(static_cast<uint32_t>(id));
+    d.times.clear();
     const uint64_t m = static_cast<uint64_t>(r->Int64());
     int64_t prev = base;
     for (uint64_t j = 0; j < m && r->ok(); ++j) {
@@ -96,8 +105,8 @@ void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
       prev = t.start_micros;
       d.times.push_back(t);
     }
-    list->push_back(std::move(d));
   }
+  list->resize(used);
 }
 
 }  // namespace
@@ -168,8 +177,15 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec,
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
-  d->Clear();
-  if (exec.detail == nullptr) return;
+  // The time lists keep their vectors for GetTimes to reuse.
+  d->all_start_micros = d->latest_end_micros = 0;
+  d->memory_execs.clear();
+  d->allocations.clear();
+  d->devices.clear();
+  if (exec.detail == nullptr) {
+    d->Clear();
+    return;
+  }
   // The length prefix is at most 5 bytes; the arena always holds the rest.
   wire::Reader len(exec.detail, exec.detail + 10);
   uint64_t size = 0;

@@ -21,10 +21,12 @@ using Interval = std::pair<int64_t, int64_t>;  // [start, end) in ns
 
 }  // namespace
 
-int64_t UnionLength(std::vector<Interval>* v) {
-  std::sort(v->begin(), v->end());
+namespace {
+
+// The length of the union of intervals sorted by start.
+int64_t SortedUnionLength(const std::vector<Interval>& v) {
   int64_t total = 0, cur_start = 0, cur_end = INT64_MIN;
-  for (const auto& [s, e] : *v) {
+  for (const auto& [s, e] : v) {
     if (s > cur_end) {
       if (cur_end > cur_start) total = SatAdd(total, cur_end - cur_start);
       cur_start = s;
@@ -35,6 +37,21 @@ int64_t UnionLength(std::vector<Interval>* v) {
   }
   if (cur_end > cur_start) total = SatAdd(total, cur_end - cur_start);
   return total;
+}
+
+// Two sorted lists as one sorted list.
+std::vector<Interval> Merged(const std::vector<Interval>& a,
+                             const std::vector<Interval>& b) {
+  std::vector<Interval> out(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), out.begin());
+  return out;
+}
+
+}  // namespace
+
+int64_t UnionLength(std::vector<Interval>* v) {
+  std::sort(v->begin(), v->end());
+  return SortedUnionLength(*v);
 }
 
 namespace {
@@ -183,26 +200,26 @@ int64_t DeviceFigures(StepWork* w, StepRow* row) {
   for (const auto& [device, g] : w->gpus) any_kernels |= g.kernels > 0;
   StepRow sum;
   int64_t n = 0;
+  std::sort(w->host_comm.begin(), w->host_comm.end());
   for (auto& [device, g] : w->gpus) {
     row->kernels += g.kernels;
     if (any_kernels && g.kernels == 0) continue;
     ++n;
-    std::vector<Interval> all = g.compute;
-    all.insert(all.end(), g.copies.begin(), g.copies.end());
-    all.insert(all.end(), g.comm_kernels.begin(), g.comm_kernels.end());
-    sum.accelerator_ns += UnionLength(&all);
-    all.insert(all.end(), w->host_comm.begin(), w->host_comm.end());
-    const int64_t busy = UnionLength(&all);
-    std::vector<Interval> comm = g.comm_kernels;
-    comm.insert(comm.end(), w->host_comm.begin(), w->host_comm.end());
-    std::vector<Interval> comm_or_compute = comm;
-    comm_or_compute.insert(comm_or_compute.end(), g.compute.begin(),
-                           g.compute.end());
-    const int64_t compute = UnionLength(&g.compute);
+    // Each list sorted once; their unions are merges of sorted lists.
+    for (std::vector<Interval>* v : {&g.compute, &g.copies, &g.comm_kernels}) {
+      std::sort(v->begin(), v->end());
+    }
+    const std::vector<Interval> all =
+        Merged(Merged(g.compute, g.copies), g.comm_kernels);
+    sum.accelerator_ns += SortedUnionLength(all);
+    const int64_t busy = SortedUnionLength(Merged(all, w->host_comm));
+    const std::vector<Interval> comm = Merged(g.comm_kernels, w->host_comm);
+    const int64_t compute = SortedUnionLength(g.compute);
     sum.compute_ns += compute;
-    sum.memcpy_ns += UnionLength(&g.copies);
-    sum.communication_ns += UnionLength(&comm);
-    sum.exposed_communication_ns += UnionLength(&comm_or_compute) - compute;
+    sum.memcpy_ns += SortedUnionLength(g.copies);
+    sum.communication_ns += SortedUnionLength(comm);
+    sum.exposed_communication_ns +=
+        SortedUnionLength(Merged(comm, g.compute)) - compute;
     if (busy > 0) sum.idle_ns += std::max<int64_t>(row->wall_ns - busy, 0);
     if (g.first_kernel <= g.last_kernel_end) {
       sum.device_span_ns += g.last_kernel_end - g.first_kernel;
