@@ -260,6 +260,9 @@ TEST_CASE("Two decoders: a name used twice keeps its first key's node") {
   REQUIRE(two.ok());
   REQUIRE(two->size() == 2000);
   for (const auto& node : two->nodes()) CHECK(node->float_ops != 123456);
+  // (Handed over by the load, not sorted at first use, on one thread too.)
+  CHECK(one->HasNameOrder());
+  CHECK(two->HasNameOrder());
   ExpectNameOrder(*one);
   ExpectNameOrder(*two);
   CHECK(

@@ -424,6 +424,7 @@ class Model {
     SortedIndex() = default;
     SortedIndex(SortedIndex&& o) noexcept { *this = std::move(o); }
     SortedIndex& operator=(SortedIndex&& o) noexcept {
+      if (this == &o) return *this;
       valid.store(o.valid.load());
       nodes = std::move(o.nodes);
       o.valid.store(false);

@@ -228,7 +228,10 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
   for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
     const uint64_t id = static_cast<uint64_t>(r.Int64());
-    if (id >= strings_.size()) break;
+    if (id >= strings_.size()) {
+      r.Fail();  // (the times after it are not read from a wrong place)
+      break;
+    }
     d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
   }
   GetTimes(&r, base, strings_, &d->other_execs);
