@@ -49,55 +49,54 @@ void FinishUnderRoot(const Index& index, Structure* s) {
   s->RankNames();
 }
 
-// Renumbers a structure's nodes in the order a query first reaches them
-// (depth first from the root, children in order; nodes the walk does not
-// reach last, in their order): the walks then read its arrays and names
-// front to back instead of all over memory. Names, ranks and child order
-// are kept, so results do not change.
-void LayOutAsWalked(Structure* s) {
-  const size_t n = s->nodes.size();
-  std::vector<int> order;  // new index -> old
+// The order in which a query first reaches the nodes of a graph given as
+// child lists (node v's children are kids[first[v], first[v + 1])): depth
+// first from `root`, children in order, then the nodes the walk does not
+// reach, in their order. Returns the nodes in that order.
+std::vector<int> WalkOrder(const std::vector<size_t>& first,
+                           const std::vector<int>& kids, int root) {
+  const size_t n = first.size() - 1;
+  std::vector<int> order;
   order.reserve(n);
-  std::vector<int> renumbered(n, -1);         // old index -> new
+  std::vector<char> reached(n, 0);
   std::vector<std::pair<int, size_t>> stack;  // node, next child
   auto reach = [&](int v) {
-    renumbered[v] = static_cast<int>(order.size());
+    reached[v] = 1;
     order.push_back(v);
-    stack.emplace_back(v, 0);
+    stack.emplace_back(v, first[v]);
   };
-  reach(s->root);
+  reach(root);
   while (!stack.empty()) {
     auto& [v, next] = stack.back();
-    const absl::Span<const int> kids = s->nodes[v].children;
-    if (next == kids.size()) {
+    if (next == first[v + 1]) {
       stack.pop_back();
       continue;
     }
     const int c = kids[next++];
-    if (renumbered[c] < 0) reach(c);
+    if (!reached[c]) reach(c);
   }
   for (size_t v = 0; v < n; ++v) {
-    if (renumbered[v] < 0) {
-      renumbered[v] = static_cast<int>(order.size());
-      order.push_back(static_cast<int>(v));
-    }
+    if (!reached[v]) order.push_back(static_cast<int>(v));
   }
-  std::vector<VNode> nodes(n);
-  std::vector<int> store;
-  store.reserve(s->child_store.size());
-  std::vector<size_t> first = {0};
-  for (size_t i = 0; i < n; ++i) {
-    nodes[i] = std::move(s->nodes[order[i]]);
-    for (int c : nodes[i].children) store.push_back(renumbered[c]);
-    first.push_back(store.size());
+  return order;
+}
+
+// The length of the longest common prefix of a and b, compared eight bytes
+// at a time (names in name order share long prefixes).
+size_t CommonPrefixLength(std::string_view a, std::string_view b) {
+  const size_t most = std::min(a.size(), b.size());
+  size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= most; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    // The first differing byte is the lowest one set in x ^ y.
+    if (x != y) return i + static_cast<size_t>(__builtin_ctzll(x ^ y) / 8);
   }
-  s->nodes = std::move(nodes);
-  s->child_store = std::move(store);
-  s->root = renumbered[s->root];
-  s->SpanChildren(first);
-  std::vector<int> in_order(n);
-  for (size_t i = 0; i < n; ++i) in_order[i] = static_cast<int>(i);
-  s->PackNames(in_order);
+#endif
+  while (i < most && a[i] == b[i]) ++i;
+  return i;
 }
 
 }  // namespace
@@ -111,37 +110,63 @@ void BuildScope(const Model& model, Structure* s) {
   // start with "scope/" are one run of the model's names in name order, so
   // walking them in that order finds each scope at its first descendant,
   // and the scopes a name shares with the name before it are the ones it
-  // does not create: no name is hashed or looked up.
+  // does not create: no name is hashed or looked up. Each graph node is read
+  // once: its name is copied into the structure's own block as it comes (so
+  // the rest of the build, and later the walks, read names front to back),
+  // and a scope's name is a prefix of its first descendant's copy.
   const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  std::vector<char>& names = s->packed_names;
+  size_t name_bytes = 0;  // sized first: fresh memory is costly to grow
+  for (const GraphNode* g : by_name) name_bytes += g->name.size();
+  names.reserve(name_bytes);
+  std::vector<size_t> name_at(by_name.size() + 1, 0);  // into `names`
+  std::vector<int64_t> model_index(by_name.size());
   struct Scope {
-    std::string_view name;
+    size_t at;  // the name: names[at, at + size)
+    size_t size;
     int parent;  // a scope, or -1 for the root
     int vnode = -1;
   };
   std::vector<Scope> scopes;
   std::vector<int> node_parent(by_name.size());
   std::vector<int> chain;  // the previous name's scopes, shortest first
-  std::string_view prev;
   for (size_t i = 0; i < by_name.size(); ++i) {
-    const std::string_view name = by_name[i]->name;
-    size_t common = 0;
-    const size_t most = std::min(name.size(), prev.size());
-    while (common < most && name[common] == prev[common]) ++common;
+    const std::string& full = by_name[i]->name;
+    model_index[i] = static_cast<int64_t>(by_name[i]->index);
+    const size_t at = name_at[i] = names.size();
+    // (The next nodes, and their names, are fetched ahead.)
+    if (i + 16 < by_name.size()) {
+      __builtin_prefetch(by_name[i + 16]);
+      __builtin_prefetch(by_name[i + 8]->name.data());
+    }
+    names.insert(names.end(), full.begin(), full.end());
+    const std::string_view name(names.data() + at, full.size());
+    const std::string_view prev =
+        i == 0 ? std::string_view()
+               : std::string_view(names.data() + name_at[i - 1],
+                                  at - name_at[i - 1]);
+    const size_t common = CommonPrefixLength(name, prev);
     // A scope of the previous name is one of this name's if it is shorter
     // than their common prefix (the '/' after it is then common too).
-    while (!chain.empty() && scopes[chain.back()].name.size() >= common) {
+    while (!chain.empty() && scopes[chain.back()].size >= common) {
       chain.pop_back();
     }
-    size_t from = chain.empty() ? 0 : scopes[chain.back()].name.size() + 1;
+    size_t from = chain.empty() ? 0 : scopes[chain.back()].size + 1;
     for (size_t slash = name.find('/', from); slash != std::string_view::npos;
          slash = name.find('/', slash + 1)) {
-      scopes.push_back(
-          {name.substr(0, slash), chain.empty() ? -1 : chain.back()});
+      scopes.push_back({at, slash, chain.empty() ? -1 : chain.back()});
       chain.push_back(static_cast<int>(scopes.size() - 1));
     }
     node_parent[i] = chain.empty() ? -1 : chain.back();
-    prev = name;
   }
+  name_at[by_name.size()] = names.size();
+  auto node_name = [&](size_t i) {
+    return std::string_view(names.data() + name_at[i],
+                            name_at[i + 1] - name_at[i]);
+  };
+  auto scope_name = [&](int k) {
+    return std::string_view(names.data() + scopes[k].at, scopes[k].size);
+  };
   // Scopes in name order, merged with the nodes: the structure's nodes are
   // then in name order (a scope named as a node is that node).
   std::vector<int> scope_order(scopes.size());
@@ -149,28 +174,27 @@ void BuildScope(const Model& model, Structure* s) {
     scope_order[k] = static_cast<int>(k);
   }
   std::sort(scope_order.begin(), scope_order.end(),
-            [&](int a, int b) { return scopes[a].name < scopes[b].name; });
+            [&](int a, int b) { return scope_name(a) < scope_name(b); });
   s->nodes.reserve(by_name.size() + scopes.size() + 1);
   std::vector<int> node_vnode(by_name.size());
   for (size_t i = 0, k = 0; i < by_name.size() || k < scope_order.size();) {
     const int v = static_cast<int>(s->nodes.size());
     VNode& node = s->nodes.emplace_back();
     node.name_rank = v;
-    const bool take_node =
-        i < by_name.size() &&
-        (k == scope_order.size() ||
-         std::string_view(by_name[i]->name) <= scopes[scope_order[k]].name);
-    if (k < scope_order.size() &&
-        (!take_node || by_name[i]->name == scopes[scope_order[k]].name)) {
-      node.name = scopes[scope_order[k]].name;
+    const std::string_view scope = k < scope_order.size()
+                                       ? scope_name(scope_order[k])
+                                       : std::string_view();
+    const bool take_node = i < by_name.size() &&
+                           (k == scope_order.size() || node_name(i) <= scope);
+    if (k < scope_order.size() && (!take_node || node_name(i) == scope)) {
+      node.name = scope;
       node.fixed_type = kScopeParentType;
       scopes[scope_order[k++]].vnode = v;
     }
     if (take_node) {
-      const GraphNode* g = by_name[i];
-      node.name = g->name;
-      node.graph_node = g;
-      node.stats_index = static_cast<int64_t>(g->index);
+      node.name = node_name(i);
+      node.graph_node = by_name[i];
+      node.stats_index = model_index[i];
       node.fixed_type = "";
       node_vnode[i++] = v;
     }
@@ -197,53 +221,86 @@ void BuildScope(const Model& model, Structure* s) {
   for (size_t v = 0; v < parent.size(); ++v) {
     s->child_store[next[parent[v]]++] = static_cast<int>(v);
   }
-  std::vector<int> in_order(parent.size());
-  for (size_t v = 0; v < in_order.size(); ++v)
-    in_order[v] = static_cast<int>(v);
-  s->PackNames(in_order);
   s->SpanChildren(first);
 }
 
 void BuildGraph(const Model& model, Structure* s) {
   s->Clear();
-  const std::vector<const GraphNode*>& by_name = model.NodesByName();
-  s->nodes.resize(by_name.size() + 1);
-  // Structure position by model position (GraphNode::index).
-  std::vector<int> position(model.size(), -1);
-  for (size_t i = 0; i < by_name.size(); ++i) {
-    VNode& v = s->nodes[i];
-    v.name = by_name[i]->name;
-    v.graph_node = by_name[i];
-    v.stats_index = static_cast<int64_t>(by_name[i]->index);
-    v.name_rank = static_cast<int32_t>(i);
-    position[by_name[i]->index] = static_cast<int>(i);
-  }
   // A node's children are its inputs that are nodes, in input order; the
-  // root's (last) are the nodes that are no node's input.
-  std::vector<size_t> first(by_name.size() + 2, 0);
-  std::vector<char> is_input(by_name.size(), 0);
-  for (size_t i = 0; i < by_name.size(); ++i) {
-    first[i] = s->child_store.size();
+  // root's are the nodes that are no node's input. The nodes are numbered
+  // in name order first (the root last), and laid out in the order a query
+  // first reaches them: the walks then read the structure's arrays and
+  // names front to back instead of all over memory. Ranks and child order
+  // are those of name order, so results do not depend on the layout.
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  const int n = static_cast<int>(by_name.size());  // the root is node n
+  std::vector<int> position(model.size(), -1);     // by GraphNode::index
+  size_t name_bytes = 0;
+  for (int i = 0; i < n; ++i) {
+    position[by_name[i]->index] = i;
+    name_bytes += by_name[i]->name.size();
+  }
+  std::vector<size_t> first(n + 2, 0);
+  std::vector<int> kids;
+  std::vector<char> is_input(n, 0);
+  for (int i = 0; i < n; ++i) {
+    // (Each node's inputs, and their nodes, are fetched ahead.)
+    if (i + 8 < n) __builtin_prefetch(by_name[i + 8]->inputs.data());
+    if (i + 4 < n) {
+      for (const NodeInput& in : by_name[i + 4]->inputs) {
+        __builtin_prefetch(in.node);
+      }
+    }
+    first[i] = kids.size();
     for (const NodeInput& in : by_name[i]->inputs) {
       const GraphNode* src = model.InputNode(in);
       if (src == nullptr) continue;
       const int k = position[src->index];
+      if (k < 0) continue;  // (not among the named nodes)
       is_input[k] = 1;
-      s->child_store.push_back(k);
+      kids.push_back(k);
     }
   }
-  first[by_name.size()] = s->child_store.size();
-  VNode& root = s->nodes.back();
-  root.name = kRootName;
-  root.fixed_type = kGraphParentType;
-  root.name_rank = static_cast<int32_t>(by_name.size());
-  s->root = static_cast<int>(by_name.size());
-  for (size_t i = 0; i < by_name.size(); ++i) {
-    if (!is_input[i]) s->child_store.push_back(static_cast<int>(i));
+  first[n] = kids.size();
+  for (int i = 0; i < n; ++i) {
+    if (!is_input[i]) kids.push_back(i);
   }
-  first[by_name.size() + 1] = s->child_store.size();
-  s->SpanChildren(first);
-  LayOutAsWalked(s);
+  first[n + 1] = kids.size();
+  const std::vector<int> order = WalkOrder(first, kids, n);
+  std::vector<int> renumbered(n + 1);
+  for (int j = 0; j <= n; ++j) renumbered[order[j]] = j;
+  // The nodes in that order, their names copied as they come.
+  s->nodes.resize(n + 1);
+  s->child_store.reserve(kids.size());
+  s->packed_names.resize(name_bytes);
+  char* at = s->packed_names.data();
+  std::vector<size_t> layout_first = {0};
+  layout_first.reserve(n + 2);
+  for (int j = 0; j <= n; ++j) {
+    if (j + 8 <= n && order[j + 8] < n) {
+      __builtin_prefetch(by_name[order[j + 8]]->name.data());
+    }
+    const int old = order[j];
+    VNode& v = s->nodes[j];
+    v.name_rank = old;
+    if (old == n) {
+      v.name = kRootName;
+      v.fixed_type = kGraphParentType;
+      s->root = j;
+    } else {
+      const GraphNode* g = by_name[old];
+      std::memcpy(at, g->name.data(), g->name.size());
+      v.name = std::string_view(at, g->name.size());
+      at += g->name.size();
+      v.graph_node = g;
+      v.stats_index = static_cast<int64_t>(g->index);
+    }
+    for (size_t k = first[old]; k < first[old + 1]; ++k) {
+      s->child_store.push_back(renumbered[kids[k]]);
+    }
+    layout_first.push_back(s->child_store.size());
+  }
+  s->SpanChildren(layout_first);
 }
 
 void BuildOp(const Model& model, Structure* s) {

@@ -44,6 +44,13 @@ struct VNode {
 };
 
 struct Structure {
+  Structure() = default;
+  // Moved, never copied (nodes point into packed_names).
+  Structure(Structure&&) = default;
+  Structure& operator=(Structure&&) = default;
+  Structure(const Structure&) = delete;
+  Structure& operator=(const Structure&) = delete;
+
   bool built = false;
   uint64_t generation = 0;
   std::vector<VNode> nodes;
@@ -53,8 +60,9 @@ struct Structure {
   std::vector<int> child_store;
   // Names made for the structure (code view frames); stable addresses.
   std::deque<std::string> own_names;
-  // See PackNames().
-  std::unique_ptr<char[]> packed_names;
+  // Names copied for the structure, laid out as the walks read them (see
+  // PackNames()); moving the structure keeps their addresses.
+  std::vector<char> packed_names;
 
   // Whether it is built for the model as it is now.
   bool Current(const Model& model) const {
@@ -64,7 +72,7 @@ struct Structure {
     nodes.clear();
     child_store.clear();
     own_names.clear();
-    packed_names.reset();
+    packed_names.clear();
     root = -1;
     unmatched_gradients = 0;
   }
@@ -93,14 +101,15 @@ struct Structure {
   void PackNames(absl::Span<const int> order) {
     size_t total = 0;
     for (int i : order) total += nodes[i].name.size();
-    packed_names = std::make_unique<char[]>(total);
-    char* at = packed_names.get();
+    std::vector<char> packed(total);
+    char* at = packed.data();
     for (int i : order) {
       std::string_view& name = nodes[i].name;
       std::memcpy(at, name.data(), name.size());
       name = std::string_view(at, name.size());
       at += name.size();
     }
+    packed_names = std::move(packed);
   }
   // Ranks the nodes' names (equal names, equal ranks).
   void RankNames() {
