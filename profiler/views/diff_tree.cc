@@ -56,13 +56,21 @@ class Merger {
   // one program, usually) and no rule renames: row i then matches row i.
   bool Alike(const ResultTree& a, const ResultTree& b) const {
     if (!res_.empty() || a.nodes.size() != b.nodes.size()) return false;
-    for (size_t i = 0; i < a.nodes.size(); ++i) {
-      if (a.nodes[i].children != b.nodes[i].children ||
-          a.nodes[i].name != b.nodes[i].name) {
-        return false;
+    const auto same = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i) {
+        if (a.nodes[i].children != b.nodes[i].children ||
+            a.nodes[i].name != b.nodes[i].name) {
+          return false;
+        }
       }
-    }
-    return true;
+      return true;
+    };
+    const size_t rows = a.nodes.size();
+    bool first = false, second = false;
+    RunBoth(
+        rows >= kParallelMinItems, [&] { first = same(0, rows / 2); },
+        [&] { second = same(rows / 2, rows); });
+    return first && second;
   }
 
   // Adds both sides of results that are Alike(): row i is merged row i.
@@ -511,9 +519,8 @@ int64_t CommandBufferMicros(const Model& model) {
 
 // A note when one run ran kernels in command buffers and the other did not:
 // those kernels' time then sits on the command buffer, not on their ops.
-void NoteCommandBuffers(const Model& base, const Model& current,
-                        std::vector<std::string>* notes) {
-  const int64_t b = CommandBufferMicros(base), c = CommandBufferMicros(current);
+// `b` and `c`: each run's CommandBufferMicros().
+void NoteCommandBuffers(int64_t b, int64_t c, std::vector<std::string>* notes) {
   if ((b > 0) == (c > 0)) return;
   notes->push_back(absl::StrCat(
       "the ", c > 0 ? "current" : "base",
@@ -564,17 +571,20 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
   absl::StatusOr<ResultTree> b, c;
   SampleTable sb, sc;
   bool ok_b = false, ok_c = false;
+  int64_t buffers_b = 0, buffers_c = 0;  // CommandBufferMicros()
   RunBoth(
       parallel,
       [&] {
         b = QuerySide(base, view, all);
         ok_b = b.ok() && !one_step &&
                StepSamples(*b, base_model, tree.attribute, &sb);
+        buffers_b = CommandBufferMicros(base_model);
       },
       [&] {
         c = QuerySide(current, view, all);
         ok_c = c.ok() && !one_step &&
                StepSamples(*c, current_model, tree.attribute, &sc);
+        buffers_c = CommandBufferMicros(current_model);
       });
   if (!b.ok()) {
     return absl::Status(b.status().code(),
@@ -623,7 +633,7 @@ absl::StatusOr<DiffTree> QueryDiff(ViewKind view, const Options& opts,
                      base_model.steps().size(), ", current ",
                      current_model.steps().size(), ")"));
   }
-  NoteCommandBuffers(base_model, current_model, &tree.notes);
+  NoteCommandBuffers(buffers_b, buffers_c, &tree.notes);
   Pruner(&tree.nodes, tree).Run();
   return tree;
 }
