@@ -276,26 +276,10 @@ absl::Status StepsCommand(Shell& shell, const std::vector<std::string>& args) {
   }
   absl::StatusOr<Session*> session = shell.SessionFor(*opts);
   if (!session.ok()) return session.status();
-  StepTable table = (*session)->Steps(PeakOverrideOf(*opts));
-  if (opts->step >= 0) {  // -step N: that step's row alone
-    std::vector<StepRow> all = std::move(table.rows);
-    table.rows.clear();
-    std::string known;
-    for (StepRow& r : all) {
-      absl::StrAppend(&known, known.empty() ? "" : " ", r.step);
-      if (r.step == opts->step) table.rows.push_back(std::move(r));
-    }
-    if (table.rows.empty()) {
-      return absl::NotFoundError(absl::StrCat(
-          "steps: -step ", opts->step, " is not a step of this profile (",
-          known.empty() ? "it has none" : absl::StrCat("steps: ", known), ")"));
-    }
-    // (The row's MFU is the step's; the line under the table the run's.)
-    if (!table.mfu_text.empty()) {
-      table.mfu_text +=
-          absl::StrCat(" (the run's, over all ", all.size(), " steps)");
-    }
-  }
+  absl::StatusOr<StepTable> steps =
+      (*session)->Steps(opts->step, PeakOverrideOf(*opts));
+  if (!steps.ok()) return steps.status();
+  const StepTable& table = *steps;
   const std::string text = type == OutputKind::kCsv    ? RenderStepsCsv(table)
                            : type == OutputKind::kJson ? RenderStepsJson(table)
                                                        : RenderStepsText(table);

@@ -106,8 +106,11 @@ class PySession {
   }
 
   std::string StepsJson(const std::vector<std::string>& args) {
-    const PeakOverride peaks = PeakOverrideOf(ParseArgs(args));
-    return WithoutGil([&] { return RenderStepsJson(session_->Steps(peaks)); });
+    const Options opts = ParseArgs(args);
+    absl::StatusOr<StepTable> table = WithoutGil(
+        [&] { return session_->Steps(opts.step, PeakOverrideOf(opts)); });
+    ThrowIfError(table.status());
+    return RenderStepsJson(*table);
   }
 
   // The ranks command's -output json (one rank: its own account).

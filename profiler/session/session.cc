@@ -239,6 +239,30 @@ StepTable Session::Steps(const PeakOverride& peaks) {
   return table;
 }
 
+absl::StatusOr<StepTable> Session::Steps(int64_t step,
+                                         const PeakOverride& peaks) {
+  StepTable table = Steps(peaks);
+  if (step < 0) return table;
+  std::vector<StepRow> all = std::move(table.rows);
+  table.rows.clear();
+  std::string known;
+  for (StepRow& r : all) {
+    absl::StrAppend(&known, known.empty() ? "" : " ", r.step);
+    if (r.step == step) table.rows.push_back(std::move(r));
+  }
+  if (table.rows.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "steps: -step ", step, " is not a step of this profile (",
+        known.empty() ? "it has none" : absl::StrCat("steps: ", known), ")"));
+  }
+  // (The row's MFU is the step's; the line under the table the run's.)
+  if (!table.mfu_text.empty()) {
+    table.mfu_text +=
+        absl::StrCat(" (the run's, over all ", all.size(), " steps)");
+  }
+  return table;
+}
+
 ProfileSummary Session::Summary(const PeakOverride& peaks) {
   if (!multi_rank()) return Summarize(model(), peaks);
   // Several ranks: the model holds every rank's events, where each rank's

@@ -149,6 +149,10 @@ class Session {
 
   // The steps table with its float ops and MFU columns.
   StepTable Steps(const PeakOverride& peaks = {});
+  // The same for `step` (-step): every row when it is negative, else that
+  // step's row alone (the MFU line under the table stays the run's), or an
+  // error that lists the steps there are.
+  absl::StatusOr<StepTable> Steps(int64_t step, const PeakOverride& peaks);
   // On several ranks, each rank's devices (named "rank N: ...") and the
   // job's wall time per step.
   ProfileSummary Summary(const PeakOverride& peaks = {});

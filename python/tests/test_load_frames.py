@@ -158,6 +158,24 @@ def test_steps_and_summary_equal_cli_json(cli, kineto_run):
         ["--trace_path=" + KINETO, "summary"]).stdout)
 
 
+def test_steps_of_one_step_equal_cli_json(cli, kineto_run):
+    """steps(step=N) is 'steps -step N': that step's row alone, the MFU
+    line the run's; a step the run does not have is an error naming the
+    steps it has."""
+    all_steps = kineto_run.steps()
+    assert len(all_steps) >= 2
+    step = int(all_steps["step"].iloc[1])
+    one = kineto_run.steps(step=step)
+    doc = cli.json(["--trace_path=" + KINETO, "steps", "-step", str(step),
+                    "-output", "json"])
+    assert one.to_dict("records") == doc["steps"]
+    assert len(doc["steps"]) == 1 and doc["steps"][0]["step"] == step
+    assert one.to_dict("records")[0] == all_steps.to_dict("records")[1]
+    with pytest.raises(tfprof.TfprofError,
+                       match="is not a step of this profile"):
+        kineto_run.steps(step=999999)
+
+
 def test_advise_runs_the_cli_checkers(cli, kineto_run, tf_run):
     """advise() with no checkers named runs those the advise command runs
     on the same input: the trace checkers on a trace, tfprof's three on a
