@@ -107,10 +107,14 @@ class PySession {
 
   std::string StepsJson(const std::vector<std::string>& args) {
     const Options opts = ParseArgs(args);
-    absl::StatusOr<StepTable> table = WithoutGil(
-        [&] { return session_->Steps(opts.step, PeakOverrideOf(opts)); });
-    ThrowIfError(table.status());
-    return RenderStepsJson(*table);
+    absl::StatusOr<std::string> json =
+        WithoutGil([&]() -> absl::StatusOr<std::string> {
+          absl::StatusOr<StepTable> t =
+              session_->Steps(opts.step, PeakOverrideOf(opts));
+          if (!t.ok()) return t.status();
+          return RenderStepsJson(*t);
+        });
+    return ValueOrThrow(std::move(json));
   }
 
   // The ranks command's -output json (one rank: its own account).

@@ -66,9 +66,10 @@ class Merger {
       return true;
     };
     const size_t rows = a.nodes.size();
+    if (rows < kParallelMinItems) return same(0, rows);
     bool first = false, second = false;
     RunBoth(
-        rows >= kParallelMinItems, [&] { first = same(0, rows / 2); },
+        true, [&] { first = same(0, rows / 2); },
         [&] { second = same(rows / 2, rows); });
     return first && second;
   }

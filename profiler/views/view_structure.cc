@@ -1,5 +1,8 @@
 #include "profiler/views/view_structure.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
@@ -81,12 +84,23 @@ std::vector<int> WalkOrder(const std::vector<size_t>& first,
   return order;
 }
 
+// Asks for the memory at `p` ahead of its use (a hint only; nothing where
+// the compiler has no such builtin).
+inline void FetchAhead(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
 // The length of the longest common prefix of a and b, compared eight bytes
 // at a time (names in name order share long prefixes).
 size_t CommonPrefixLength(std::string_view a, std::string_view b) {
   const size_t most = std::min(a.size(), b.size());
   size_t i = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   for (; i + 8 <= most; i += 8) {
     uint64_t x, y;
     std::memcpy(&x, a.data() + i, 8);
@@ -104,47 +118,56 @@ size_t CommonPrefixLength(std::string_view a, std::string_view b) {
 // ---------------------------------------------------------------------------
 // Building the structures.
 
-void BuildScope(const Model& model, Structure* s) {
-  s->Clear();
-  // Scopes are prefixes of graph node names (up to a '/'). The names that
-  // start with "scope/" are one run of the model's names in name order, so
-  // walking them in that order finds each scope at its first descendant,
-  // and the scopes a name shares with the name before it are the ones it
-  // does not create: no name is hashed or looked up. Each graph node is read
-  // once: its name is copied into the structure's own block as it comes (so
-  // the rest of the build, and later the walks, read names front to back),
-  // and a scope's name is a prefix of its first descendant's copy.
-  const std::vector<const GraphNode*>& by_name = model.NodesByName();
-  std::vector<char>& names = s->packed_names;
-  size_t name_bytes = 0;  // sized first: fresh memory is costly to grow
-  for (const GraphNode* g : by_name) name_bytes += g->name.size();
-  names.reserve(name_bytes);
-  std::vector<size_t> name_at(by_name.size() + 1, 0);  // into `names`
-  std::vector<int64_t> model_index(by_name.size());
+namespace {
+
+// What BuildScope's first walk finds, in one read of each graph node: the
+// nodes' names copied into one block in name order (node i's is
+// names[name_at[i], name_at[i + 1])), their model indices, the scopes (each
+// a prefix of its first descendant's copy) and each node's innermost scope.
+struct ScopeScan {
   struct Scope {
     size_t at;  // the name: names[at, at + size)
     size_t size;
     int parent;  // a scope, or -1 for the root
     int vnode = -1;
   };
+  std::vector<size_t> name_at;
+  std::vector<int64_t> model_index;
   std::vector<Scope> scopes;
-  std::vector<int> node_parent(by_name.size());
+  std::vector<int> node_parent;  // a scope, or -1 for the root
+};
+
+// Scopes are prefixes of graph node names (up to a '/'). The names that
+// start with "scope/" are one run of the model's names in name order, so
+// walking them in that order finds each scope at its first descendant, and
+// the scopes a name shares with the name before it are the ones it does
+// not create: no name is hashed or looked up.
+ScopeScan ScanScopes(const std::vector<const GraphNode*>& by_name,
+                     std::vector<char>* names) {
+  ScopeScan out;
+  size_t name_bytes = 0;  // sized first: fresh memory is costly to grow
+  for (const GraphNode* g : by_name) name_bytes += g->name.size();
+  names->reserve(name_bytes);
+  out.name_at.assign(by_name.size() + 1, 0);
+  out.model_index.resize(by_name.size());
+  out.node_parent.resize(by_name.size());
+  std::vector<ScopeScan::Scope>& scopes = out.scopes;
   std::vector<int> chain;  // the previous name's scopes, shortest first
   for (size_t i = 0; i < by_name.size(); ++i) {
     const std::string& full = by_name[i]->name;
-    model_index[i] = static_cast<int64_t>(by_name[i]->index);
-    const size_t at = name_at[i] = names.size();
+    out.model_index[i] = static_cast<int64_t>(by_name[i]->index);
+    const size_t at = out.name_at[i] = names->size();
     // (The next nodes, and their names, are fetched ahead.)
     if (i + 16 < by_name.size()) {
-      __builtin_prefetch(by_name[i + 16]);
-      __builtin_prefetch(by_name[i + 8]->name.data());
+      FetchAhead(by_name[i + 16]);
+      FetchAhead(by_name[i + 8]->name.data());
     }
-    names.insert(names.end(), full.begin(), full.end());
-    const std::string_view name(names.data() + at, full.size());
+    names->insert(names->end(), full.begin(), full.end());
+    const std::string_view name(names->data() + at, full.size());
     const std::string_view prev =
         i == 0 ? std::string_view()
-               : std::string_view(names.data() + name_at[i - 1],
-                                  at - name_at[i - 1]);
+               : std::string_view(names->data() + out.name_at[i - 1],
+                                  at - out.name_at[i - 1]);
     const size_t common = CommonPrefixLength(name, prev);
     // A scope of the previous name is one of this name's if it is shorter
     // than their common prefix (the '/' after it is then common too).
@@ -157,9 +180,24 @@ void BuildScope(const Model& model, Structure* s) {
       scopes.push_back({at, slash, chain.empty() ? -1 : chain.back()});
       chain.push_back(static_cast<int>(scopes.size() - 1));
     }
-    node_parent[i] = chain.empty() ? -1 : chain.back();
+    out.node_parent[i] = chain.empty() ? -1 : chain.back();
   }
-  name_at[by_name.size()] = names.size();
+  out.name_at[by_name.size()] = names->size();
+  return out;
+}
+
+}  // namespace
+
+void BuildScope(const Model& model, Structure* s) {
+  s->Clear();
+  // The scopes and the nodes, merged in name order. Each graph node is read
+  // once (ScanScopes): the merge, and later the walks, read the names front
+  // to back from the structure's own copy.
+  const std::vector<const GraphNode*>& by_name = model.NodesByName();
+  const std::vector<char>& names = s->packed_names;
+  ScopeScan scan = ScanScopes(by_name, &s->packed_names);
+  const std::vector<size_t>& name_at = scan.name_at;
+  std::vector<ScopeScan::Scope>& scopes = scan.scopes;
   auto node_name = [&](size_t i) {
     return std::string_view(names.data() + name_at[i],
                             name_at[i + 1] - name_at[i]);
@@ -194,7 +232,7 @@ void BuildScope(const Model& model, Structure* s) {
     if (take_node) {
       node.name = node_name(i);
       node.graph_node = by_name[i];
-      node.stats_index = model_index[i];
+      node.stats_index = scan.model_index[i];
       node.fixed_type = "";
       node_vnode[i++] = v;
     }
@@ -209,9 +247,11 @@ void BuildScope(const Model& model, Structure* s) {
   auto vnode_of = [&](int scope) {
     return scope < 0 ? s->root : scopes[scope].vnode;
   };
-  for (const Scope& sc : scopes) parent[sc.vnode] = vnode_of(sc.parent);
+  for (const ScopeScan::Scope& sc : scopes) {
+    parent[sc.vnode] = vnode_of(sc.parent);
+  }
   for (size_t i = 0; i < by_name.size(); ++i) {
-    parent[node_vnode[i]] = vnode_of(node_parent[i]);
+    parent[node_vnode[i]] = vnode_of(scan.node_parent[i]);
   }
   std::vector<size_t> first(s->nodes.size() + 1, 0);
   for (int p : parent) ++first[p + 1];
@@ -245,11 +285,9 @@ void BuildGraph(const Model& model, Structure* s) {
   std::vector<char> is_input(n, 0);
   for (int i = 0; i < n; ++i) {
     // (Each node's inputs, and their nodes, are fetched ahead.)
-    if (i + 8 < n) __builtin_prefetch(by_name[i + 8]->inputs.data());
+    if (i + 8 < n) FetchAhead(by_name[i + 8]->inputs.data());
     if (i + 4 < n) {
-      for (const NodeInput& in : by_name[i + 4]->inputs) {
-        __builtin_prefetch(in.node);
-      }
+      for (const NodeInput& in : by_name[i + 4]->inputs) FetchAhead(in.node);
     }
     first[i] = kids.size();
     for (const NodeInput& in : by_name[i]->inputs) {
@@ -272,13 +310,13 @@ void BuildGraph(const Model& model, Structure* s) {
   // The nodes in that order, their names copied as they come.
   s->nodes.resize(n + 1);
   s->child_store.reserve(kids.size());
-  s->packed_names.resize(name_bytes);
-  char* at = s->packed_names.data();
+  std::vector<char>& names = s->packed_names;
+  names.reserve(name_bytes);  // (views of it are taken as it fills)
   std::vector<size_t> layout_first = {0};
   layout_first.reserve(n + 2);
   for (int j = 0; j <= n; ++j) {
     if (j + 8 <= n && order[j + 8] < n) {
-      __builtin_prefetch(by_name[order[j + 8]]->name.data());
+      FetchAhead(by_name[order[j + 8]]->name.data());
     }
     const int old = order[j];
     VNode& v = s->nodes[j];
@@ -289,9 +327,9 @@ void BuildGraph(const Model& model, Structure* s) {
       s->root = j;
     } else {
       const GraphNode* g = by_name[old];
-      std::memcpy(at, g->name.data(), g->name.size());
-      v.name = std::string_view(at, g->name.size());
-      at += g->name.size();
+      const size_t at = names.size();
+      names.insert(names.end(), g->name.begin(), g->name.end());
+      v.name = std::string_view(names.data() + at, g->name.size());
       v.graph_node = g;
       v.stats_index = static_cast<int64_t>(g->index);
     }

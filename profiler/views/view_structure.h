@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -25,11 +24,12 @@
 namespace tfprof {
 namespace view_internal {
 
-// A node of a view's persistent structure. Names are views of the model's
-// strings (graph node names, scopes as their prefixes, op types) or of the
-// structure's own (code view frames); children are a range of the
-// structure's one array of child indices. So a structure of a million nodes
-// is a few allocations, not millions.
+// A node of a view's persistent structure. Names are views of the
+// structure's own copies (scope and graph views: graph node names, scopes
+// as prefixes of them; code view frames) or of the model's strings (op
+// types); children are a range of the structure's one array of child
+// indices. So a structure of a million nodes is a few allocations, not
+// millions.
 struct VNode {
   std::string_view name;
   const GraphNode* graph_node = nullptr;  // scope and graph views
@@ -60,8 +60,9 @@ struct Structure {
   std::vector<int> child_store;
   // Names made for the structure (code view frames); stable addresses.
   std::deque<std::string> own_names;
-  // Names copied for the structure, laid out as the walks read them (see
-  // PackNames()); moving the structure keeps their addresses.
+  // The scope and graph views' names, copied into one block in the order
+  // the walks read them (not from graph nodes all over the model); moving
+  // the structure keeps their addresses.
   std::vector<char> packed_names;
 
   // Whether it is built for the model as it is now.
@@ -93,23 +94,6 @@ struct Structure {
       first.push_back(child_store.size());
     }
     SpanChildren(first);
-  }
-  // Copies the names of `order`'s nodes, in that order, into one block of
-  // the structure's own, and points the nodes at their copies: a query then
-  // reads the names it copies out of memory laid out as it walks, not from
-  // graph nodes all over the model.
-  void PackNames(absl::Span<const int> order) {
-    size_t total = 0;
-    for (int i : order) total += nodes[i].name.size();
-    std::vector<char> packed(total);
-    char* at = packed.data();
-    for (int i : order) {
-      std::string_view& name = nodes[i].name;
-      std::memcpy(at, name.data(), name.size());
-      name = std::string_view(at, name.size());
-      at += name.size();
-    }
-    packed_names = std::move(packed);
   }
   // Ranks the nodes' names (equal names, equal ranks).
   void RankNames() {

@@ -160,7 +160,8 @@ class LoadedProfile(object):
 
     def steps(self, **options):
         """One row per step (the steps command's -output json); the wall
-        time statistics in .attrs."""
+        time statistics in .attrs. step=N keeps that step's row alone (an
+        error names the steps there are)."""
         return _frames.list_frame(
             self._session.steps_json(option_args(options)), "steps")
 
