@@ -229,6 +229,57 @@ TEST_CASE("occurrence and device attributes in the scope view") {
         "  d (/job:l/replica:0/task:0/cpu:0, 1/1|1/1)\n");
 }
 
+// A step of SmallModel's graph with other times (`scale` times step 0's).
+tfcore::RunMetadata ScaledStep(int scale) {
+  tfcore::RunMetadata rm;
+  auto* dev = rm.mutable_step_stats()->add_dev_stats();
+  dev->set_device("/job:l/replica:0/task:0/cpu:0");
+  const std::pair<const char*, int> kNodes[] = {
+      {"a/b", 10}, {"a/c", 20}, {"d", 5}};
+  for (const auto& [name, micros] : kNodes) {
+    auto* ns = dev->add_node_stats();
+    ns->set_node_name(name);
+    ns->set_all_start_micros(1);
+    ns->set_op_end_rel_micros(micros * scale);
+  }
+  return rm;
+}
+
+TEST_CASE("One Views answers alternating views and steps as fresh ones do") {
+  // The structures and the stats each view reads are kept between queries
+  // (the stats also laid out in each structure's order): a query after
+  // another view's, another step's or a change of the model must still see
+  // its own.
+  Model m = SmallModel();
+  REQUIRE(m.AddRunMeta(1, ScaledStep(3)).ok());
+  Views views(&m, nullptr);
+  auto check = [&](ViewKind v, const std::vector<std::string>& opts) {
+    Options o;
+    REQUIRE(ParseOptionTokens(opts, 0, &o).ok());
+    auto r = views.Query(v, o);
+    REQUIRE(r.ok());
+    CHECK(RenderText(*r) == Run(m, v, opts));
+  };
+  const std::vector<std::string> all = {"-select", "micros,occurrence"};
+  const std::vector<std::string> step0 = {"-step", "0", "-select", "micros"};
+  const std::vector<std::string> step1 = {"-step", "1", "-select", "micros"};
+  check(ViewKind::kScope, all);
+  check(ViewKind::kGraph, all);
+  check(ViewKind::kScope, step0);
+  check(ViewKind::kGraph, step1);
+  check(ViewKind::kGraph, step0);
+  check(ViewKind::kScope, all);
+  check(ViewKind::kOp, step1);
+  check(ViewKind::kGraph, all);
+  // The model grows a step: the kept stats are not those any more.
+  REQUIRE(m.AddRunMeta(2, ScaledStep(7)).ok());
+  check(ViewKind::kGraph, all);
+  check(ViewKind::kScope, all);
+  check(ViewKind::kScope, {"-step", "2", "-select", "micros"});
+  // The step's figures differ, so a stale copy would show.
+  CHECK(Run(m, ViewKind::kScope, step0) != Run(m, ViewKind::kScope, step1));
+}
+
 TEST_CASE("an unknown step lists the steps that exist") {
   Model m = SmallModel();
   Views views(&m, nullptr);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -53,6 +54,7 @@ struct Structure {
 
   bool built = false;
   uint64_t generation = 0;
+  uint64_t serial = 0;  // which build of the cache this is (QueryState)
   std::vector<VNode> nodes;
   int root = -1;
   int64_t unmatched_gradients = 0;
@@ -171,7 +173,6 @@ struct QueryState {
   // their graph nodes' into `self`.
   void Reset(const std::vector<VNode>& structure, bool multi) {
     const size_t n = structure.size();
-    vnodes = &structure;
     own_self = multi;
     self.assign(multi ? n : 0, NodeStats());
     account.assign(n, 0);
@@ -182,17 +183,28 @@ struct QueryState {
     picked.resize(multi ? n : 0);
     for (auto& v : picked) v.clear();
   }
+  // Scope and graph views: makes `ordered` the structure's nodes' own
+  // stats from `stats` (zero for scopes and the root), unless it is that
+  // already: `serial` names the structure's build and the stats' (the
+  // walks then read them front to back, not all over the model's order).
+  void OrderStats(const Structure& s, std::pair<uint64_t, uint64_t> serial) {
+    if (ordered_for == serial && ordered.size() == s.nodes.size()) return;
+    ordered.resize(s.nodes.size());
+    for (size_t v = 0; v < s.nodes.size(); ++v) {
+      const int64_t i = s.nodes[v].stats_index;
+      ordered[v] = i < 0 ? NodeStats() : (*stats)[static_cast<size_t>(i)];
+    }
+    ordered_for = serial;
+  }
   // A node's own stats for the query.
   const NodeStats& SelfOf(int n) const {
-    if (own_self) return self[n];
-    static const NodeStats* const kNone = new NodeStats();
-    const int64_t i = (*vnodes)[n].stats_index;
-    return i < 0 ? *kNone : (*stats)[static_cast<size_t>(i)];
+    return own_self ? self[n] : ordered[n];
   }
-  const std::vector<VNode>* vnodes = nullptr;
   bool own_self = false;
   std::vector<char> account;
-  std::vector<NodeStats> self;  // op and code views only
+  std::vector<NodeStats> self;     // op and code views only
+  std::vector<NodeStats> ordered;  // scope and graph views, OrderStats()
+  std::pair<uint64_t, uint64_t> ordered_for{0, 0};
   std::vector<Totals> total;
   std::vector<std::vector<int>> show;  // accounted, then displayed children
   std::vector<std::vector<const GraphNode*>> picked;  // op/code views

@@ -69,6 +69,7 @@ std::map<int32_t, std::vector<int64_t>> InputShapes(const Model& model,
 class ViewCache {
  public:
   Structure scope, graph, op, op_hlo, code;
+  uint64_t structure_builds = 0;  // Structure::serial
   // The per-query state, reused by every query (one at a time).
   QueryState query;
 
@@ -109,6 +110,7 @@ class ViewCache {
           st.DivideBy(model.ranks(), /*nearest=*/true);
       }
       stats_valid_ = true;
+      ++stats_serial_;
       stats_pytorch_rule_ = pytorch_rule;
       stats_step_ = step;
       stats_version_ = model.version();
@@ -117,6 +119,8 @@ class ViewCache {
     return stats_;
   }
 
+  // Which computation of StatsFor() the kept statistics are.
+  uint64_t stats_serial() const { return stats_serial_; }
   // Whether StatsFor() has these statistics already.
   bool StatsKept(const Model& model, int64_t step,
                  const std::vector<std::string>& devices,
@@ -134,6 +138,7 @@ class ViewCache {
   bool stats_pytorch_rule_ = false;
   int64_t stats_step_ = 0;
   uint64_t stats_version_ = 0;
+  uint64_t stats_serial_ = 0;  // counts the stats computed
 };
 
 const char* ViewName(ViewKind view) {
@@ -418,6 +423,7 @@ Structure* CachedStructure(ViewCache* cache, const Model& model, ViewKind view,
     build(model, st);
     st->built = true;
     st->generation = model.generation();
+    st->serial = ++cache->structure_builds;
   }
   return st;
 }
@@ -625,6 +631,9 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   q.Reset(st.nodes, view == ViewKind::kOp || view == ViewKind::kCode);
   q.cancel = cancel_;
   q.stats = stats;
+  if (view == ViewKind::kScope || view == ViewKind::kGraph) {
+    q.OrderStats(st, {st.serial, cache_->stats_serial()});
+  }
   ResultTree out;
   out.view = view;
   out.model = model_;
