@@ -473,4 +473,71 @@ TEST_CASE("string table: one id per distinct string, in first-seen order") {
   CHECK(t.Intern("cpu") == t.Intern(std::string("cpu")));
 }
 
+// Interned strings keep their address while the table grows and when it
+// moves; a moved-from table is empty and takes new strings.
+TEST_CASE("string table: addresses hold through growth and moves") {
+  StringTable t;
+  const std::string* first = t.Intern("node/with/a/name/longer/than/sso");
+  const std::string* short_one = t.Intern("a");
+  for (int i = 0; i < 50000; ++i) t.Id("n" + std::to_string(i));
+  CHECK(t.Intern("node/with/a/name/longer/than/sso") == first);
+  CHECK(t.Intern("a") == short_one);
+  StringTable moved(std::move(t));
+  CHECK(moved.size() == 50002);
+  CHECK(moved.Id("n49999") == 50001);
+  CHECK(&moved.Get(0) == first);
+  CHECK(moved.Intern("a") == short_one);
+  CHECK(t.size() == 0);  // NOLINT(bugprone-use-after-move): documented state
+  CHECK(t.Id("fresh") == 0);
+  CHECK(t.Get(0) == "fresh");
+  t = std::move(moved);
+  CHECK(t.Id("n123") == 125);
+  CHECK(&t.Get(1) == short_one);
+  CHECK(moved.size() == 0);  // NOLINT(bugprone-use-after-move)
+}
+
+// Op types: one kept in place, several sorted without repeats; the same
+// answers either way.
+TEST_CASE("op types: one type or several, sorted and distinct") {
+  StringTable t;
+  OpTypes types;
+  CHECK(types.empty());
+  CHECK(types.size() == 0);
+  CHECK(types.begin() == types.end());
+  types.insert(t.Intern("MatMul"));
+  types.insert(t.Intern("MatMul"));
+  CHECK(types.size() == 1);
+  CHECK(types.count("MatMul"));
+  CHECK_FALSE(types.count("Add"));
+  types.insert(t.Intern("_trainable_variables"));
+  types.insert(t.Intern("Add"));
+  types.insert(t.Intern("MatMul"));
+  CHECK(std::vector<std::string>(types.begin(), types.end()) ==
+        std::vector<std::string>{"Add", "MatMul", "_trainable_variables"});
+  CHECK(types.count("Add"));
+  CHECK(types.count("_trainable_variables"));
+  CHECK_FALSE(types.count("Mul"));
+  CHECK_FALSE(types.empty());
+}
+
+// Shapes, attributes and call stacks read as empty on a node that has none
+// (and reading them does not make room for them); written ones read back.
+TEST_CASE("node details: empty until written") {
+  GraphNode node;
+  CHECK(node.output_shapes().empty());
+  CHECK(node.stored_input_shapes().empty());
+  CHECK(node.attrs().empty());
+  CHECK(node.code().empty());
+  CHECK(node.OutputShape(0) == nullptr);
+  CHECK(&node.code() == &GraphNode().code());  // the one shared empty record
+  node.mutable_output_shapes()->emplace_back(1, std::vector<int64_t>{4, 5});
+  *node.mutable_code() = "stack";
+  CHECK(node.OutputShape(0) == nullptr);
+  REQUIRE(node.OutputShape(1) != nullptr);
+  CHECK(*node.OutputShape(1) == std::vector<int64_t>{4, 5});
+  CHECK(node.code() == "stack");
+  CHECK(node.attrs().empty());
+  CHECK(&node.code() != &GraphNode().code());
+}
+
 }  // namespace tfprof

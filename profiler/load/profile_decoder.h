@@ -296,8 +296,12 @@ class ProfileDecoder {
         node->inputs.push_back(NodeInput{at, slot, &from->name, from});
       }
     }
-    SortKeepLast(&node->output_shapes);
-    SortKeepLast(&node->stored_input_shapes);
+    if (!node->output_shapes().empty()) {
+      SortKeepLast(node->mutable_output_shapes());
+    }
+    if (!node->stored_input_shapes().empty()) {
+      SortKeepLast(node->mutable_stored_input_shapes());
+    }
     builder_.Adopt(index, std::move(p->node));
   }
 
@@ -404,7 +408,9 @@ class ProfileDecoder {
     if (!r.ok()) return false;
     GraphNode* node = p.node.get();
     // A trace without frames counts as none.
-    if (!node->code.empty() && !HasFrames(node->code)) node->code.clear();
+    if (!node->code().empty() && !HasFrames(node->code())) {
+      node->mutable_code()->clear();
+    }
     SetExecs(node);
     pending_.push_back(std::move(p));
     return true;
@@ -442,13 +448,14 @@ class ProfileDecoder {
       case pf::kTrace:
         // Repeated occurrences of a message field merge, which for the wire
         // format is concatenation.
-        node->code.append(r->Bytes());
+        node->mutable_code()->append(r->Bytes());
         break;
       case pf::kAttrs: {
         std::string_view a = r->Bytes();
-        wire::PutVarint(&node->attrs, (pf::kAttrs << 3) | wire::kBytes);
-        wire::PutVarint(&node->attrs, a.size());
-        node->attrs.append(a);
+        std::string* attrs = node->mutable_attrs();
+        wire::PutVarint(attrs, (pf::kAttrs << 3) | wire::kBytes);
+        wire::PutVarint(attrs, a.size());
+        attrs->append(a);
         break;
       }
       case pf::kInputs:
@@ -494,8 +501,9 @@ class ProfileDecoder {
     if (!ReadEntry(r, true, &en)) return false;
     std::vector<int64_t> dims;
     if (!ReadTuple(en.value, &dims)) return false;
-    (f == pf::kOutputShapes ? node->output_shapes : node->stored_input_shapes)
-        .emplace_back(static_cast<int32_t>(en.key), std::move(dims));
+    (f == pf::kOutputShapes ? node->mutable_output_shapes()
+                            : node->mutable_stored_input_shapes())
+        ->emplace_back(static_cast<int32_t>(en.key), std::move(dims));
     return true;
   }
 

@@ -56,17 +56,28 @@ void ExecDetail::Clear() {
 }
 
 bool OpTypes::count(std::string_view t) const {
+  const std::string* const* first = data();
+  const std::string* const* last = first + size();
   auto it = std::lower_bound(
-      v_.begin(), v_.end(), t,
+      first, last, t,
       [](const std::string* a, std::string_view b) { return *a < b; });
-  return it != v_.end() && **it == t;
+  return it != last && **it == t;
 }
 
 void OpTypes::insert(const std::string* interned) {
+  if (one_ == nullptr) {
+    one_ = interned;
+    return;
+  }
+  if (many_.empty()) {
+    if (*one_ == *interned) return;
+    many_.push_back(one_);
+  }
   auto it = std::lower_bound(
-      v_.begin(), v_.end(), interned,
+      many_.begin(), many_.end(), interned,
       [](const std::string* a, const std::string* b) { return *a < *b; });
-  if (it == v_.end() || **it != *interned) v_.insert(it, interned);
+  if (it == many_.end() || **it != *interned) many_.insert(it, interned);
+  one_ = many_.front();
 }
 
 const StepExec* GraphNode::FindExec(int64_t step) const {
@@ -79,9 +90,9 @@ const StepExec* GraphNode::FindExec(int64_t step) const {
 
 const std::vector<int64_t>* GraphNode::OutputShape(int32_t slot) const {
   auto it =
-      std::lower_bound(output_shapes.begin(), output_shapes.end(), slot,
+      std::lower_bound(output_shapes().begin(), output_shapes().end(), slot,
                        [](const auto& p, int32_t s) { return p.first < s; });
-  if (it == output_shapes.end() || it->first != slot) return nullptr;
+  if (it == output_shapes().end() || it->first != slot) return nullptr;
   return &it->second;
 }
 
@@ -89,7 +100,7 @@ std::optional<tfcore::AttrValue> GraphNode::FindAttr(
     std::string_view key) const {
   // The blob is a ProfileNode holding only field 11, map<string, AttrValue>:
   // scan the entries' keys without decoding the values.
-  wire::Reader r(attrs);
+  wire::Reader r(attrs());
   uint32_t field;
   int wt;
   std::optional<tfcore::AttrValue> found;
@@ -124,11 +135,16 @@ std::optional<tfcore::AttrValue> GraphNode::FindAttr(
 
 std::map<std::string, tfcore::AttrValue> GraphNode::Attrs() const {
   std::map<std::string, tfcore::AttrValue> out;
-  if (attrs.empty()) return out;
+  if (attrs().empty()) return out;
   tfpb::ProfileNode holder;
-  if (!holder.ParseFromString(attrs)) return out;
+  if (!holder.ParseFromString(attrs())) return out;
   for (const auto& [k, v] : holder.attrs()) out[k] = v;
   return out;
+}
+
+const NodeDetails& GraphNode::NoDetails() {
+  static const NodeDetails* const kNone = new NodeDetails();
+  return *kNone;
 }
 
 const std::string* GraphNode::EmptyString() {
@@ -268,12 +284,12 @@ NodeStats Model::StatsOn(const GraphNode& node, int64_t step,
 
 const GraphNode* Model::Find(std::string_view name) const {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  return it == by_name_.end() ? nullptr : *it;
 }
 
 GraphNode* Model::FindMutable(std::string_view name) {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  return it == by_name_.end() ? nullptr : *it;
 }
 
 GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
@@ -285,7 +301,12 @@ GraphNode* Model::NewNode(const std::string& name, const std::string& op) {
   GraphNode* raw = node.get();
   node->index = nodes_.size();
   nodes_.push_back(std::move(node));
-  by_name_[raw->name] = raw;
+  // A node of a name already taken takes the name over.
+  auto [it, added] = by_name_.insert(raw);
+  if (!added) {
+    by_name_.erase(it);
+    by_name_.insert(raw);
+  }
   sorted_.valid.store(false);
   ++generation_;
   ++version_;
@@ -337,7 +358,9 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
     if (entry.float_ops() != 0) node->float_ops = entry.float_ops();
     if (entry.has_code_def()) {
       has_code_traces_ = true;
-      if (node->code.empty()) node->code = entry.code_def().SerializeAsString();
+      if (node->code().empty()) {
+        *node->mutable_code() = entry.code_def().SerializeAsString();
+      }
     }
   }
 }
@@ -384,15 +407,15 @@ const std::vector<uint32_t>& Model::KernelStreams(const GraphNode& node) const {
 }
 
 double Model::run_coverage() const {
-  return static_cast<double>(covered_nodes_.size()) /
+  return static_cast<double>(num_covered_) /
          (static_cast<double>(nodes_.size()) + 1e-10);
 }
 
 std::vector<CodeFrame> Model::CallStack(const GraphNode& node) const {
   std::vector<CodeFrame> frames;
-  if (node.code.empty()) return frames;
+  if (node.code().empty()) return frames;
   tfpb::CodeDef code;
-  if (!code.ParseFromString(node.code)) return frames;
+  if (!code.ParseFromString(node.code())) return frames;
   auto lookup = [this](int64_t id) -> std::string {
     auto it = id_to_string_.find(id);
     return it == id_to_string_.end() ? std::string() : it->second;
@@ -424,7 +447,7 @@ tfpb::ProfileProto Model::ToProfileProto() const {
   for (const auto& node : nodes_) {
     if (node->id < 0) continue;
     tfpb::ProfileNode& pn = (*profile.mutable_nodes())[node->id];
-    if (!node->attrs.empty()) pn.MergeFromString(node->attrs);
+    if (!node->attrs().empty()) pn.MergeFromString(node->attrs());
     pn.set_name(node->name);
     pn.set_op(node->op);
     pn.set_id(node->id);
@@ -439,15 +462,17 @@ tfpb::ProfileProto Model::ToProfileProto() const {
       (*pn.mutable_inputs())[in.index] = src->id;
       if (in.slot >= 0) (*pn.mutable_src_output_index())[src->id] = in.slot;
     }
-    for (const auto& [idx, dims] : node->stored_input_shapes) {
+    for (const auto& [idx, dims] : node->stored_input_shapes()) {
       auto& t = (*pn.mutable_input_shapes())[idx];
       for (int64_t dim : dims) t.add_int64_values(dim);
     }
-    for (const auto& [idx, dims] : node->output_shapes) {
+    for (const auto& [idx, dims] : node->output_shapes()) {
       auto& t = (*pn.mutable_output_shapes())[idx];
       for (int64_t dim : dims) t.add_int64_values(dim);
     }
-    if (!node->code.empty()) pn.mutable_trace()->ParseFromString(node->code);
+    if (!node->code().empty()) {
+      pn.mutable_trace()->ParseFromString(node->code());
+    }
     for (const StepExec& e : node->execs) {
       tfpb::ExecProfile& ep = (*pn.mutable_execs())[e.step];
       ep.set_run_count(e.run_count);

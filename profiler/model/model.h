@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "profiler/base/device.h"
 #include "profiler/base/protos.h"
@@ -199,16 +201,24 @@ class OpTypes {
    private:
     const std::string* const* p_;
   };
-  const_iterator begin() const { return const_iterator(v_.data()); }
-  const_iterator end() const { return const_iterator(v_.data() + v_.size()); }
-  size_t size() const { return v_.size(); }
-  bool empty() const { return v_.empty(); }
+  const_iterator begin() const { return const_iterator(data()); }
+  const_iterator end() const { return const_iterator(data() + size()); }
+  size_t size() const {
+    return !many_.empty() ? many_.size() : one_ != nullptr ? 1 : 0;
+  }
+  bool empty() const { return one_ == nullptr; }
   bool count(std::string_view t) const;
   // `interned` must outlive the node (the model's string table).
   void insert(const std::string* interned);
 
  private:
-  std::vector<const std::string*> v_;
+  const std::string* const* data() const {
+    return many_.empty() ? &one_ : many_.data();
+  }
+  // Most nodes have one type, kept in place; two or more are all in
+  // `many_` (sorted), and `one_` stays the first of them.
+  const std::string* one_ = nullptr;
+  std::vector<const std::string*> many_;
 };
 
 // One input of a node (GraphDef order, control inputs included).
@@ -227,6 +237,21 @@ struct NodeInput {
 
 // Tensor shapes by slot, sorted by slot.
 using ShapeList = std::vector<std::pair<int32_t, std::vector<int64_t>>>;
+
+// What only some nodes have: graphs' shapes and attributes, call stacks.
+// Held apart from the node, so that the many nodes of a trace that have
+// none of it stay small.
+struct NodeDetails {
+  ShapeList output_shapes;
+  // Input shapes as stored in a ProfileProto (only written back, never shown:
+  // shown input shapes are derived from the inputs' output shapes).
+  ShapeList stored_input_shapes;
+  // The attributes, serialized as a ProfileNode holding only its attrs map
+  // (decoded on demand: few queries need them).
+  std::string attrs;
+  // The call stack as a serialized CodeDef; empty when there is none.
+  std::string code;
+};
 
 class GraphNode {
  public:
@@ -253,15 +278,20 @@ class GraphNode {
   std::vector<int64_t> shape;  // from the "shape" attr (variables)
   OpTypes op_types;
   std::vector<NodeInput> inputs;  // sorted by index
-  ShapeList output_shapes;
-  // Input shapes as stored in a ProfileProto (only written back, never shown:
-  // shown input shapes are derived from the inputs' output shapes).
-  ShapeList stored_input_shapes;
-  // The attributes, serialized as a ProfileNode holding only its attrs map
-  // (decoded on demand: few queries need them).
-  std::string attrs;
-  // The call stack as a serialized CodeDef; empty when there is none.
-  std::string code;
+  // The facts a node may lack (see NodeDetails); mutable_*() makes room for
+  // them on first use.
+  const ShapeList& output_shapes() const { return Details().output_shapes; }
+  ShapeList* mutable_output_shapes() { return &MutableDetails().output_shapes; }
+  const ShapeList& stored_input_shapes() const {
+    return Details().stored_input_shapes;
+  }
+  ShapeList* mutable_stored_input_shapes() {
+    return &MutableDetails().stored_input_shapes;
+  }
+  const std::string& attrs() const { return Details().attrs; }
+  std::string* mutable_attrs() { return &MutableDetails().attrs; }
+  const std::string& code() const { return Details().code; }
+  std::string* mutable_code() { return &MutableDetails().code; }
   std::vector<StepExec> execs;  // sorted by step
   // For -step -1: 0, tfprof's mean over the steps the node ran in (rounded
   // toward zero); else the mean over this many steps, rounded to the
@@ -285,8 +315,18 @@ class GraphNode {
   int64_t Parameters() const;
 
  private:
+  const NodeDetails& Details() const {
+    return details_ != nullptr ? *details_ : NoDetails();
+  }
+  NodeDetails& MutableDetails() {
+    if (details_ == nullptr) details_ = std::make_unique<NodeDetails>();
+    return *details_;
+  }
+  static const NodeDetails& NoDetails();
+
   const std::string* canonical_device_ = EmptyString();
   const std::string* host_device_ = EmptyString();
+  std::unique_ptr<NodeDetails> details_;
 };
 
 // Whether a device (an interned, lower-case device name) is kept.
@@ -416,7 +456,22 @@ class Model {
   const uint8_t* StoreFramed(const std::string& body);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
-  absl::flat_hash_map<std::string_view, GraphNode*> by_name_;
+  // Hashes and compares nodes by name, and names with nodes (heterogeneous
+  // lookup): the index holds one pointer per node; names stay in the nodes.
+  struct ByName {
+    using is_transparent = void;
+    static std::string_view Name(std::string_view s) { return s; }
+    static std::string_view Name(const GraphNode* n) { return n->name; }
+    template <typename A>
+    size_t operator()(const A& a) const {
+      return absl::Hash<std::string_view>()(Name(a));
+    }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Name(a) == Name(b);
+    }
+  };
+  absl::flat_hash_set<GraphNode*, ByName, ByName> by_name_;
   // NodesByName's order, built on first use after nodes were added (or
   // given by ModelBuilder::SetNameOrder). Moved with the nodes it points
   // to.
@@ -448,7 +503,9 @@ class Model {
   std::set<int64_t> steps_;
   std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;
-  std::set<int64_t> covered_nodes_;
+  // Which nodes (by index) ran on a canonical device, and how many.
+  std::vector<bool> covered_;
+  size_t num_covered_ = 0;
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
   int64_t ranks_ = 1;

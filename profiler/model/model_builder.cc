@@ -140,12 +140,12 @@ void ModelBuilder::SetInputs(GraphNode* node,
 void ModelBuilder::SetStringAttrs(
     GraphNode* node,
     const std::vector<std::pair<std::string, std::string>>& attrs) {
-  if (attrs.empty() || !node->attrs.empty()) return;
+  if (attrs.empty() || !node->attrs().empty()) return;
   tfpb::ProfileNode holder;
   for (const auto& [key, value] : attrs) {
     (*holder.mutable_attrs())[key].set_s(value);
   }
-  holder.SerializeToString(&node->attrs);
+  holder.SerializeToString(node->mutable_attrs());
   ++model_->version_;
 }
 
@@ -162,7 +162,7 @@ void ModelBuilder::SetFloatOps(GraphNode* node, int64_t per_run) {
 
 void ModelBuilder::SetCode(GraphNode* node,
                            const std::vector<CodeLocation>& frames) {
-  if (frames.empty() || !node->code.empty()) return;
+  if (frames.empty() || !node->code().empty()) return;
   if (next_string_id_ == 0) {
     next_string_id_ = model_->id_to_string_.empty()
                           ? 1
@@ -183,7 +183,7 @@ void ModelBuilder::SetCode(GraphNode* node,
     t->set_function_id(id(f.function));
     t->set_lineno(f.lineno);
   }
-  code.SerializeToString(&node->code);
+  code.SerializeToString(node->mutable_code());
   model_->has_code_traces_ = true;
   ++model_->version_;
 }
@@ -239,7 +239,14 @@ void ModelBuilder::AddExec(GraphNode* node, int32_t device,
     StreamWork(covered ? node : nullptr, dev, exec);
   }
   if (node == nullptr) return;
-  if (covered) model_->covered_nodes_.insert(node->id);
+  if (covered) {
+    std::vector<bool>& bits = model_->covered_;
+    if (bits.size() <= node->index) bits.resize(model_->nodes_.size());
+    if (!bits[node->index]) {
+      bits[node->index] = true;
+      ++model_->num_covered_;
+    }
+  }
   Record(node, dev, exec);
 }
 
@@ -414,12 +421,13 @@ void Model::AddGraph(const tfcore::GraphDef& graph) {
         has_output_shapes = true;
         const auto& shapes = attr.second.list().shape();
         for (int i = 0; i < shapes.size(); ++i) {
-          node->output_shapes.emplace_back(i, ShapeToVec(shapes.Get(i)));
+          node->mutable_output_shapes()->emplace_back(
+              i, ShapeToVec(shapes.Get(i)));
         }
       }
     }
     if (def.attr_size() > 0) {
-      attr_holder.SerializeToString(&node->attrs);
+      attr_holder.SerializeToString(node->mutable_attrs());
     }
     added.emplace_back(node, &def);
   }

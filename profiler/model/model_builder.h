@@ -153,7 +153,7 @@ class ModelBuilder {
   // place each), then Adopted().
   void ReserveNames(size_t n) { model_->by_name_.reserve(n); }
   GraphNode* ClaimName(GraphNode* node) {
-    return model_->by_name_.try_emplace(node->name, node).first->second;
+    return *model_->by_name_.insert(node).first;
   }
   void AdoptNodes(size_t n) { model_->nodes_.resize(n); }
   void Adopt(size_t index, std::unique_ptr<GraphNode> node) {

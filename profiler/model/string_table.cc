@@ -15,21 +15,47 @@ bool Same(const std::string& known, std::string_view s) {
 
 }  // namespace
 
+StringTable::StringTable() { Reset(); }
+
+StringTable::StringTable(StringTable&& other) noexcept
+    : store_(std::move(other.store_)),
+      ids_(std::move(other.ids_)),
+      recent_(other.recent_),
+      next_recent_(other.next_recent_) {
+  other.Reset();
+}
+
+StringTable& StringTable::operator=(StringTable&& other) noexcept {
+  if (this != &other) {
+    store_ = std::move(other.store_);
+    ids_ = std::move(other.ids_);
+    recent_ = other.recent_;
+    next_recent_ = other.next_recent_;
+    other.Reset();
+  }
+  return *this;
+}
+
+void StringTable::Reset() {
+  store_ = std::make_unique<Store>();
+  ids_ = Index(0, IdHash{store_.get()}, IdEq{store_.get()});
+  recent_ = {kNone, kNone, kNone, kNone};
+  next_recent_ = 0;
+}
+
 uint32_t StringTable::Id(std::string_view s) {
   for (const uint32_t r : recent_) {
     if (r == kNone) break;
-    if (Same(*strings_[r], s)) return r;
+    if (Same(Get(r), s)) return r;
   }
   uint32_t id;
   auto it = ids_.find(s);
   if (it != ids_.end()) {
-    id = it->second;
+    id = *it;
   } else {
-    owned_.push_back(std::make_unique<std::string>(s));
-    const std::string* p = owned_.back().get();
-    id = static_cast<uint32_t>(strings_.size());
-    strings_.push_back(p);
-    ids_.emplace(std::string_view(*p), id);
+    id = static_cast<uint32_t>(store_->strings.size());
+    store_->strings.emplace_back(s);
+    ids_.insert(id);
   }
   recent_[next_recent_++ % recent_.size()] = id;
   return id;
@@ -48,7 +74,7 @@ SharedInterner::Known SharedInterner::Find(std::string_view s) {
     {
       std::lock_guard<std::mutex> lock(*mu_);
       k.id = table_->Id(s);
-      k.str = table_->strings_[k.id];
+      k.str = &table_->Get(k.id);
     }
     seen_.emplace(std::string_view(*k.str), k);
   }

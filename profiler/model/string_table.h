@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,27 +12,60 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 
 namespace tfprof {
 
 // Interned strings: each distinct string stored once, with a stable address
-// and a small id.
+// and a small id. The strings live in a deque (no allocation per string
+// beyond its characters) and the index holds only their ids, so a table of
+// many names (every node of a TF timeline) costs little besides the text.
 class StringTable {
  public:
-  StringTable() = default;
-  StringTable(StringTable&&) = default;
-  StringTable& operator=(StringTable&&) = default;
+  StringTable();
+  // A moved-from table is empty and usable.
+  StringTable(StringTable&& other) noexcept;
+  StringTable& operator=(StringTable&& other) noexcept;
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
 
   uint32_t Id(std::string_view s);
-  const std::string* Intern(std::string_view s) { return strings_[Id(s)]; }
-  const std::string& Get(uint32_t id) const { return *strings_[id]; }
-  size_t size() const { return strings_.size(); }
+  const std::string* Intern(std::string_view s) { return &Get(Id(s)); }
+  const std::string& Get(uint32_t id) const { return store_->strings[id]; }
+  size_t size() const { return store_->strings.size(); }
 
  private:
-  friend class SharedInterner;
-  std::vector<std::unique_ptr<std::string>> owned_;
-  std::vector<const std::string*> strings_;
-  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+  // Heap-held, so that the index's hasher keeps pointing at it when the
+  // table moves.
+  struct Store {
+    std::deque<std::string> strings;
+  };
+  // Hashes and compares ids by their strings, and strings with ids
+  // (heterogeneous lookup by std::string_view).
+  struct IdHash {
+    using is_transparent = void;
+    const Store* store = nullptr;
+    size_t operator()(std::string_view s) const {
+      return absl::Hash<std::string_view>()(s);
+    }
+    size_t operator()(uint32_t id) const { return (*this)(store->strings[id]); }
+  };
+  struct IdEq {
+    using is_transparent = void;
+    const Store* store = nullptr;
+    std::string_view View(uint32_t id) const { return store->strings[id]; }
+    std::string_view View(std::string_view s) const { return s; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) == View(b);
+    }
+  };
+  using Index = absl::flat_hash_set<uint32_t, IdHash, IdEq>;
+  void Reset();
+
+  std::unique_ptr<Store> store_;
+  Index ids_;
   // The last few ids asked for, tried before hashing: a profile repeats a
   // handful of device and stream names for every execution.
   static constexpr uint32_t kNone = ~uint32_t{0};

@@ -360,7 +360,7 @@ void BuildOpHlo(const Model& model, Structure* s) {
   std::map<std::string, int> index;
   for (const GraphNode* g : model.NodesByName()) {
     std::optional<tfcore::AttrValue> category;
-    if (!g->attrs.empty()) category = g->FindAttr(kXlaCategoryAttr);
+    if (!g->attrs().empty()) category = g->FindAttr(kXlaCategoryAttr);
     const std::string& key =
         category.has_value() && category->value_case() == tfcore::AttrValue::kS
             ? category->s()
@@ -412,7 +412,7 @@ void BuildCode(const Model& model, Structure* s) {
   const std::string kSuffix = " (gradient)";
   absl::flat_hash_map<std::string_view, int> leaf_of_stack[2];
   auto leaf = [&](const GraphNode& g, bool gradient) -> int {
-    auto [it, added] = leaf_of_stack[gradient].try_emplace(g.code, -1);
+    auto [it, added] = leaf_of_stack[gradient].try_emplace(g.code(), -1);
     if (!added) return it->second;
     int cur = -1;
     for (CodeFrame f : model.CallStack(g)) {
@@ -429,7 +429,7 @@ void BuildCode(const Model& model, Structure* s) {
 
   absl::flat_hash_map<std::string_view, bool> has_stack;
   auto HasCallStack = [&](const GraphNode& g) {
-    auto [it, added] = has_stack.try_emplace(g.code, false);
+    auto [it, added] = has_stack.try_emplace(g.code(), false);
     if (added) it->second = !model.CallStack(g).empty();
     return it->second;
   };
@@ -437,7 +437,7 @@ void BuildCode(const Model& model, Structure* s) {
   absl::flat_hash_map<std::string_view, const GraphNode*> forwards;
   std::string forward;
   for (const GraphNode* g : model.NodesByName()) {
-    if (g->code.empty()) continue;
+    if (g->code().empty()) continue;
     if (IsGradientNode(g->name, &forward)) {
       if (HasCallStack(*g)) gradients[forward].push_back(g);
       continue;
