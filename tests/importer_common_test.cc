@@ -1,16 +1,45 @@
-// Unit tests of the pieces the trace importers share: the step lookup and
-// the per-thread nesting sweep.
+// Unit tests of the pieces the trace importers share: the step lookup, the
+// per-thread nesting sweep and the JSON scan.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "profiler/importers/common/json_reader.h"
 #include "profiler/importers/common/nesting.h"
 #include "profiler/importers/common/steps.h"
 
 namespace tfprof {
 namespace trace_internal {
 namespace {
+
+// The scan counts the complete ("X") events, which the TF timeline import
+// reserves its records for; other phases are not counted.
+TEST_CASE("The JSON scan counts complete events") {
+  const std::string json =
+      R"({"traceEvents": [)"
+      R"({"ph": "M", "name": "process_name", "pid": 1,)"
+      R"( "args": {"name": "/job:localhost/replica:0/task:0/cpu:0 Compute"}},)"
+      R"({"ph": "X", "name": "A", "pid": 1, "tid": 0, "ts": 1, "dur": 2,)"
+      R"( "args": {"name": "a", "op": "A"}},)"
+      R"({"ph": "s", "id": 1, "pid": 1, "tid": 0, "ts": 1},)"
+      R"({"ph": "X", "name": "B", "pid": 1, "tid": 0, "ts": 3, "dur": 1,)"
+      R"( "args": {"name": "b", "op": "B"}},)"
+      R"({"ph": "t", "id": 1, "pid": 1, "tid": 0, "ts": 3}]})";
+  PaddedBytes bytes;
+  char* at = bytes.Reserve(json.size());
+  REQUIRE(at != nullptr);
+  std::memcpy(at, json.data(), json.size());
+  bytes.Commit(json.size());
+  bytes.ZeroPadding();
+  JsonReader reader(std::move(bytes));
+  JsonTraceScan scan;
+  REQUIRE(ScanJsonTrace(&reader, &scan) == simdjson::SUCCESS);
+  CHECK(scan.format == TraceFormat::kTfTimeline);
+  CHECK(scan.complete_events == 2);
+}
 
 TEST_CASE("An event belongs to the step that started last before it") {
   StepStarts steps(/*file_index=*/4);

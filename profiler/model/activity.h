@@ -151,6 +151,8 @@ class Activity {
   void AddStepSpan(int64_t step, int64_t start_ns, int64_t end_ns);
   void AddWork(const DeviceWork& work) { work_.push_back(work); }
   void AddHostSpan(const HostSpan& span) { host_.push_back(span); }
+  // Room for `n` more host spans (Finish() gives back what stays unused).
+  void ReserveHostSpans(size_t n) { host_.reserve(host_.size() + n); }
   // Adds work to a finished record, keeping it sorted (linear in what is
   // there: a merge, not a sort).
   void MergeWork(std::vector<DeviceWork> work);

@@ -499,7 +499,9 @@ void Detect(const ScanFields& f, bool* kineto, bool* tf_timeline,
     }
     return;
   }
-  if (*ph != "X" || *kineto) return;
+  if (*ph != "X") return;
+  ++scan->complete_events;
+  if (*kineto) return;
   std::optional<absl::string_view> cat = f.cat.String();
   if (cat.has_value() && IsKinetoCategory(*cat)) {
     *kineto = true;

@@ -284,6 +284,8 @@ struct JsonTraceScan {
   std::optional<TraceFormat> format;
   // TensorFlow timelines: pid (as text) -> process_name, the last one given.
   absl::flat_hash_map<std::string, std::string> processes;
+  // Events of phase "X" (complete events): room to reserve for records.
+  int64_t complete_events = 0;
 };
 
 // Validates the document (as the DOM parser would) and detects its format.

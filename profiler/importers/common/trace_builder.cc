@@ -118,18 +118,18 @@ int32_t TraceBuilder::Device(const std::string& device) {
 
 int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
   std::string safe = SafeName(name);
-  auto it = by_name_.find(safe);
+  auto it = by_name_.find(absl::string_view(safe));
   if (it != by_name_.end()) {
-    NodeInfo& info = nodes_[it->second];
+    NodeInfo& info = nodes_[*it];
     if (info.op == 0 && !op.empty()) info.op = Op(op);
-    return it->second;
+    return *it;
   }
   const int32_t index = static_cast<int32_t>(nodes_.size());
   nodes_.emplace_back();
   NodeInfo& info = nodes_.back();
   info.name = std::move(safe);
   info.op = Op(op);
-  by_name_.emplace(info.name, index);
+  by_name_.insert(index);
   return index;
 }
 
@@ -156,15 +156,18 @@ const std::string& TraceBuilder::NodeName(int32_t node) const {
 }
 
 std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
-  auto it = by_name_.find(SafeName(name));
+  auto it = by_name_.find(absl::string_view(SafeName(name)));
   if (it == by_name_.end()) return std::nullopt;
-  return it->second;
+  return *it;
 }
 
 void TraceBuilder::SetInputs(int32_t node,
                              const std::vector<std::string>& inputs) {
   std::string& packed = nodes_[node].inputs;
   if (!packed.empty()) return;
+  size_t size = 0;  // sized once: a timeline has a list for most nodes
+  for (const std::string& in : inputs) size += 4 + in.size();
+  packed.reserve(size);
   for (const std::string& in : inputs) AppendPacked(in, &packed);
 }
 
@@ -176,10 +179,14 @@ void TraceBuilder::SetCode(int32_t node, const std::vector<Frame>& frames) {
 void TraceBuilder::SetAttr(int32_t node, absl::string_view key,
                            absl::string_view value) {
   auto& attrs = nodes_[node].attrs;
-  for (const auto& [k, v] : attrs) {
+  if (attrs == nullptr) {
+    attrs =
+        std::make_unique<std::vector<std::pair<std::string, std::string>>>();
+  }
+  for (const auto& [k, v] : *attrs) {
     if (k == key) return;
   }
-  attrs.emplace_back(std::string(key), std::string(value));
+  attrs->emplace_back(std::string(key), std::string(value));
 }
 
 const std::string& TraceBuilder::ClaimCanonicalDevice(
@@ -215,7 +222,11 @@ TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
                                             int32_t node, int64_t start_ns,
                                             int64_t duration_ns) {
   std::unique_ptr<StepData>& data = steps_[step];
-  if (data == nullptr) data = std::make_unique<StepData>();
+  if (data == nullptr) {
+    data = std::make_unique<StepData>();
+    data->execs.reserve(expected_execs_);
+    expected_execs_ = 0;
+  }
   const int32_t device_id = Device(device);
   const uint32_t index = static_cast<uint32_t>(data->execs.size());
   data->execs.push_back(Exec{start_ns, duration_ns, node, device_id});
@@ -293,7 +304,7 @@ void TraceBuilder::Finish(TraceFormat format) {
   costs_ = {};
   activity_.Finish();
   // The lookups are done with.
-  by_name_ = {};
+  by_name_ = decltype(by_name_)(0, NodeNameHash{&nodes_}, NodeNameEq{&nodes_});
   by_name_and_op_ = {};
   for (auto& [step, data] : steps_) data->first_canonical = {};
 
@@ -431,8 +442,8 @@ void TraceBuilder::WriteNodes(ModelBuilder* builder) {
     NodeInfo& info = nodes_[i];
     GraphNode* node = model_nodes_[i] = builder->Node(info.name, OpOf(info));
     std::string().swap(info.name);
-    builder->SetStringAttrs(node, info.attrs);
-    info.attrs = {};
+    if (info.attrs != nullptr) builder->SetStringAttrs(node, *info.attrs);
+    info.attrs.reset();
     builder->SetFloatOps(node, FloatOpsPerRun(static_cast<int32_t>(i)));
     if (info.code != nullptr) {
       frames.clear();
@@ -492,10 +503,12 @@ tfcore::GraphDef TraceBuilder::TakeGraph() {
       def->add_input(std::string(in));
     }
     std::string().swap(info.inputs);
-    for (const auto& [key, value] : info.attrs) {
-      (*def->mutable_attr())[key].set_s(value);
+    if (info.attrs != nullptr) {
+      for (const auto& [key, value] : *info.attrs) {
+        (*def->mutable_attr())[key].set_s(value);
+      }
     }
-    info.attrs = {};
+    info.attrs.reset();
   }
   return graph;
 }

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -134,6 +136,9 @@ class TraceBuilder {
   // many short events are not each rounded, and zero stays zero).
   ExecRef AddExec(int64_t step, const std::string& device, int32_t node,
                   int64_t start_ns, int64_t duration_ns);
+  // The next step AddExec() begins gets room for `n` executions (a large
+  // trace's records then take what they need, not up to twice that).
+  void ExpectExecs(size_t n) { expected_execs_ = n; }
   // The same in whole microseconds (inputs with no finer resolution).
   ExecRef AddExecMicros(int64_t step, const std::string& device, int32_t node,
                         int64_t start_micros, int64_t duration_micros) {
@@ -213,7 +218,8 @@ class TraceBuilder {
     // Inputs, each as a 4-byte length and the bytes.
     std::string inputs;
     std::unique_ptr<std::vector<Frame>> code;
-    std::vector<std::pair<std::string, std::string>> attrs;
+    // String attributes (made on the first one: few nodes have any).
+    std::unique_ptr<std::vector<std::pair<std::string, std::string>>> attrs;
   };
   struct FloatOps {
     int64_t sum = 0;
@@ -247,9 +253,31 @@ class TraceBuilder {
   // Frees everything but the notes (after the last step).
   void FreeAfterLastStep();
 
-  // Stable addresses: by_name_ keys are the nodes' names.
+  // Hashes and compares node indices by their names, and names with
+  // indices (heterogeneous lookup), so that the index holds 4 bytes a node.
+  struct NodeNameHash {
+    using is_transparent = void;
+    const std::deque<NodeInfo>* nodes = nullptr;
+    size_t operator()(absl::string_view s) const {
+      return absl::Hash<absl::string_view>()(s);
+    }
+    size_t operator()(int32_t i) const { return (*this)((*nodes)[i].name); }
+  };
+  struct NodeNameEq {
+    using is_transparent = void;
+    const std::deque<NodeInfo>* nodes = nullptr;
+    absl::string_view Name(int32_t i) const { return (*nodes)[i].name; }
+    absl::string_view Name(absl::string_view s) const { return s; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Name(a) == Name(b);
+    }
+  };
+
   std::deque<NodeInfo> nodes_;
-  absl::flat_hash_map<absl::string_view, int32_t> by_name_;
+  // The nodes by name (until WriteNodes frees the names).
+  absl::flat_hash_set<int32_t, NodeNameHash, NodeNameEq> by_name_{
+      0, NodeNameHash{&nodes_}, NodeNameEq{&nodes_}};
   absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
   StringTable ops_;  // op types, "" first
   StringTable devices_;
@@ -272,6 +300,7 @@ class TraceBuilder {
   bool nodes_written_ = false;           // by WriteNodes (then freed)
   int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
+  size_t expected_execs_ = 0;  // ExpectExecs
   TraceFormat format_ = TraceFormat::kTfTimeline;
   int64_t shift_ = 0;
 };

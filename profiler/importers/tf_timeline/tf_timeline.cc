@@ -173,11 +173,16 @@ class TfTimelineImport {
   TfTimelineImport(const JsonTraceScan& scan, const std::string& file,
                    int64_t step, TraceBuilder* builder)
       : processes_(scan.processes),
+        complete_events_(static_cast<size_t>(scan.complete_events)),
         file_(file),
         step_(step),
         builder_(builder) {}
 
   absl::Status Run(JsonReader* reader) {
+    // Most complete events are an execution, and one on a canonical device
+    // also a host span.
+    builder_->ExpectExecs(complete_events_);
+    builder_->activity()->ReserveHostSpans(complete_events_);
     if (!reader->ForEachEvent(
             [&](JsonReader::Value& ev) {
               if (!ReadEvent(reader, ev, &fields_)) return false;
@@ -222,6 +227,7 @@ class TfTimelineImport {
   void AddOutputs();
 
   const absl::flat_hash_map<std::string, std::string>& processes_;
+  const size_t complete_events_;
   const std::string& file_;
   const int64_t step_;
   TraceBuilder* builder_;
