@@ -77,8 +77,9 @@ void PaddedBytes::Clear() {
 }
 
 void PaddedBytes::Discard(size_t offset) {
-  // In steps of 8 MiB: a system call per step, not per event.
-  constexpr size_t kStep = size_t{8} << 20;
+  // In steps of 1 MiB: a system call per step, not per event (and little
+  // of a small file left behind).
+  constexpr size_t kStep = size_t{1} << 20;
   if (offset > size_ || offset < discarded_ + kStep) return;
   static const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Whole pages inside the allocation only (its bookkeeping stays).
