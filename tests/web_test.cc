@@ -24,11 +24,13 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/app.h"
 #include "cli/shell.h"
 #include "profiler/base/gzip.h"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_json_csv.h"
+#include "profiler/render/render_steps.h"
 #include "profiler/views/views.h"
 #include "profiler/web/api.h"
 #include "profiler/web/assets.h"
@@ -241,9 +243,12 @@ TEST_CASE("web API: bad requests answer a JSON error naming the problem") {
       {"/api/timeline", {{"steps", "1-2-3"}}, 400, "steps=A-B"},
       // A ProfileProto's timeline is the graph view's: one step.
       {"/api/timeline", {{"steps", "0-1"}}, 400, "range of steps"},
+      // A step that is not there is refused with the steps there are.
+      {"/api/steps", {{"step", "99"}}, 400, "is not a step of this profile"},
+      {"/api/steps", {{"step", "x"}}, 400, "step=N"},
+      {"/api/steps", {{"steps", "1"}}, 400, "step=N"},
       // The whole-run endpoints take no parameters: a step asked of them
       // is refused, not answered with every step.
-      {"/api/steps", {{"step", "99"}}, 400, "unknown parameter 'step'"},
       {"/api/summary", {{"bogus", "1"}}, 400, "summary takes none"},
       {"/api/memory", {{"step", "0"}}, 400, "memory takes none"},
       {"/api/info", {{"x", ""}}, 400, "info takes none"},
@@ -277,6 +282,20 @@ TEST_CASE("web API: info, steps, summary, advise, timeline and diff answer") {
   CHECK(info.at("options").array.size() + 1 == OptionTable().size());
   const JsonValue steps = Parse(Get(api, "/api/steps", {}).body);
   CHECK(steps.at("steps").array.size() == info.at("steps").array.size());
+  // step=N: the one row `steps -step N` gives, the same bytes; -1: all.
+  REQUIRE(!steps.at("steps").array.empty());
+  const int64_t last =
+      static_cast<int64_t>(steps.at("steps").array.back().at("step").number);
+  const WebReply one = Get(api, "/api/steps", {{"step", absl::StrCat(last)}});
+  REQUIRE(one.status == 200);
+  absl::StatusOr<StepTable> row = current->Steps(last, PeakOverride());
+  REQUIRE(row.ok());
+  CHECK(one.body == RenderStepsJson(*row));
+  const JsonValue one_json = Parse(one.body);
+  REQUIRE(one_json.at("steps").array.size() == 1);
+  CHECK(one_json.at("steps").array[0].at("step").number == last);
+  CHECK(Get(api, "/api/steps", {{"step", "-1"}}).body ==
+        Get(api, "/api/steps", {}).body);
   CHECK(Parse(Get(api, "/api/summary", {}).body).at("nodes").number ==
         current->model().nodes().size());
   CHECK(Parse(Get(api, "/api/advise", {{"checker", "all"}}).body)

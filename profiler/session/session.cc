@@ -241,7 +241,10 @@ StepTable Session::Steps(const PeakOverride& peaks) {
 
 absl::StatusOr<StepTable> Session::Steps(int64_t step,
                                          const PeakOverride& peaks) {
-  StepTable table = Steps(peaks);
+  return StepOf(Steps(peaks), step);
+}
+
+absl::StatusOr<StepTable> Session::StepOf(StepTable table, int64_t step) {
   if (step < 0) return table;
   std::vector<StepRow> all = std::move(table.rows);
   table.rows.clear();

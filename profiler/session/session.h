@@ -153,6 +153,9 @@ class Session {
   // step's row alone (the MFU line under the table stays the run's), or an
   // error that lists the steps there are.
   absl::StatusOr<StepTable> Steps(int64_t step, const PeakOverride& peaks);
+  // What Steps(step, peaks) makes of the whole table (for a caller that
+  // keeps the table for more than one step).
+  static absl::StatusOr<StepTable> StepOf(StepTable table, int64_t step);
   // On several ranks, each rank's devices (named "rank N: ...") and the
   // job's wall time per step.
   ProfileSummary Summary(const PeakOverride& peaks = {});

@@ -286,7 +286,9 @@ const std::vector<std::pair<std::string, std::string>>& WebApi::Endpoints() {
            "the view compared with the base run: as /api/view plus map, "
            "alpha, min_change, significant_only; view=steps compares the "
            "steps, view=top lists the top changes across views"},
-          {"/api/steps", "the step table (as steps -output json)"},
+          {"/api/steps",
+           "the step table (as steps -output json); step=N: that step's row "
+           "(as steps -step N)"},
           {"/api/summary", "the summary (as summary -output json)"},
           {"/api/advise", "the advisor's reports: checker=NAME|all"},
           {"/api/memory",
@@ -314,8 +316,8 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
   if (path == "/api/ranks_timeline") return RanksTimeline(params);
   // The rest take no parameters: one given is an error, not ignored (a
   // step=N asked of the whole steps table would look answered).
-  for (const char* bare : {"/api/info", "/api/memory", "/api/steps",
-                           "/api/summary", "/api/ranks"}) {
+  for (const char* bare :
+       {"/api/info", "/api/memory", "/api/summary", "/api/ranks"}) {
     if (path != bare || params.empty()) continue;
     return Error(
         400, absl::StrCat("unknown parameter '", params[0].first.substr(0, 40),
@@ -323,7 +325,7 @@ WebReply WebApi::Get(const std::string& path, const WebParams& params) {
   }
   if (path == "/api/info") return JsonReply(info_json_);
   if (path == "/api/memory") return Memory();
-  if (path == "/api/steps") return Steps();
+  if (path == "/api/steps") return Steps(params);
   if (path == "/api/summary") return Summary();
   if (path == "/api/ranks") return Ranks();
   std::vector<std::string> paths;
@@ -471,11 +473,22 @@ WebReply WebApi::Diff(const WebParams& params) {
       "}\n"));
 }
 
-WebReply WebApi::Steps() {
+WebReply WebApi::Steps(const WebParams& params) {
+  // step=N: that step's row, as `steps -step N -output json` prints it.
+  int64_t step = -1;
+  for (const auto& [name, value] : params) {
+    if (name != "step" || !absl::SimpleAtoi(value, &step)) {
+      return Error(400, "steps takes step=N (a step of the profile; -1: all)");
+    }
+  }
   std::call_once(steps_once_, [this] {
-    steps_json_ = RenderStepsJson(session_->Steps(PeakOverrideOf(defaults_)));
+    steps_ = session_->Steps(PeakOverrideOf(defaults_));
+    steps_json_ = RenderStepsJson(steps_);
   });
-  return JsonReply(steps_json_);
+  if (step < 0) return JsonReply(steps_json_);
+  absl::StatusOr<StepTable> row = Session::StepOf(steps_, step);
+  if (!row.ok()) return ErrorFor(row.status());
+  return JsonReply(RenderStepsJson(*row));
 }
 
 WebReply WebApi::Memory() {

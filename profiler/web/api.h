@@ -66,7 +66,7 @@ class WebApi {
   std::string InfoJson() const;
   WebReply View(const WebParams& params);
   WebReply Diff(const WebParams& params);
-  WebReply Steps();
+  WebReply Steps(const WebParams& params);
   WebReply Summary();
   WebReply Memory();
   WebReply Advise(const WebParams& params);
@@ -89,6 +89,7 @@ class WebApi {
   const std::string info_json_;
   std::once_flag steps_once_, summary_once_, memory_once_;
   std::string steps_json_, summary_json_, memory_json_;
+  StepTable steps_;  // the whole table, for step=N (made with steps_json_)
   // The memory page: live allocations listed, points per allocator.
   static constexpr int64_t kMemoryTop = 50;
   static constexpr size_t kMemoryPoints = 4000;
