@@ -448,7 +448,9 @@ class ProfileDecoder {
       case pf::kTrace:
         // Repeated occurrences of a message field merge, which for the wire
         // format is concatenation.
-        node->mutable_code()->append(r->Bytes());
+        if (std::string_view trace = r->Bytes(); !trace.empty()) {
+          node->mutable_code()->append(trace);
+        }
         break;
       case pf::kAttrs: {
         std::string_view a = r->Bytes();

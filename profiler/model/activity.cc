@@ -27,7 +27,8 @@ void Activity::AddDevice(std::string_view device) {
 void Activity::Finish() {
   // Room reserved for host spans and left unused (a TF timeline reserves
   // one per complete event) is given back.
-  host_.shrink_to_fit();
+  if (host_reserved_) host_.shrink_to_fit();
+  host_reserved_ = false;
   std::sort(
       steps_.begin(), steps_.end(),
       [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });

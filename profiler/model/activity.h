@@ -152,7 +152,10 @@ class Activity {
   void AddWork(const DeviceWork& work) { work_.push_back(work); }
   void AddHostSpan(const HostSpan& span) { host_.push_back(span); }
   // Room for `n` more host spans (Finish() gives back what stays unused).
-  void ReserveHostSpans(size_t n) { host_.reserve(host_.size() + n); }
+  void ReserveHostSpans(size_t n) {
+    host_.reserve(host_.size() + n);
+    host_reserved_ = true;
+  }
   // Adds work to a finished record, keeping it sorted (linear in what is
   // there: a merge, not a sort).
   void MergeWork(std::vector<DeviceWork> work);
@@ -216,6 +219,7 @@ class Activity {
   std::vector<DeviceWork> work_;
   std::vector<MemorySample> memory_;
   std::vector<HostSpan> host_;
+  bool host_reserved_ = false;  // ReserveHostSpans (Finish trims)
   std::vector<DeviceAnnotation> annotations_;
   std::vector<std::string> devices_;
   std::map<std::string, DeviceInfo> device_info_;

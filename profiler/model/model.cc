@@ -359,7 +359,8 @@ void Model::AddOpLog(const tfpb::OpLogProto& op_log) {
     if (entry.has_code_def()) {
       has_code_traces_ = true;
       if (node->code().empty()) {
-        *node->mutable_code() = entry.code_def().SerializeAsString();
+        std::string code = entry.code_def().SerializeAsString();
+        if (!code.empty()) *node->mutable_code() = std::move(code);
       }
     }
   }
@@ -407,7 +408,7 @@ const std::vector<uint32_t>& Model::KernelStreams(const GraphNode& node) const {
 }
 
 double Model::run_coverage() const {
-  return static_cast<double>(num_covered_) /
+  return static_cast<double>(covered_ids_.size()) /
          (static_cast<double>(nodes_.size()) + 1e-10);
 }
 

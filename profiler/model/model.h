@@ -503,9 +503,8 @@ class Model {
   std::set<int64_t> steps_;
   std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;
-  // Which nodes (by index) ran on a canonical device, and how many.
-  std::vector<bool> covered_;
-  size_t num_covered_ = 0;
+  // The ids of the nodes that ran on a canonical device.
+  absl::flat_hash_set<int64_t> covered_ids_;
   bool has_code_traces_ = false;
   ProfileSource source_ = ProfileSource::kTensorFlow;
   int64_t ranks_ = 1;

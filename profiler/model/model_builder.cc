@@ -239,14 +239,7 @@ void ModelBuilder::AddExec(GraphNode* node, int32_t device,
     StreamWork(covered ? node : nullptr, dev, exec);
   }
   if (node == nullptr) return;
-  if (covered) {
-    std::vector<bool>& bits = model_->covered_;
-    if (bits.size() <= node->index) bits.resize(model_->nodes_.size());
-    if (!bits[node->index]) {
-      bits[node->index] = true;
-      ++model_->num_covered_;
-    }
-  }
+  if (covered) model_->covered_ids_.insert(node->id);
   Record(node, dev, exec);
 }
 

@@ -15,35 +15,38 @@ bool Same(const std::string& known, std::string_view s) {
 
 }  // namespace
 
-StringTable::StringTable() { Reset(); }
-
 StringTable::StringTable(StringTable&& other) noexcept
     : store_(std::move(other.store_)),
       ids_(std::move(other.ids_)),
       recent_(other.recent_),
       next_recent_(other.next_recent_) {
-  other.Reset();
+  other.Clear();
 }
 
 StringTable& StringTable::operator=(StringTable&& other) noexcept {
   if (this != &other) {
-    store_ = std::move(other.store_);
+    // The index first: its hasher points into the store it replaces.
     ids_ = std::move(other.ids_);
+    store_ = std::move(other.store_);
     recent_ = other.recent_;
     next_recent_ = other.next_recent_;
-    other.Reset();
+    other.Clear();
   }
   return *this;
 }
 
-void StringTable::Reset() {
-  store_ = std::make_unique<Store>();
-  ids_ = Index(0, IdHash{store_.get()}, IdEq{store_.get()});
+void StringTable::Clear() {
+  ids_ = Index();
+  store_.reset();
   recent_ = {kNone, kNone, kNone, kNone};
   next_recent_ = 0;
 }
 
 uint32_t StringTable::Id(std::string_view s) {
+  if (store_ == nullptr) {
+    store_ = std::make_unique<Store>();
+    ids_ = Index(0, IdHash{store_.get()}, IdEq{store_.get()});
+  }
   for (const uint32_t r : recent_) {
     if (r == kNone) break;
     if (Same(Get(r), s)) return r;

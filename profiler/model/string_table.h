@@ -23,8 +23,9 @@ namespace tfprof {
 // many names (every node of a TF timeline) costs little besides the text.
 class StringTable {
  public:
-  StringTable();
-  // A moved-from table is empty and usable.
+  StringTable() = default;
+  // A moved-from table is empty and usable. (Nothing is allocated before
+  // the first string.)
   StringTable(StringTable&& other) noexcept;
   StringTable& operator=(StringTable&& other) noexcept;
   StringTable(const StringTable&) = delete;
@@ -33,7 +34,7 @@ class StringTable {
   uint32_t Id(std::string_view s);
   const std::string* Intern(std::string_view s) { return &Get(Id(s)); }
   const std::string& Get(uint32_t id) const { return store_->strings[id]; }
-  size_t size() const { return store_->strings.size(); }
+  size_t size() const { return store_ == nullptr ? 0 : store_->strings.size(); }
 
  private:
   // Heap-held, so that the index's hasher keeps pointing at it when the
@@ -62,7 +63,8 @@ class StringTable {
     }
   };
   using Index = absl::flat_hash_set<uint32_t, IdHash, IdEq>;
-  void Reset();
+  // The empty state, without a store (made by the first Id()).
+  void Clear();
 
   std::unique_ptr<Store> store_;
   Index ids_;

@@ -192,6 +192,7 @@ class TfTimelineImport {
             /*last_pass=*/true)) {
       return JsonReadError(file_);
     }
+    builder_->ExpectExecs(0);  // (if no event made the step)
     // The rest needs no JSON.
     reader->Close();
     SumStreamLanes();
