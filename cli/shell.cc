@@ -666,9 +666,7 @@ absl::Status Shell::RunView(ViewKind view,
   if (!s.ok()) return s;
   absl::StatusOr<Session*> session = SessionFor(opts);
   if (!session.ok()) return session.status();
-  absl::StatusOr<ResultTree> result = (*session)->QueryAndEmit(
-      view, opts, EmitTarget{out_, err_, input_files()});
-  return result.status();
+  return (*session)->Emit(view, opts, EmitTarget{out_, err_, input_files()});
 }
 
 absl::StatusOr<Session*> Shell::SessionFor(const Options& opts) {

@@ -83,7 +83,9 @@ class PySession {
         WithoutGil([&]() -> absl::StatusOr<std::string> {
           absl::StatusOr<ResultTree> r = session_->Query(kind, opts);
           if (!r.ok()) return r.status();
-          return RenderJson(*r);
+          std::string json = RenderJson(*r);
+          session_->Recycle(std::move(*r));
+          return json;
         });
     return ValueOrThrow(std::move(json));
   }
@@ -96,10 +98,8 @@ class PySession {
     const Options opts = ParseArgs(args);
     std::ostringstream out, err;
     absl::Status s = WithoutGil([&] {
-      return session_
-          ->QueryAndEmit(kind, opts,
-                         EmitTarget{&out, &err, session_->input_files()})
-          .status();
+      return session_->Emit(kind, opts,
+                            EmitTarget{&out, &err, session_->input_files()});
     });
     ThrowIfError(s);
     return {out.str(), err.str()};

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,11 @@
 #include "profiler/render/render_json_csv.h"
 #include "profiler/render/render_proto.h"
 #include "profiler/render/render_text.h"
+#include "profiler/session/session.h"
+#include "profiler/views/view_structure.h"
+#include "tests/corpus_util.h"
 #include "tests/test_util.h"
+#include "tests/trace_facts_util.h"
 #include "tools/synthetic_profile.h"
 
 namespace tfprof {
@@ -537,6 +542,233 @@ TEST_CASE("Large graph view: a node's children are its inputs that are nodes") {
     }
   }
   CHECK(seen.size() == inputs.size() + 1);
+}
+
+// Whether two trees' rows hold the same: every renderer's output (JSON and
+// text) and what only some read (graph nodes, members, tensors, kernels,
+// frames, float-op facts). Names the first row that differs.
+void CheckSameRows(const ResultTree& a, const ResultTree& b) {
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  CHECK(a.notes == b.notes);
+  CHECK(RenderJson(a) == RenderJson(b));
+  CHECK(RenderText(a) == RenderText(b));
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const ResultNode& x = a.nodes[i];
+    const ResultNode& y = b.nodes[i];
+    auto same_members = [](const std::vector<MemberNode>& p,
+                           const std::vector<MemberNode>& q) {
+      if (p.size() != q.size()) return false;
+      for (size_t k = 0; k < p.size(); ++k) {
+        if (p[k].node != q[k].node ||
+            p[k].stats.exec_micros != q[k].stats.exec_micros) {
+          return false;
+        }
+      }
+      return true;
+    };
+    const bool same =
+        x.name == y.name && x.account == y.account &&
+        std::string(x.fixed_type) == y.fixed_type &&
+        x.graph_node == y.graph_node && x.children == y.children &&
+        x.self.exec_micros == y.self.exec_micros &&
+        x.self.run_count == y.self.run_count &&
+        x.total.exec_micros == y.total.exec_micros &&
+        x.total.definition_count == y.total.definition_count &&
+        same_members(x.members, y.members) &&
+        same_members(x.leaf_members, y.leaf_members) &&
+        (x.tensor == nullptr) == (y.tensor == nullptr) &&
+        (x.tensor == nullptr || x.tensor->text == y.tensor->text) &&
+        (x.kernel == nullptr) == (y.kernel == nullptr) &&
+        (x.kernel == nullptr || x.kernel->launches == y.kernel->launches) &&
+        (x.frame == nullptr) == (y.frame == nullptr) &&
+        (x.flops == nullptr) == (y.flops == nullptr);
+    if (!same) {
+      INFO("row " << i << ": " << x.name << " against " << y.name);
+      CHECK(same);
+      return;
+    }
+  }
+}
+
+// Runs each query on one Views, giving every tree back (Recycle) before
+// the next, and checks it against a fresh Views' answer.
+void CheckRecycledQueries(
+    const Model& m, const Checkpoint* ckpt,
+    const std::vector<std::pair<ViewKind, std::vector<std::string>>>& qs) {
+  Views recycled(&m, ckpt);
+  for (const auto& [view, args] : qs) {
+    std::string what = ViewName(view);
+    for (const std::string& a : args) what += " " + a;
+    INFO(what);
+    Options o;
+    REQUIRE(ParseOptionTokens(args, 0, &o).ok());
+    absl::StatusOr<ResultTree> r = recycled.Query(view, o);
+    REQUIRE(r.ok());
+    Views fresh(&m, ckpt);
+    absl::StatusOr<ResultTree> f = fresh.Query(view, o);
+    REQUIRE(f.ok());
+    CheckSameRows(*r, *f);
+    recycled.Recycle(std::move(*r));
+  }
+}
+
+TEST_CASE("Recycled rows answer as fresh views do") {
+  SECTION("a small model, views and steps alternating") {
+    Model m = SmallModel();
+    REQUIRE(m.AddRunMeta(1, ScaledStep(3)).ok());
+    CheckRecycledQueries(
+        m, nullptr,
+        {{ViewKind::kScope, {"-select", "micros,occurrence"}},
+         {ViewKind::kGraph, {"-step", "1"}},
+         {ViewKind::kOp, {}},
+         {ViewKind::kScope, {"-max_depth", "1"}},
+         {ViewKind::kGraph, {"-select", "micros", "-order_by", "micros"}},
+         {ViewKind::kScope, {"-account_displayed_op_only", "true"}}});
+  }
+  SECTION("a large model: trees written on both cores, then fewer rows") {
+    const Model& m = Large().loaded->model;
+    std::vector<std::pair<ViewKind, std::vector<std::string>>> qs = {
+        {ViewKind::kScope, {"-max_depth", "1000"}},
+        {ViewKind::kScope, {"-max_depth", "1000"}},
+        {ViewKind::kGraph, {"-max_depth", "1000000"}},
+        {ViewKind::kScope, {"-max_depth", "3"}},
+        {ViewKind::kScope, {}},
+        {ViewKind::kOp, {}},
+        {ViewKind::kGraph, {"-min_micros", "1000", "-order_by", "micros"}}};
+    if (m.has_code_traces()) qs.push_back({ViewKind::kCode, {}});
+    qs.push_back({ViewKind::kGraph, {"-max_depth", "1000000"}});
+    CheckRecycledQueries(m, nullptr, qs);
+  }
+  SECTION("checkpoint tensors, then rows without") {
+    auto loaded = LoadProfile(testing::TfTestData());
+    REQUIRE(loaded.ok());
+    const std::vector<std::string> tensors = {"-select", "tensor_value"};
+    CheckRecycledQueries((*loaded)->model, (*loaded)->checkpoint.get(),
+                         {{ViewKind::kScope, tensors},
+                          {ViewKind::kScope, {}},
+                          {ViewKind::kGraph, tensors},
+                          {ViewKind::kGraph, {}}});
+  }
+  SECTION("kernel rows, then rows without") {
+    const std::string path =
+        testing::CorpusFile(std::string(testing::kAoberai) + "xplane.pb");
+    if (!testing::HaveCorpusFile(std::string(testing::kAoberai) +
+                                 "xplane.pb")) {
+      return;
+    }
+    const auto loaded = testing::LoadTrace(path);
+    const std::vector<std::string> kernels = {"-show_kernels", "true",
+                                              "-max_depth", "1000"};
+    CheckRecycledQueries(loaded->model, nullptr,
+                         {{ViewKind::kScope, kernels},
+                          {ViewKind::kScope, {"-max_depth", "1000"}},
+                          {ViewKind::kGraph, kernels},
+                          {ViewKind::kOp, {}},
+                          {ViewKind::kGraph, {}}});
+  }
+}
+
+TEST_CASE("Large trees: rows in preorder, totals their rows' sums") {
+  // Rows are written at places computed from subtree sizes, on two cores:
+  // each row's first child must follow it, each next child the previous
+  // child's subtree, and each total its own stats plus its children's.
+  const Model& m = Large().loaded->model;
+  Views views(&m, nullptr);
+  for (ViewKind view : {ViewKind::kScope, ViewKind::kGraph}) {
+    Options o;
+    o.max_depth = 1000000;
+    auto r = views.Query(view, o);
+    REQUIRE(r.ok());
+    const std::vector<ResultNode>& rows = r->nodes;
+    REQUIRE(rows.size() >= kParallelMinItems);
+    std::vector<size_t> size(rows.size(), 1);
+    bool ok = true;
+    for (size_t i = rows.size(); i-- > 0;) {
+      Totals sum;
+      if (rows[i].account) sum.AddSelf(rows[i].self);
+      size_t expect = i + 1;
+      for (size_t c : rows[i].children) {
+        ok = ok && c == expect && c < rows.size();
+        if (!ok) break;
+        size[i] += size[c];
+        expect = c + size[c];
+        sum.Add(rows[c].total);
+      }
+      ok = ok && sum.exec_micros == rows[i].total.exec_micros &&
+           sum.run_count == rows[i].total.run_count &&
+           sum.definition_count == rows[i].total.definition_count;
+      if (!ok) {
+        INFO(ViewName(view) << " row " << i << ": " << rows[i].name);
+        CHECK(ok);
+        break;
+      }
+    }
+    CHECK(size[0] == rows.size());
+  }
+}
+
+TEST_CASE("A node's own totals are its stats, counted once") {
+  NodeStats s;
+  s.run_count = 3;
+  s.exec_micros = 11;
+  s.accelerator_exec_micros = 7;
+  s.cpu_exec_micros = 4;
+  s.requested_bytes = 100;
+  s.peak_bytes = 90;
+  s.residual_bytes = 80;
+  s.output_bytes = 70;
+  s.parameters = 5;
+  s.float_ops = 6;
+  Totals added;
+  added.AddSelf(s);
+  const Totals own = view_internal::SelfTotals(s);
+  CHECK(own.definition_count == 1);
+  CHECK(own.definition_count == added.definition_count);
+  CHECK(own.run_count == added.run_count);
+  CHECK(own.exec_micros == added.exec_micros);
+  CHECK(own.accelerator_exec_micros == added.accelerator_exec_micros);
+  CHECK(own.cpu_exec_micros == added.cpu_exec_micros);
+  CHECK(own.requested_bytes == added.requested_bytes);
+  CHECK(own.peak_bytes == added.peak_bytes);
+  CHECK(own.residual_bytes == added.residual_bytes);
+  CHECK(own.output_bytes == added.output_bytes);
+  CHECK(own.parameters == added.parameters);
+  CHECK(own.float_ops == added.float_ops);
+  // Every field is one of those (a new field must be added to both).
+  static_assert(sizeof(Totals) == 11 * sizeof(int64_t));
+}
+
+TEST_CASE("Session::Emit gives its trees back and answers as a fresh session") {
+  InputPaths in;
+  in.profile_path = testing::SourceDir() + "/testdata/sample/profile";
+  auto session = Session::Load(in);
+  REQUIRE(session.ok());
+  auto other = Session::Load(in);
+  REQUIRE(other.ok());
+  // A tree of another session (another model) is dropped, not reused.
+  auto foreign = (*other)->Query(ViewKind::kGraph, Options());
+  REQUIRE(foreign.ok());
+  (*session)->Recycle(std::move(*foreign));
+  const std::vector<std::pair<ViewKind, std::vector<std::string>>> qs = {
+      {ViewKind::kScope, {"-max_depth", "100", "-select", "micros,bytes"}},
+      {ViewKind::kGraph, {"-max_depth", "100"}},
+      {ViewKind::kScope, {"-max_depth", "2"}},
+      {ViewKind::kOp, {"-select", "micros,occurrence"}},
+      {ViewKind::kScope, {"-max_depth", "100", "-output", "json"}}};
+  for (const auto& [view, args] : qs) {
+    Options o;
+    REQUIRE(ParseOptionTokens(args, 0, &o).ok());
+    std::ostringstream out, err, fresh_out, fresh_err;
+    REQUIRE((*session)->Emit(view, o, EmitTarget{&out, &err, {}}).ok());
+    auto fresh = Session::Load(in);
+    REQUIRE(fresh.ok());
+    REQUIRE((*fresh)
+                ->QueryAndEmit(view, o, EmitTarget{&fresh_out, &fresh_err, {}})
+                .ok());
+    CHECK(out.str() == fresh_out.str());
+    CHECK(err.str() == fresh_err.str());
+    CHECK(out.str().size() > 100);
+  }
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ absl::StatusOr<ResultTree> Session::QueryAndEmit(ViewKind view,
   for (int64_t step : steps) {
     Options one = opts;
     one.step = step;
+    if (last.ok()) Recycle(std::move(*last));
     last = Query(view, one);
     if (!last.ok()) return last.status();
     absl::Status s;
@@ -176,6 +177,19 @@ absl::StatusOr<ResultTree> Session::QueryAndEmit(ViewKind view,
     if (!s.ok()) return s;
   }
   return last;
+}
+
+absl::Status Session::Emit(ViewKind view, const Options& opts,
+                           const EmitTarget& target) {
+  absl::StatusOr<ResultTree> tree = QueryAndEmit(view, opts, target);
+  if (!tree.ok()) return tree.status();
+  Recycle(std::move(*tree));
+  return absl::OkStatus();
+}
+
+void Session::Recycle(ResultTree tree) {
+  ViewsPool::Lease views = views_.Acquire();
+  views->Recycle(std::move(tree));
 }
 
 absl::StatusOr<DiffTree> Session::Diff(ViewKind view, const Options& opts,

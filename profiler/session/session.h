@@ -138,6 +138,14 @@ class Session {
   // protos, pprof; a timeline queries once per step of the graph view).
   absl::StatusOr<ResultTree> QueryAndEmit(ViewKind view, const Options& opts,
                                           const EmitTarget& target);
+  // The same, for a caller that only wants the delivery: the tree is given
+  // back to the views (Recycle) once delivered.
+  absl::Status Emit(ViewKind view, const Options& opts,
+                    const EmitTarget& target);
+  // Gives a tree this session's Query returned back to its views, once
+  // the caller is done with it: the next query reuses its rows' memory
+  // (Views::Recycle). Trees of other sessions are dropped.
+  void Recycle(ResultTree tree);
 
   // Against the base (an error without one).
   absl::StatusOr<DiffTree> Diff(ViewKind view, const Options& opts,

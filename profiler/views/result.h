@@ -125,6 +125,10 @@ struct ResultNode {
   // Op and kernel view rows, when -select asks for float-op figures.
   std::shared_ptr<FlopFacts> flops;
   std::vector<size_t> children;  // indices into ResultTree::nodes
+
+  // Makes this row as a new one is, keeping the memory of its name and
+  // lists (a recycled row, Views::Recycle, reused without allocating).
+  void Reset();
 };
 
 struct ResultTree {

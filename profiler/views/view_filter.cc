@@ -22,8 +22,19 @@ void AddStats(const NodeStats& s, NodeStats* to) {
 }
 
 Totals SelfTotals(const NodeStats& s) {
+  // Totals().AddSelf(s), whose sums start at zero and cannot saturate.
   Totals t;
-  t.AddSelf(s);
+  t.definition_count = 1;
+  t.run_count = s.run_count;
+  t.exec_micros = s.exec_micros;
+  t.accelerator_exec_micros = s.accelerator_exec_micros;
+  t.cpu_exec_micros = s.cpu_exec_micros;
+  t.requested_bytes = s.requested_bytes;
+  t.peak_bytes = s.peak_bytes;
+  t.residual_bytes = s.residual_bytes;
+  t.output_bytes = s.output_bytes;
+  t.parameters = s.parameters;
+  t.float_ops = s.float_ops;
   return t;
 }
 
@@ -238,13 +249,20 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
   return c.NameShown(v.name);
 }
 
-// Scope and graph views. Returns the shown nodes among `list` (hidden nodes
-// hand up their shown descendants).
-std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
-                                 absl::Span<const int> list, const Compiled& c,
-                                 int64_t depth, std::vector<char>* visited,
-                                 QueryState* st) {
-  std::vector<int> shown;
+namespace {
+
+// SelectShownTree's walk, appending the shown nodes among `list` to *shown.
+// A node's shown children are gathered in its depth's scratch list, which
+// then trades places with the node's list: the lists' memory is kept from
+// node to node and from query to query.
+void SelectShownTreeInto(const std::vector<VNode>& nodes,
+                         absl::Span<const int> list, const Compiled& c,
+                         int64_t depth, std::vector<char>* visited,
+                         QueryState* st, std::vector<int>* shown) {
+  const size_t level = static_cast<size_t>(depth);
+  if (st->shown_scratch.size() <= level) st->shown_scratch.resize(level + 1);
+  // (A deque: deeper levels added below keep this reference valid.)
+  std::vector<int>& shown_children = st->shown_scratch[level];
   for (int n : list) {
     if (st->Cancelled()) break;
     if (visited != nullptr) {
@@ -252,10 +270,10 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
       (*visited)[n] = 1;
     }
     const bool show = ShouldShowSingle(nodes[n], n, *st, c, depth);
-    std::vector<int> shown_children;
+    shown_children.clear();
     if (!c.trim.Any(nodes[n].name) && depth <= c.opts.max_depth) {
-      shown_children =
-          SelectShownTree(nodes, st->show[n], c, depth + 1, visited, st);
+      SelectShownTreeInto(nodes, st->show[n], c, depth + 1, visited, st,
+                          &shown_children);
     }
     if (show) {
       if (c.opts.account_displayed_op_only) {
@@ -265,12 +283,27 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
       if (c.opts.account_displayed_op_only) {
         for (int k : shown_children) st->total[n].Add(st->total[k]);
       }
-      st->show[n] = std::move(shown_children);
-      shown.push_back(n);
+      size_t rows = 1;
+      for (int k : shown_children) rows += st->rows_below[k];
+      st->rows_below[n] = rows;
+      st->show[n].swap(shown_children);
+      shown->push_back(n);
     } else {
-      shown.insert(shown.end(), shown_children.begin(), shown_children.end());
+      shown->insert(shown->end(), shown_children.begin(), shown_children.end());
     }
   }
+}
+
+}  // namespace
+
+// Scope and graph views. Returns the shown nodes among `list` (hidden nodes
+// hand up their shown descendants).
+std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
+                                 absl::Span<const int> list, const Compiled& c,
+                                 int64_t depth, std::vector<char>* visited,
+                                 QueryState* st) {
+  std::vector<int> shown;
+  SelectShownTreeInto(nodes, list, c, depth, visited, st, &shown);
   return shown;
 }
 

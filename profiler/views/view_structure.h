@@ -167,18 +167,26 @@ struct Compiled {
 
 // Per-query state of every node of a structure.
 struct QueryState {
-  // Sized for a structure's nodes, all zero; the vectors' memory is kept
-  // from the last query (repeated queries then allocate little). Scope and
-  // graph nodes take their own stats from `stats`; op and code nodes sum
-  // their graph nodes' into `self`.
+  // Sized for a structure's nodes, zero (totals: see below); the vectors'
+  // memory is kept from the last query (repeated queries then allocate
+  // little). Scope and graph nodes take their own stats from `stats`; op and
+  // code nodes sum their graph nodes' into `self`.
   void Reset(const std::vector<VNode>& structure, bool multi) {
     const size_t n = structure.size();
     own_self = multi;
     self.assign(multi ? n : 0, NodeStats());
     account.assign(n, 0);
-    total.assign(n, Totals());
+    // Scope and graph walks write the totals of every node they keep
+    // before anything reads them, and the views zero the root's: only op
+    // and code nodes need zeros (their totals are sums made in place).
+    if (multi) {
+      total.assign(n, Totals());
+    } else {
+      total.resize(n);
+    }
     show.resize(n);
     for (auto& v : show) v.clear();
+    rows_below.resize(multi ? 0 : n);
     // (Only op and code nodes pick graph nodes.)
     picked.resize(multi ? n : 0);
     for (auto& v : picked) v.clear();
@@ -207,6 +215,11 @@ struct QueryState {
   std::pair<uint64_t, uint64_t> ordered_for{0, 0};
   std::vector<Totals> total;
   std::vector<std::vector<int>> show;  // accounted, then displayed children
+  // SelectShownTree's lists of shown children, one per depth.
+  std::deque<std::vector<int>> shown_scratch;
+  // Scope and graph views: the rows of each shown node's displayed subtree,
+  // itself included (set by SelectShownTree for the nodes it shows).
+  std::vector<size_t> rows_below;
   std::vector<std::vector<const GraphNode*>> picked;  // op/code views
   // Every graph node's own stats for the query's step, by GraphNode::index.
   const std::vector<NodeStats>* stats = nullptr;

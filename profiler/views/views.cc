@@ -72,6 +72,9 @@ class ViewCache {
   uint64_t structure_builds = 0;  // Structure::serial
   // The per-query state, reused by every query (one at a time).
   QueryState query;
+  // The rows of a tree given back (Views::Recycle), for the next scope,
+  // graph or code query to write over.
+  std::vector<ResultNode> spare_rows;
 
   // Every graph node's own stats for `step` (only what ran on devices
   // matching `devices`), by GraphNode::index: computed in the model's
@@ -193,6 +196,22 @@ void Totals::AddSelf(const NodeStats& s) {
   SatInc(&float_ops, s.float_ops);
 }
 
+void ResultNode::Reset() {
+  name.clear();
+  account = false;
+  self = NodeStats();
+  total = Totals();
+  fixed_type = "";
+  members.clear();
+  leaf_members.clear();
+  tensor.reset();
+  frame.reset();
+  graph_node = nullptr;
+  kernel.reset();
+  flops.reset();
+  children.clear();
+}
+
 absl::Status CheckStep(const Model& model, int64_t step) {
   if (step < 0 || model.steps().count(step)) return absl::OkStatus();
   std::string avail;
@@ -224,37 +243,78 @@ class Exporter {
       ++count;
       stack.insert(stack.end(), st_.show[k].begin(), st_.show[k].end());
     }
-    out_->nodes.reserve(out_->nodes.size() + count);
+    ReserveRows(count);
   }
 
-  size_t ExportSingle(int n) {
-    const size_t id = NewNode(n);
-    const VNode& v = nodes_[n];
-    ResultNode& r = out_->nodes[id];
-    if (v.graph_node != nullptr) {
-      r.graph_node = v.graph_node;
-    } else {
-      r.fixed_type = v.fixed_type;
+  // Sizes the output for `count` rows. Rows the output holds already are
+  // recycled ones (Views::Recycle), written over from the first; when they
+  // are far more than this tree needs they are dropped, not kept in a small
+  // result.
+  void ReserveRows(size_t count) {
+    if (out_->nodes.capacity() > 2 * count + 1024) {
+      std::vector<ResultNode>().swap(out_->nodes);
     }
-    if (opts_.Selected(Attr::kTensorValue) && ckpt_ != nullptr &&
-        v.name != kRootName && ckpt_->Has(std::string(v.name))) {
-      absl::StatusOr<CheckpointTensor> t = ckpt_->Read(std::string(v.name));
-      if (t.ok()) {
-        TensorDisplay d = FormatTensor(*t);
-        if (d.supported) {
-          out_->nodes[id].tensor = std::make_shared<TensorValue>(
-              TensorValue{std::move(d.proto), std::move(d.text)});
-        }
-      } else {
-        out_->notes.push_back(std::string(t.status().message()));
+    out_->nodes.reserve(count);
+  }
+
+  // Drops the recycled rows this tree did not need (after the export).
+  void Finish() {
+    out_->nodes.erase(out_->nodes.begin() + static_cast<ptrdiff_t>(used_),
+                      out_->nodes.end());
+  }
+
+  // Scope and graph views: writes the shown tree below `root` in preorder,
+  // each row at the place its subtrees' row counts (QueryState::rows_below)
+  // give it. A large tree is written on both cores: the rows above a set of
+  // subtrees here, then those subtrees split between the two threads.
+  void ExportPlaced(int root) {
+    const size_t count = st_.rows_below[root];
+    ReserveRows(count);
+    out_->nodes.resize(count);
+    used_ = count;
+    // (Tensor values read the checkpoint and add notes: one thread.)
+    if (count < kParallelMinItems || opts_.Selected(Attr::kTensorValue)) {
+      const Placed top = {root, 0};
+      WriteSubtrees(&top, &top + 1);
+      return;
+    }
+    // Opens the largest subtree (its row written here, its children parts
+    // in its place) until none holds an eighth of the rows, or a leaf is
+    // the largest; the parts stay in row order.
+    std::vector<Placed> parts = {{root, 0}};
+    for (int opened = 0; opened < 64; ++opened) {
+      auto largest = std::max_element(
+          parts.begin(), parts.end(), [this](const Placed& a, const Placed& b) {
+            return st_.rows_below[a.node] < st_.rows_below[b.node];
+          });
+      const Placed open = *largest;
+      if (st_.rows_below[open.node] * 8 <= count ||
+          st_.show[open.node].empty()) {
+        break;
       }
+      WriteRow(open.node, open.row);
+      std::vector<Placed> children;
+      size_t next = open.row + 1;
+      for (int k : st_.show[open.node]) {
+        children.push_back({k, next});
+        next += st_.rows_below[k];
+      }
+      largest = parts.erase(largest);
+      parts.insert(largest, children.begin(), children.end());
     }
-    out_->nodes[id].children.reserve(st_.show[n].size());
-    for (int k : st_.show[n]) {
-      const size_t child = ExportSingle(k);
-      out_->nodes[id].children.push_back(child);
+    // Cut where half of the parts' rows are before: each thread writes one
+    // stretch of the rows.
+    size_t all = 0;
+    for (const Placed& p : parts) all += st_.rows_below[p.node];
+    size_t cut = 0;
+    for (size_t before = 0; cut < parts.size() && before * 2 < all; ++cut) {
+      before += st_.rows_below[parts[cut].node];
     }
-    return id;
+    RunBoth(
+        true, [&] { WriteSubtrees(parts.data(), parts.data() + cut); },
+        [&] {
+          WriteSubtrees(parts.data() + cut, parts.data() + parts.size());
+        });
   }
 
   size_t ExportMulti(int n, bool recurse) {
@@ -277,6 +337,62 @@ class Exporter {
       }
     }
     return id;
+  }
+
+  // A node of the shown tree and the row it is written to.
+  struct Placed {
+    int node;
+    size_t row;
+  };
+
+  // Writes the rows of the subtrees at [begin, end), each front to back.
+  void WriteSubtrees(const Placed* begin, const Placed* end) {
+    std::vector<Placed> stack;
+    for (const Placed* top = begin; top != end; ++top) {
+      stack.push_back(*top);
+      while (!stack.empty()) {
+        const Placed p = stack.back();
+        stack.pop_back();
+        WriteRow(p.node, p.row);
+        const std::vector<size_t>& children = out_->nodes[p.row].children;
+        const std::vector<int>& shown = st_.show[p.node];
+        for (size_t i = shown.size(); i-- > 0;) {
+          stack.push_back({shown[i], children[i]});
+        }
+      }
+    }
+  }
+
+  // One row of a scope or graph node, and its children's places.
+  void WriteRow(int n, size_t row) {
+    ResultNode& r = out_->nodes[row];
+    r.Reset();
+    Fill(n, &r);
+    const VNode& v = nodes_[n];
+    if (v.graph_node != nullptr) {
+      r.graph_node = v.graph_node;
+    } else {
+      r.fixed_type = v.fixed_type;
+    }
+    if (opts_.Selected(Attr::kTensorValue) && ckpt_ != nullptr &&
+        v.name != kRootName && ckpt_->Has(std::string(v.name))) {
+      absl::StatusOr<CheckpointTensor> t = ckpt_->Read(std::string(v.name));
+      if (t.ok()) {
+        TensorDisplay d = FormatTensor(*t);
+        if (d.supported) {
+          r.tensor = std::make_shared<TensorValue>(
+              TensorValue{std::move(d.proto), std::move(d.text)});
+        }
+      } else {
+        out_->notes.push_back(std::string(t.status().message()));
+      }
+    }
+    r.children.reserve(st_.show[n].size());
+    size_t next = row + 1;
+    for (int k : st_.show[n]) {
+      r.children.push_back(next);
+      next += st_.rows_below[k];
+    }
   }
 
   void CollectLeafMembers(int n, std::vector<MemberNode>* out) {
@@ -309,12 +425,23 @@ class Exporter {
 
  private:
   size_t NewNode(int n) {
-    ResultNode& r = out_->nodes.emplace_back();
-    r.name = std::string(nodes_[n].name);
-    r.account = st_.account[n] != 0;
-    r.self = st_.SelfOf(n);
-    r.total = st_.total[n];
-    return out_->nodes.size() - 1;
+    ResultNode* r = nullptr;
+    if (used_ < out_->nodes.size()) {
+      r = &out_->nodes[used_];
+      r->Reset();
+    } else {
+      r = &out_->nodes.emplace_back();
+    }
+    Fill(n, r);
+    return used_++;
+  }
+
+  // What every view's row takes from its node.
+  void Fill(int n, ResultNode* r) const {
+    r->name.assign(nodes_[n].name.data(), nodes_[n].name.size());
+    r->account = st_.account[n] != 0;
+    r->self = st_.SelfOf(n);
+    r->total = st_.total[n];
   }
 
   const Checkpoint* ckpt_;
@@ -322,6 +449,7 @@ class Exporter {
   const QueryState& st_;
   const Options& opts_;
   ResultTree* out_;
+  size_t used_ = 0;  // rows written
 };
 
 }  // namespace
@@ -450,6 +578,7 @@ absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
   }
   std::vector<int> roots =
       AccountTree(nodes, nodes[root].children, c, multi, &q);
+  q.total[root] = Totals();
   for (int n : roots) q.total[root].Add(q.total[n]);
   if (!c.start.match_all()) roots = SearchRoots(roots, c, nodes, q, nullptr);
   q.show[root] = roots;
@@ -460,12 +589,14 @@ absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
   }
   // The root's own stats are zero and it is never accounted.
   q.account[root] = 0;
+  if (q.Cancelled()) return absl::CancelledError("query interrupted");
   Exporter e(checkpoint, nodes, q, opts, &out);
-  e.ReserveTree(root);
   if (multi) {
+    e.ReserveTree(root);
     e.ExportMulti(root, true);
+    e.Finish();
   } else {
-    e.ExportSingle(root);
+    e.ExportPlaced(root);
   }
   if (q.Cancelled()) return absl::CancelledError("query interrupted");
   return out;
@@ -483,6 +614,7 @@ absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
   std::vector<char> visited(nodes.size(), 0);
   std::vector<int> roots =
       AccountGraph(nodes, nodes[root].children, c, &visited, &q);
+  q.total[root] = Totals();
   for (int n : roots) q.total[root].Add(q.total[n]);
   if (!c.start.match_all()) {
     std::fill(visited.begin(), visited.end(), 0);
@@ -494,8 +626,7 @@ absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
   SelectShownTree(nodes, {root}, c, 1, &visited, &q);
   if (q.Cancelled()) return absl::CancelledError("query interrupted");
   Exporter e(checkpoint, nodes, q, out.options, &out);
-  e.ReserveTree(root);
-  e.ExportSingle(root);
+  e.ExportPlaced(root);
   return out;
 }
 
@@ -589,6 +720,13 @@ absl::StatusOr<ResultTree> Views::Query(ViewKind view, const Options& opts) {
   return result;
 }
 
+void Views::Recycle(ResultTree tree) {
+  if (tree.model != model_) return;
+  if (tree.nodes.capacity() >= cache_->spare_rows.capacity()) {
+    cache_->spare_rows.swap(tree.nodes);
+  }
+}
+
 absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
                                                    const Options& opts) {
   absl::Status s = ValidateOptions(opts);
@@ -638,6 +776,8 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   out.view = view;
   out.model = model_;
   out.options = opts;
+  if (view != ViewKind::kOp) out.nodes = std::move(cache_->spare_rows);
+  cache_->spare_rows.clear();
   absl::StatusOr<ResultTree> result;
   switch (view) {
     case ViewKind::kScope:

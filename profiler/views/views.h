@@ -34,6 +34,13 @@ class Views {
   // on a profile without call stacks.
   absl::StatusOr<ResultTree> Query(ViewKind view, const Options& opts);
 
+  // Takes back a tree a query of these views returned, once its caller is
+  // done with it: the next scope, graph or code query writes its rows into
+  // that tree's rows (and their names' and lists' memory) instead of
+  // allocating and zeroing them again. Keeps one tree's rows, the larger;
+  // a tree of another model is dropped. Same thread rules as Query.
+  void Recycle(ResultTree tree);
+
   // While *flag is true, running queries stop and return a Cancelled error
   // (the shell sets it on Ctrl-C). The flag must outlive this object.
   void SetCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
