@@ -31,6 +31,7 @@
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "profiler/base/device.h"
+#include "profiler/base/name_keyed.h"
 #include "profiler/base/protos.h"
 #include "profiler/base/saturate.h"
 #include "profiler/model/activity.h"
@@ -456,22 +457,12 @@ class Model {
   const uint8_t* StoreFramed(const std::string& body);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
-  // Hashes and compares nodes by name, and names with nodes (heterogeneous
-  // lookup): the index holds one pointer per node; names stay in the nodes.
-  struct ByName {
-    using is_transparent = void;
-    static std::string_view Name(std::string_view s) { return s; }
-    static std::string_view Name(const GraphNode* n) { return n->name; }
-    template <typename A>
-    size_t operator()(const A& a) const {
-      return absl::Hash<std::string_view>()(Name(a));
-    }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Name(a) == Name(b);
-    }
+  // The nodes by name: one pointer per node, hashed and compared by the
+  // name, which stays in the node.
+  struct NameOfNode {
+    std::string_view operator()(const GraphNode* n) const { return n->name; }
   };
-  absl::flat_hash_set<GraphNode*, ByName, ByName> by_name_;
+  NameKeyed<GraphNode*, NameOfNode>::Set by_name_;
   // NodesByName's order, built on first use after nodes were added (or
   // given by ModelBuilder::SetNameOrder). Moved with the nodes it points
   // to.

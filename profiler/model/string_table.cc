@@ -45,7 +45,7 @@ void StringTable::Clear() {
 uint32_t StringTable::Id(std::string_view s) {
   if (store_ == nullptr) {
     store_ = std::make_unique<Store>();
-    ids_ = Index(0, IdHash{store_.get()}, IdEq{store_.get()});
+    ids_ = Keyed::Make(StringOf{store_.get()});
   }
   for (const uint32_t r : recent_) {
     if (r == kNone) break;

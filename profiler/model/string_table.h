@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "profiler/base/name_keyed.h"
 
 namespace tfprof {
 
@@ -42,27 +43,15 @@ class StringTable {
   struct Store {
     std::deque<std::string> strings;
   };
-  // Hashes and compares ids by their strings, and strings with ids
-  // (heterogeneous lookup by std::string_view).
-  struct IdHash {
-    using is_transparent = void;
+  // The index: ids hashed and compared by their strings, found by string.
+  struct StringOf {
     const Store* store = nullptr;
-    size_t operator()(std::string_view s) const {
-      return absl::Hash<std::string_view>()(s);
-    }
-    size_t operator()(uint32_t id) const { return (*this)(store->strings[id]); }
-  };
-  struct IdEq {
-    using is_transparent = void;
-    const Store* store = nullptr;
-    std::string_view View(uint32_t id) const { return store->strings[id]; }
-    std::string_view View(std::string_view s) const { return s; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return View(a) == View(b);
+    std::string_view operator()(uint32_t id) const {
+      return store->strings[id];
     }
   };
-  using Index = absl::flat_hash_set<uint32_t, IdHash, IdEq>;
+  using Keyed = NameKeyed<uint32_t, StringOf>;
+  using Index = Keyed::Set;
   // The empty state, without a store (made by the first Id()).
   void Clear();
 

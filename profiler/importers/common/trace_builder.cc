@@ -118,7 +118,7 @@ int32_t TraceBuilder::Device(const std::string& device) {
 
 int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
   std::string safe = SafeName(name);
-  auto it = by_name_.find(absl::string_view(safe));
+  auto it = by_name_.find(std::string_view(safe));
   if (it != by_name_.end()) {
     NodeInfo& info = nodes_[*it];
     if (info.op == 0 && !op.empty()) info.op = Op(op);
@@ -156,7 +156,7 @@ const std::string& TraceBuilder::NodeName(int32_t node) const {
 }
 
 std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
-  auto it = by_name_.find(absl::string_view(SafeName(name)));
+  auto it = by_name_.find(std::string_view(SafeName(name)));
   if (it == by_name_.end()) return std::nullopt;
   return *it;
 }
@@ -304,7 +304,7 @@ void TraceBuilder::Finish(TraceFormat format) {
   costs_ = {};
   activity_.Finish();
   // The lookups are done with.
-  by_name_ = decltype(by_name_)(0, NodeNameHash{&nodes_}, NodeNameEq{&nodes_});
+  by_name_ = NodesByName::Make(NameOfNode{&nodes_});
   by_name_and_op_ = {};
   for (auto& [step, data] : steps_) data->first_canonical = {};
 

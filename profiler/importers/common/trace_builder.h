@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "profiler/base/name_keyed.h"
 #include "profiler/base/protos.h"
 #include "profiler/base/saturate.h"
 #include "profiler/importers/common/trace_format.h"
@@ -255,29 +256,15 @@ class TraceBuilder {
 
   // Hashes and compares node indices by their names, and names with
   // indices (heterogeneous lookup), so that the index holds 4 bytes a node.
-  struct NodeNameHash {
-    using is_transparent = void;
+  struct NameOfNode {
     const std::deque<NodeInfo>* nodes = nullptr;
-    size_t operator()(absl::string_view s) const {
-      return absl::Hash<absl::string_view>()(s);
-    }
-    size_t operator()(int32_t i) const { return (*this)((*nodes)[i].name); }
+    std::string_view operator()(int32_t i) const { return (*nodes)[i].name; }
   };
-  struct NodeNameEq {
-    using is_transparent = void;
-    const std::deque<NodeInfo>* nodes = nullptr;
-    absl::string_view Name(int32_t i) const { return (*nodes)[i].name; }
-    absl::string_view Name(absl::string_view s) const { return s; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return Name(a) == Name(b);
-    }
-  };
+  using NodesByName = NameKeyed<int32_t, NameOfNode>;
 
   std::deque<NodeInfo> nodes_;
   // The nodes by name (until WriteNodes frees the names).
-  absl::flat_hash_set<int32_t, NodeNameHash, NodeNameEq> by_name_{
-      0, NodeNameHash{&nodes_}, NodeNameEq{&nodes_}};
+  NodesByName::Set by_name_ = NodesByName::Make(NameOfNode{&nodes_});
   absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
   StringTable ops_;  // op types, "" first
   StringTable devices_;
