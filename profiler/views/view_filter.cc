@@ -252,9 +252,9 @@ bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
 namespace {
 
 // SelectShownTree's walk, appending the shown nodes among `list` to *shown.
-// A node's shown children are gathered in its depth's scratch list, which
-// then trades places with the node's list: the lists' memory is kept from
-// node to node and from query to query.
+// A node's shown children are gathered in its depth's scratch list and
+// copied into the node's list: both keep their memory from query to query
+// (a repeated query allocates no lists).
 void SelectShownTreeInto(const std::vector<VNode>& nodes,
                          absl::Span<const int> list, const Compiled& c,
                          int64_t depth, std::vector<char>* visited,
@@ -286,7 +286,7 @@ void SelectShownTreeInto(const std::vector<VNode>& nodes,
       size_t rows = 1;
       for (int k : shown_children) rows += st->rows_below[k];
       st->rows_below[n] = rows;
-      st->show[n].swap(shown_children);
+      st->show[n].assign(shown_children.begin(), shown_children.end());
       shown->push_back(n);
     } else {
       shown->insert(shown->end(), shown_children.begin(), shown_children.end());

@@ -734,6 +734,12 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
   s = CheckStep(*model_, opts.step);
   if (!s.ok()) return s;
   const bool pytorch_rule = opts.flops_rule == "pytorch";
+  // Recycled rows are kept from one query to the next only: a query that
+  // does not write over them (op, kernel) frees them first, so that they
+  // add nothing to its memory.
+  if (view == ViewKind::kOp || view == ViewKind::kKernel) {
+    std::vector<ResultNode>().swap(cache_->spare_rows);
+  }
   if (view == ViewKind::kKernel) {
     absl::StatusOr<ResultTree> kernels = QueryKernelView(*model_, opts);
     if (kernels.ok()) AttachFlopFacts(*model_, &*kernels);
