@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -555,33 +556,52 @@ void CheckSameRows(const ResultTree& a, const ResultTree& b) {
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const ResultNode& x = a.nodes[i];
     const ResultNode& y = b.nodes[i];
-    auto same_members = [](const std::vector<MemberNode>& p,
-                           const std::vector<MemberNode>& q) {
+    // (Both records are int64 fields only: compared as bytes.)
+    static_assert(sizeof(NodeStats) == 10 * sizeof(int64_t));
+    static_assert(sizeof(Totals) == 11 * sizeof(int64_t));
+    auto same_stats = [](const NodeStats& p, const NodeStats& q) {
+      return std::memcmp(&p, &q, sizeof(p)) == 0;
+    };
+    auto same_members = [&](const std::vector<MemberNode>& p,
+                            const std::vector<MemberNode>& q) {
       if (p.size() != q.size()) return false;
       for (size_t k = 0; k < p.size(); ++k) {
-        if (p[k].node != q[k].node ||
-            p[k].stats.exec_micros != q[k].stats.exec_micros) {
+        if (p[k].node != q[k].node || !same_stats(p[k].stats, q[k].stats)) {
           return false;
         }
       }
       return true;
     };
+    auto same_frame = [](const CodeFrame* p, const CodeFrame* q) {
+      return p == nullptr
+                 ? q == nullptr
+                 : q != nullptr && p->file == q->file &&
+                       p->function == q->function && p->line == q->line;
+    };
+    auto same_flops = [](const FlopFacts* p, const FlopFacts* q) {
+      return p == nullptr
+                 ? q == nullptr
+                 : q != nullptr && p->bytes == q->bytes &&
+                       p->flop_rate == q->flop_rate &&
+                       p->rate_micros == q->rate_micros &&
+                       p->intensity == q->intensity && p->split == q->split;
+    };
     const bool same =
         x.name == y.name && x.account == y.account &&
         std::string(x.fixed_type) == y.fixed_type &&
         x.graph_node == y.graph_node && x.children == y.children &&
-        x.self.exec_micros == y.self.exec_micros &&
-        x.self.run_count == y.self.run_count &&
-        x.total.exec_micros == y.total.exec_micros &&
-        x.total.definition_count == y.total.definition_count &&
+        same_stats(x.self, y.self) &&
+        std::memcmp(&x.total, &y.total, sizeof(Totals)) == 0 &&
         same_members(x.members, y.members) &&
         same_members(x.leaf_members, y.leaf_members) &&
         (x.tensor == nullptr) == (y.tensor == nullptr) &&
         (x.tensor == nullptr || x.tensor->text == y.tensor->text) &&
         (x.kernel == nullptr) == (y.kernel == nullptr) &&
-        (x.kernel == nullptr || x.kernel->launches == y.kernel->launches) &&
-        (x.frame == nullptr) == (y.frame == nullptr) &&
-        (x.flops == nullptr) == (y.flops == nullptr);
+        (x.kernel == nullptr || (x.kernel->launches == y.kernel->launches &&
+                                 x.kernel->total_ns == y.kernel->total_ns &&
+                                 x.kernel->streams == y.kernel->streams)) &&
+        same_frame(x.frame.get(), y.frame.get()) &&
+        same_flops(x.flops.get(), y.flops.get());
     if (!same) {
       INFO("row " << i << ": " << x.name << " against " << y.name);
       CHECK(same);
@@ -612,6 +632,43 @@ void CheckRecycledQueries(
   }
 }
 
+// A record for a tree's last row, and a way to watch whether it lives.
+std::weak_ptr<TensorValue> Mark(ResultTree* tree) {
+  auto marker = std::make_shared<TensorValue>();
+  tree->nodes.back().tensor = marker;
+  return marker;
+}
+
+TEST_CASE("Recycle keeps a tree's rows for the next query and drops others") {
+  Model m = SmallModel();
+  Views views(&m, nullptr);
+  auto first = views.Query(ViewKind::kScope, Options());
+  REQUIRE(first.ok());
+  const std::weak_ptr<TensorValue> kept = Mark(&*first);
+  const ResultNode* rows = first->nodes.data();
+  views.Recycle(std::move(*first));
+  CHECK_FALSE(kept.expired());
+  auto second = views.Query(ViewKind::kScope, Options());
+  REQUIRE(second.ok());
+  CHECK(second->nodes.data() == rows);  // written over
+  CHECK(kept.expired());                // and reset first
+  CHECK(RenderText(*second) == Run(m, ViewKind::kScope, {}));
+  // A tree of another model is dropped at once.
+  Model other = SmallModel();
+  Views other_views(&other, nullptr);
+  auto foreign = other_views.Query(ViewKind::kScope, Options());
+  REQUIRE(foreign.ok());
+  const std::weak_ptr<TensorValue> dropped = Mark(&*foreign);
+  views.Recycle(std::move(*foreign));
+  CHECK(dropped.expired());
+  // An op query frees the kept rows before it runs.
+  const std::weak_ptr<TensorValue> freed = Mark(&*second);
+  views.Recycle(std::move(*second));
+  CHECK_FALSE(freed.expired());
+  REQUIRE(views.Query(ViewKind::kOp, Options()).ok());
+  CHECK(freed.expired());
+}
+
 TEST_CASE("Recycled rows answer as fresh views do") {
   SECTION("a small model, views and steps alternating") {
     Model m = SmallModel();
@@ -635,7 +692,8 @@ TEST_CASE("Recycled rows answer as fresh views do") {
         {ViewKind::kScope, {}},
         {ViewKind::kOp, {}},
         {ViewKind::kGraph, {"-min_micros", "1000", "-order_by", "micros"}}};
-    if (m.has_code_traces()) qs.push_back({ViewKind::kCode, {}});
+    REQUIRE(m.has_code_traces());
+    qs.push_back({ViewKind::kCode, {}});
     qs.push_back({ViewKind::kGraph, {"-max_depth", "1000000"}});
     CheckRecycledQueries(m, nullptr, qs);
   }
@@ -659,19 +717,27 @@ TEST_CASE("Recycled rows answer as fresh views do") {
     const auto loaded = testing::LoadTrace(path);
     const std::vector<std::string> kernels = {"-show_kernels", "true",
                                               "-max_depth", "1000"};
+    const std::vector<std::string> flops = {
+        "-select", "micros,float_ops,accelerator_flop_rate"};
     CheckRecycledQueries(loaded->model, nullptr,
                          {{ViewKind::kScope, kernels},
                           {ViewKind::kScope, {"-max_depth", "1000"}},
                           {ViewKind::kGraph, kernels},
                           {ViewKind::kOp, {}},
-                          {ViewKind::kGraph, {}}});
+                          {ViewKind::kGraph, {}},
+                          // Kernel rows and float-op facts, written over.
+                          {ViewKind::kKernel, {}},
+                          {ViewKind::kScope, {"-max_depth", "1000"}},
+                          {ViewKind::kOp, flops},
+                          {ViewKind::kGraph, {"-max_depth", "1000"}}});
   }
 }
 
 TEST_CASE("Large trees: rows in preorder, totals their rows' sums") {
   // Rows are written at places computed from subtree sizes, on two cores:
   // each row's first child must follow it, each next child the previous
-  // child's subtree, and each total its own stats plus its children's.
+  // child's subtree (siblings by name, the default order), and each total
+  // its own stats plus its children's.
   const Model& m = Large().loaded->model;
   Views views(&m, nullptr);
   for (ViewKind view : {ViewKind::kScope, ViewKind::kGraph}) {
@@ -687,9 +753,12 @@ TEST_CASE("Large trees: rows in preorder, totals their rows' sums") {
       Totals sum;
       if (rows[i].account) sum.AddSelf(rows[i].self);
       size_t expect = i + 1;
+      const ResultNode* prev = nullptr;  // siblings ascend by name
       for (size_t c : rows[i].children) {
-        ok = ok && c == expect && c < rows.size();
+        ok = ok && c == expect && c < rows.size() &&
+             (prev == nullptr || prev->name < rows[c].name);
         if (!ok) break;
+        prev = &rows[c];
         size[i] += size[c];
         expect = c + size[c];
         sum.Add(rows[c].total);
@@ -738,7 +807,7 @@ TEST_CASE("A node's own totals are its stats, counted once") {
   static_assert(sizeof(Totals) == 11 * sizeof(int64_t));
 }
 
-TEST_CASE("Session::Emit gives its trees back and answers as a fresh session") {
+TEST_CASE("Session::Recycle and Emit: kept rows, answers as a fresh session") {
   InputPaths in;
   in.profile_path = testing::SourceDir() + "/testdata/sample/profile";
   auto session = Session::Load(in);
@@ -748,7 +817,20 @@ TEST_CASE("Session::Emit gives its trees back and answers as a fresh session") {
   // A tree of another session (another model) is dropped, not reused.
   auto foreign = (*other)->Query(ViewKind::kGraph, Options());
   REQUIRE(foreign.ok());
+  const std::weak_ptr<TensorValue> dropped = Mark(&*foreign);
   (*session)->Recycle(std::move(*foreign));
+  CHECK(dropped.expired());
+  // The session's own tree is kept by its idle views and written over.
+  auto own = (*session)->Query(ViewKind::kScope, Options());
+  REQUIRE(own.ok());
+  const std::weak_ptr<TensorValue> kept = Mark(&*own);
+  const ResultNode* rows = own->nodes.data();
+  (*session)->Recycle(std::move(*own));
+  CHECK_FALSE(kept.expired());
+  auto again = (*session)->Query(ViewKind::kScope, Options());
+  REQUIRE(again.ok());
+  CHECK(again->nodes.data() == rows);
+  CHECK(kept.expired());
   const std::vector<std::pair<ViewKind, std::vector<std::string>>> qs = {
       {ViewKind::kScope, {"-max_depth", "100", "-select", "micros,bytes"}},
       {ViewKind::kGraph, {"-max_depth", "100"}},

@@ -69,6 +69,14 @@ ViewsPool::Lease ViewsPool::Acquire() {
   return Lease(this, NewViews());
 }
 
+std::optional<ViewsPool::Lease> ViewsPool::AcquireIdle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.empty()) return std::nullopt;
+  std::unique_ptr<Views> views = std::move(idle_.back());
+  idle_.pop_back();
+  return std::optional<Lease>(std::in_place, this, std::move(views));
+}
+
 ViewsPool::Lease::~Lease() {
   if (views_ == nullptr) return;  // moved from
   {
@@ -188,8 +196,8 @@ absl::Status Session::Emit(ViewKind view, const Options& opts,
 }
 
 void Session::Recycle(ResultTree tree) {
-  ViewsPool::Lease views = views_.Acquire();
-  views->Recycle(std::move(tree));
+  std::optional<ViewsPool::Lease> views = views_.AcquireIdle();
+  if (views) (*views)->Recycle(std::move(tree));
 }
 
 absl::StatusOr<DiffTree> Session::Diff(ViewKind view, const Options& opts,

@@ -71,6 +71,8 @@ class ViewsPool {
     std::unique_ptr<Views> views_;
   };
   Lease Acquire();
+  // An idle Views only, without waiting or making one; nullopt if none.
+  std::optional<Lease> AcquireIdle();
 
   // Drops the idle views (the next queries are cold) and sets the flag
   // every views of the pool checks; neither while a lease is out.
@@ -144,7 +146,8 @@ class Session {
                     const EmitTarget& target);
   // Gives a tree this session's Query returned back to its views, once
   // the caller is done with it: the next query reuses its rows' memory
-  // (Views::Recycle). Trees of other sessions are dropped.
+  // (Views::Recycle). Dropped instead when no views is idle (it neither
+  // waits nor makes one) and for trees of other sessions.
   void Recycle(ResultTree tree);
 
   // Against the base (an error without one).

@@ -264,7 +264,10 @@ void SelectShownTreeInto(const std::vector<VNode>& nodes,
   // (A deque: deeper levels added below keep this reference valid.)
   std::vector<int>& shown_children = st->shown_scratch[level];
   for (int n : list) {
-    if (st->Cancelled()) break;
+    if (st->Cancelled()) {
+      st->walk_cut = true;
+      break;
+    }
     if (visited != nullptr) {
       if ((*visited)[n]) continue;
       (*visited)[n] = 1;
@@ -303,6 +306,7 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
                                  int64_t depth, std::vector<char>* visited,
                                  QueryState* st) {
   std::vector<int> shown;
+  st->walk_cut = false;
   SelectShownTreeInto(nodes, list, c, depth, visited, st, &shown);
   return shown;
 }

@@ -167,18 +167,18 @@ struct Compiled {
 
 // Per-query state of every node of a structure.
 struct QueryState {
-  // Sized for a structure's nodes, zero (totals: see below); the vectors'
-  // memory is kept from the last query (repeated queries then allocate
-  // little). Scope and graph nodes take their own stats from `stats`; op and
-  // code nodes sum their graph nodes' into `self`.
+  // Sized for a structure's nodes, zero (but see totals and rows_below);
+  // the vectors' memory is kept from the last query (repeated queries then
+  // allocate little). Scope and graph nodes take their own stats from
+  // `stats`; op and code nodes sum their graph nodes' into `self`.
   void Reset(const std::vector<VNode>& structure, bool multi) {
     const size_t n = structure.size();
     own_self = multi;
     self.assign(multi ? n : 0, NodeStats());
     account.assign(n, 0);
     // Scope and graph walks write the totals of every node they keep
-    // before anything reads them, and the views zero the root's: only op
-    // and code nodes need zeros (their totals are sums made in place).
+    // before anything reads them, and the views zero the root's; op and
+    // code nodes start from zeros as before.
     if (multi) {
       total.assign(n, Totals());
     } else {
@@ -218,8 +218,10 @@ struct QueryState {
   // SelectShownTree's lists of shown children, one per depth.
   std::deque<std::vector<int>> shown_scratch;
   // Scope and graph views: the rows of each shown node's displayed subtree,
-  // itself included (set by SelectShownTree for the nodes it shows).
+  // itself included (set by SelectShownTree for the nodes it shows; other
+  // entries keep old values), and whether its last walk stopped early.
   std::vector<size_t> rows_below;
+  bool walk_cut = false;
   std::vector<std::vector<const GraphNode*>> picked;  // op/code views
   // Every graph node's own stats for the query's step, by GraphNode::index.
   const std::vector<NodeStats>* stats = nullptr;

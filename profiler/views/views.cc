@@ -202,8 +202,12 @@ void ResultNode::Reset() {
   self = NodeStats();
   total = Totals();
   fixed_type = "";
-  members.clear();
-  leaf_members.clear();
+  // (Member lists are made anew by the views that fill them: kept, their
+  // memory would only ride along in other views' rows.)
+  if (members.capacity() != 0) std::vector<MemberNode>().swap(members);
+  if (leaf_members.capacity() != 0) {
+    std::vector<MemberNode>().swap(leaf_members);
+  }
   tensor.reset();
   frame.reset();
   graph_node = nullptr;
@@ -266,14 +270,16 @@ class Exporter {
   // Scope and graph views: writes the shown tree below `root` in preorder,
   // each row at the place its subtrees' row counts (QueryState::rows_below)
   // give it. A large tree is written on both cores: the rows above a set of
-  // subtrees here, then those subtrees split between the two threads.
+  // subtrees here (at most 64 nodes opened), then those subtrees split
+  // between the two threads.
   void ExportPlaced(int root) {
     const size_t count = st_.rows_below[root];
     ReserveRows(count);
     out_->nodes.resize(count);
     used_ = count;
     // (Tensor values read the checkpoint and add notes: one thread.)
-    if (count < kParallelMinItems || opts_.Selected(Attr::kTensorValue)) {
+    const bool tensors = opts_.Selected(Attr::kTensorValue) && ckpt_ != nullptr;
+    if (count < kParallelMinItems || tensors) {
       const Placed top = {root, 0};
       WriteSubtrees(&top, &top + 1);
       return;
@@ -589,7 +595,9 @@ absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
   }
   // The root's own stats are zero and it is never accounted.
   q.account[root] = 0;
-  if (q.Cancelled()) return absl::CancelledError("query interrupted");
+  if (q.Cancelled() || q.walk_cut) {
+    return absl::CancelledError("query interrupted");
+  }
   Exporter e(checkpoint, nodes, q, opts, &out);
   if (multi) {
     e.ReserveTree(root);
@@ -624,7 +632,10 @@ absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
   q.show[root] = roots;
   q.account[root] = 0;
   SelectShownTree(nodes, {root}, c, 1, &visited, &q);
-  if (q.Cancelled()) return absl::CancelledError("query interrupted");
+  // (The export trusts the walk's row counts: only a whole walk's.)
+  if (q.Cancelled() || q.walk_cut) {
+    return absl::CancelledError("query interrupted");
+  }
   Exporter e(checkpoint, nodes, q, out.options, &out);
   e.ExportPlaced(root);
   return out;

@@ -37,9 +37,10 @@ class Views {
   // Takes back a tree a query of these views returned, once its caller is
   // done with it: the next scope, graph or code query writes its rows into
   // that tree's rows (and their names' and lists' memory) instead of
-  // allocating and zeroing them again. Keeps one tree's rows, the larger,
-  // until the next query (an op or kernel query frees them); a tree of
-  // another model is dropped. Same thread rules as Query.
+  // allocating and zeroing them again. Keeps one tree's rows (the larger)
+  // and what they point to until the next query that runs: an op or kernel
+  // query frees them, and so does one whose tree needs far fewer rows. A
+  // tree of another model is dropped. Same thread rules as Query.
   void Recycle(ResultTree tree);
 
   // While *flag is true, running queries stop and return a Cancelled error
