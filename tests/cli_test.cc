@@ -311,9 +311,9 @@ TEST_CASE("graph timeline of RunMetadata input has tfprof's layout") {
   CHECK(json.find("\"Kernel\"") == std::string::npos);
 }
 
-// A gate's regex written with the op names the views show ("aten::mm")
-// matches the nodes, whose names write "::" as ".".
-TEST_CASE("check regexes match op names written with ::") {
+// A trace's node names keep the events' "::" ("ProfilerStep/aten::mm"): a
+// gate's regex is written with the names the views show.
+TEST_CASE("check regexes match node names written with ::") {
   const std::string trace =
       "--trace_path=" +
       testing::CorpusFile(
@@ -321,6 +321,8 @@ TEST_CASE("check regexes match op names written with ::") {
   const RunResult colons = RunTfprof(
       {trace, "check", "accelerator_micros[.*aten::cudnn_convolution.*]>0"});
   const RunResult dots = RunTfprof(
+      {trace, "check", "accelerator_micros[.*aten..cudnn_convolution.*]>0"});
+  const RunResult escaped = RunTfprof(
       {trace, "check", "accelerator_micros[.*aten\\.cudnn_convolution.*]>0"});
   REQUIRE(colons.code == 0);
   REQUIRE(dots.code == 0);
@@ -332,6 +334,8 @@ TEST_CASE("check regexes match op names written with ::") {
   CHECK(!value(colons.out).empty());
   CHECK(value(colons.out) == value(dots.out));
   CHECK(colons.out.find(" nodes)") != std::string::npos);
+  // No node is named with a '.' for the "::".
+  CHECK(escaped.out.find(" nodes)") == std::string::npos);
 }
 
 TEST_CASE("The account_type_regexes flag sets account types (bug fixed)") {

@@ -328,21 +328,27 @@ TEST_CASE("PyTorch traces: per step, the op view equals the raw sums") {
 }
 
 TEST_CASE("PyTorch traces: names are the nesting of events") {
+  InputPaths in;
+  in.trace_path = Corpus(kKinetoTraces[0]);
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  std::set<std::string> names;
+  for (const auto& n : (*loaded)->model.nodes()) names.insert(n->name);
+  // The events' own names, "::" and all, one level each.
+  CHECK(
+      names.count("ProfilerStep/aten::conv2d/aten::convolution/"
+                  "aten::_convolution/aten::cudnn_convolution"));
+  CHECK(names.count("ProfilerStep"));
+  CHECK(names.count("ProfilerStep/aten.conv2d") == 0);
+  // Steps are the ProfilerStep numbers (the TF1 export's steps too).
   absl::StatusOr<ImportedTrace> t = ImportTrace({Corpus(kKinetoTraces[0])});
   REQUIRE(t.ok());
-  std::set<std::string> names;
-  for (const auto& n : t->graph.node()) {
-    names.insert(n.name());
-    CHECK(n.name().find(':') == std::string::npos);
-  }
-  CHECK(
-      names.count("ProfilerStep/aten.conv2d/aten.convolution/"
-                  "aten._convolution/aten.cudnn_convolution"));
-  CHECK(names.count("ProfilerStep"));
-  // Steps are the ProfilerStep numbers.
   std::vector<int64_t> steps;
   for (const auto& [step, rm] : t->steps) steps.push_back(step);
   CHECK(steps == std::vector<int64_t>{5, 6, 7, 8, 9, 10});
+  std::vector<int64_t> model_steps((*loaded)->model.steps().begin(),
+                                   (*loaded)->model.steps().end());
+  CHECK(model_steps == steps);
 }
 
 TEST_CASE("PyTorch call stacks become the code view") {
@@ -415,9 +421,9 @@ TEST_CASE("Kineto: exclusive times, launches, memory, stacks, steps") {
   std::map<std::string, std::string> ops;
   for (const auto& n : t->graph.node()) ops[n.name()] = n.op();
   CHECK(ops["ProfilerStep"] == "ProfilerStep");
-  CHECK(ops["ProfilerStep/aten.linear"] == "aten::linear");
-  CHECK(ops["ProfilerStep/aten.linear/aten.addmm"] == "aten::addmm");
-  CHECK(ops["ProfilerStep/aten.linear/aten.addmm/cudaLaunchKernel"] ==
+  CHECK(ops[Tf1("ProfilerStep/aten::linear")] == "aten::linear");
+  CHECK(ops[Tf1("ProfilerStep/aten::linear/aten::addmm")] == "aten::addmm");
+  CHECK(ops[Tf1("ProfilerStep/aten::linear/aten::addmm/cudaLaunchKernel")] ==
         "cudaLaunchKernel");
   CHECK(ops["_unlinked/kernel"] == "kernel");
   REQUIRE(t->steps.size() == 2);
@@ -432,20 +438,21 @@ TEST_CASE("Kineto: exclusive times, launches, memory, stacks, steps") {
       for (const auto& ns : dev.node_stats()) {
         micros[{dev.device(), ns.node_name()}] += ns.op_end_rel_micros();
         if (dev.device() == kCpu &&
-            ns.node_name() == "ProfilerStep/aten.linear/aten.addmm") {
+            ns.node_name() == Tf1("ProfilerStep/aten::linear/aten::addmm")) {
           addmm = &ns;
         }
       }
     }
   }
   CHECK(micros[{kCpu, "ProfilerStep"}] == 100 - 50 + 100 - 20);
-  CHECK(micros[{kCpu, "ProfilerStep/aten.linear"}] == 50 - 30 + 20);
-  CHECK(micros[{kCpu, "ProfilerStep/aten.linear/aten.addmm"}] == 30 - 10);
+  CHECK(micros[{kCpu, Tf1("ProfilerStep/aten::linear")}] == 50 - 30 + 20);
+  CHECK(micros[{kCpu, Tf1("ProfilerStep/aten::linear/aten::addmm")}] ==
+        30 - 10);
   const std::string gpu0 = std::string(kGpuPrefix) + "0";
-  CHECK(micros[{gpu0 + "/stream:all", "ProfilerStep/aten.linear/aten.addmm"}] ==
-        80);
-  CHECK(micros[{gpu0 + "/stream:7", "ProfilerStep/aten.linear/aten.addmm"}] ==
-        80);
+  CHECK(micros[{gpu0 + "/stream:all",
+                Tf1("ProfilerStep/aten::linear/aten::addmm")}] == 80);
+  CHECK(micros[{gpu0 + "/stream:7",
+                Tf1("ProfilerStep/aten::linear/aten::addmm")}] == 80);
   CHECK(
       micros[{std::string(kGpuPrefix) + "1/stream:all", "_unlinked/kernel"}] ==
       5);
@@ -470,11 +477,12 @@ TEST_CASE("Kineto: exclusive times, launches, memory, stacks, steps") {
                                  t->op_log.id_to_string().at(tr.function_id()));
     }
   }
-  CHECK(stacks["ProfilerStep/aten.linear"] ==
+  CHECK(stacks[Tf1("ProfilerStep/aten::linear")] ==
         std::vector<std::string>{"train.py:10:main", "model.py:5:forward"});
   // Float ops per run.
   for (const auto& e : t->op_log.log_entries()) {
-    if (e.name() == "ProfilerStep/aten.linear") CHECK(e.float_ops() == 1000);
+    if (e.name() == Tf1("ProfilerStep/aten::linear"))
+      CHECK(e.float_ops() == 1000);
   }
   Model m = ToModel(*t);
   AllViewsWork(m, *t);
@@ -521,17 +529,17 @@ TEST_CASE("Kineto: the legacy autograd profiler's export and its nesting") {
   CHECK(t->format == TraceFormat::kKineto);
   std::map<std::string, std::string> ops;
   for (const auto& n : t->graph.node()) ops[n.name()] = n.op();
-  CHECK(ops ==
-        std::map<std::string, std::string>{{"aten.linear", "aten::linear"},
-                                           {"aten.linear/aten.t", "aten::t"},
-                                           {"aten.addmm", "aten::addmm"},
-                                           {"aten.relu", "aten::relu"}});
+  CHECK(ops == std::map<std::string, std::string>{
+                   {Tf1("aten::linear"), "aten::linear"},
+                   {Tf1("aten::linear/aten::t"), "aten::t"},
+                   {Tf1("aten::addmm"), "aten::addmm"},
+                   {Tf1("aten::relu"), "aten::relu"}});
   // Self times as key_averages() counts them: linear loses only aten::t.
   CHECK(CpuMicrosByNode(*t) ==
-        std::map<std::string, int64_t>{{"aten.linear", 50 - 5},
-                                       {"aten.linear/aten.t", 5},
-                                       {"aten.addmm", 45},
-                                       {"aten.relu", 10}});
+        std::map<std::string, int64_t>{{Tf1("aten::linear"), 50 - 5},
+                                       {Tf1("aten::linear/aten::t"), 5},
+                                       {Tf1("aten::addmm"), 45},
+                                       {Tf1("aten::relu"), 10}});
   bool noted = false;
   for (const std::string& n : t->notes) {
     noted |= n.find("legacy autograd profiler") != std::string::npos;
@@ -580,11 +588,11 @@ TEST_CASE("Kineto: an only child of its own name merges into its parent") {
   absl::StatusOr<ImportedTrace> t = ImportTraceContents({"dup.json"}, {json});
   REQUIRE(t.ok());
   CHECK(CpuMicrosByNode(*t) ==
-        std::map<std::string, int64_t>{{"aten.div", 40 - 4},
-                                       {"aten.div/aten.empty", 4},
-                                       {"aten.mul", 40 - 20 - 5},
-                                       {"aten.mul/aten.mul", 20},
-                                       {"aten.mul/aten.empty", 5}});
+        std::map<std::string, int64_t>{{Tf1("aten::div"), 40 - 4},
+                                       {Tf1("aten::div/aten::empty"), 4},
+                                       {Tf1("aten::mul"), 40 - 20 - 5},
+                                       {Tf1("aten::mul/aten::mul"), 20},
+                                       {Tf1("aten::mul/aten::empty"), 5}});
   bool noted = false;
   for (const std::string& n : t->notes) {
     noted |= n.find("1 records merged into their parent") != std::string::npos;

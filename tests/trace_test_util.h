@@ -8,6 +8,7 @@
 #include <simdjson.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <cmath>
@@ -31,6 +32,14 @@ inline constexpr char kGpuPrefix[] =
 
 inline std::string Corpus(const std::string& rel) {
   return testing::CorpusFile(rel);
+}
+
+// A node's name as the TF1 export (ImportTrace) writes it: a RunMetadata
+// cuts node names at their first ':', so each ':' is a '.' there (the
+// model's node "ProfilerStep/aten::mm" is "ProfilerStep/aten..mm").
+inline std::string Tf1(std::string name) {
+  std::replace(name.begin(), name.end(), ':', '.');
+  return name;
 }
 
 // --- Independent readers ------------------------------------------------

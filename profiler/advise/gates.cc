@@ -137,13 +137,6 @@ std::string FormatGateValue(const std::string& unit, double v) {
 
 namespace {
 
-// Node names write an op's "::" as "." (a trace's "aten::mm" is the node
-// "aten.mm"; a node name keeps no ':'): a regex typed from the op names
-// the views show matches the nodes they name.
-std::string NodeNameRegex(const std::string& regex) {
-  return absl::StrReplaceAll(regex, {{"::", "\\."}});
-}
-
 // The limit after the operator: VALUE, base, base*FACTOR, base+VALUE,
 // base-VALUE.
 absl::Status ParseLimit(const std::string& text, StatUnit unit, Condition* c) {
@@ -491,7 +484,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     }
     std::unique_ptr<RE2> re;
     if (!c.regex.empty()) {
-      re = std::make_unique<RE2>(NodeNameRegex(c.regex), RE2::Quiet);
+      re = std::make_unique<RE2>(c.regex, RE2::Quiet);
     }
     std::vector<const GraphNode*> matched;
     int64_t value = 0, base_value = 0;

@@ -39,19 +39,8 @@ std::string GpuStreamDevice(int64_t gpu, absl::string_view stream) {
 }
 
 std::string ScopeComponent(absl::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == ':') {
-      if (i + 1 < name.size() && name[i + 1] == ':') ++i;
-      out += '.';
-    } else if (c == '/') {
-      out += '_';
-    } else {
-      out += c;
-    }
-  }
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '/', '_');
   if (out.empty()) out = "_unnamed";
   return out;
 }
@@ -66,13 +55,18 @@ std::optional<int64_t> RoundToInt64(double x) {
 
 namespace {
 
-// A name tfprof keeps whole: it cuts node names at the first ':' (GPU
-// tracers append ":Op"), and an empty name would be no node.
+// A node's name: the event's own, ':' and all ("aten::mm"); an empty name
+// would be no node.
 std::string SafeName(absl::string_view name) {
-  std::string safe(name);
-  std::replace(safe.begin(), safe.end(), ':', '.');
-  if (safe.empty()) safe = "_unnamed";
-  return safe;
+  if (name.empty()) return "_unnamed";
+  return std::string(name);
+}
+
+// A node name as the TF1 export writes it: a RunMetadata's node names are
+// cut at their first ':' when read.
+std::string TF1Name(std::string name) {
+  std::replace(name.begin(), name.end(), ':', '.');
+  return name;
 }
 
 // Nanoseconds to the nearest microsecond, halves up.
@@ -156,7 +150,9 @@ const std::string& TraceBuilder::NodeName(int32_t node) const {
 }
 
 std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
-  auto it = by_name_.find(std::string_view(SafeName(name)));
+  auto it =
+      by_name_.find(name.empty() ? std::string_view("_unnamed")
+                                 : std::string_view(name.data(), name.size()));
   if (it == by_name_.end()) return std::nullopt;
   return *it;
 }
@@ -287,11 +283,11 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
   }
 }
 
-void TraceBuilder::Finish(TraceFormat format) {
-  format_ = format;
+void TraceBuilder::AddNodeCosts(bool tf1_names) {
   for (const auto& [node, c] : costs_) {
     NodeCost cost;
-    cost.node = activity_.Intern(nodes_[node].name);
+    cost.node = activity_.Intern(tf1_names ? TF1Name(nodes_[node].name)
+                                           : nodes_[node].name);
     cost.pytorch_float_ops = c.pytorch / c.runs;
     cost.bytes = c.bytes / c.runs;
     for (size_t d = 1; d < 8; ++d) {
@@ -302,6 +298,15 @@ void TraceBuilder::Finish(TraceFormat format) {
     activity_.AddNodeCost(cost);
   }
   costs_ = {};
+}
+
+Activity TraceBuilder::TakeActivity() {
+  AddNodeCosts(/*tf1_names=*/true);
+  return std::move(activity_);
+}
+
+void TraceBuilder::Finish(TraceFormat format) {
+  format_ = format;
   activity_.Finish();
   // The lookups are done with.
   by_name_ = NodesByName::Make(NameOfNode{&nodes_});
@@ -436,6 +441,7 @@ void TraceBuilder::FreeAfterLastStep() {
 void TraceBuilder::WriteNodes(ModelBuilder* builder) {
   // Each node's own records are freed as it is written, so that the model's
   // nodes take the memory the builder's free.
+  AddNodeCosts(/*tf1_names=*/false);
   model_nodes_.resize(nodes_.size());
   std::vector<CodeLocation> frames;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -460,7 +466,7 @@ void TraceBuilder::WriteNodes(ModelBuilder* builder) {
     builder->SetInputs(model_nodes_[i], Unpacked(nodes_[i].inputs));
     std::string().swap(nodes_[i].inputs);
   }
-  builder->SetActivity(TakeActivity());
+  builder->SetActivity(std::move(activity_));
   // The steps need the model's nodes only.
   nodes_written_ = true;
   FreeNodes();
@@ -497,7 +503,7 @@ tfcore::GraphDef TraceBuilder::TakeGraph() {
   if (nodes_written_) return graph;  // the nodes went to a model
   for (NodeInfo& info : nodes_) {
     tfcore::NodeDef* def = graph.add_node();
-    def->set_name(info.name);
+    def->set_name(TF1Name(info.name));
     def->set_op(OpOf(info));
     for (std::string_view in : Unpacked(info.inputs)) {
       def->add_input(std::string(in));
@@ -533,7 +539,7 @@ tfpb::OpLogProto TraceBuilder::TakeOpLog() {
       continue;
     }
     tfpb::OpLogEntry* entry = op_log.add_log_entries();
-    entry->set_name(info.name);
+    entry->set_name(TF1Name(info.name));
     if (float_ops != 0) entry->set_float_ops(float_ops);
     if (info.code != nullptr) {
       tfpb::CodeDef* code = entry->mutable_code_def();
@@ -606,7 +612,7 @@ bool TraceBuilder::NextStep(int64_t* step, tfcore::RunMetadata* run_meta) {
                  stats->mutable_dev_stats(stats->dev_stats_size() - 1)
                      ->add_node_stats();
              if (record.memory != nullptr) ExportMemory(*record.memory, stat);
-             stat->set_node_name(nodes_[node].name);
+             stat->set_node_name(TF1Name(nodes_[node].name));
              stat->set_all_start_micros(record.start_micros);
              stat->set_op_start_rel_micros(0);
              stat->set_op_end_rel_micros(record.duration_micros);

@@ -47,9 +47,8 @@ std::string GpuStreamAllDevice(int64_t gpu);
 // ".../device:gpu:N/stream:S": the real stream (device list only).
 std::string GpuStreamDevice(int64_t gpu, absl::string_view stream);
 
-// An event name as one level of a node's path: ':' and '/' replaced, so
-// that it is one scope level and tfprof does not cut it ("aten::mm" ->
-// "aten.mm", "a/b" -> "a_b"); "" -> "_unnamed".
+// An event name as one level of a node's path: '/' replaced so that it is
+// one scope level ("a/b" -> "a_b"; "aten::mm" stays); "" -> "_unnamed".
 std::string ScopeComponent(absl::string_view name);
 
 // Rounds x to the nearest integer (halves away from zero); nullopt when x is
@@ -66,8 +65,9 @@ struct Frame {
   int32_t lineno = 0;
 };
 
-// Accumulates the converted trace. Node() replaces ':' in names by '.' (a
-// TF1 RunMetadata, which the export writes, cuts names at the first ':').
+// Accumulates the converted trace. Node names are the events' own, ':'
+// included ("aten::mm"); the TF1 export alone, whose RunMetadata cuts a
+// node name at its first ':', writes them with '.' (TF1Name).
 //
 // Executions are kept as small records (node, device, start, duration);
 // only executions with memory or outputs also have a record of those.
@@ -169,8 +169,6 @@ class TraceBuilder {
   // accelerator work, memory in use), filled by the importer in
   // nanoseconds; sorted by Finish().
   Activity* activity() { return &activity_; }
-  // Once, after Finish().
-  Activity TakeActivity() { return std::move(activity_); }
 
   // Ends the import: the notes are complete, and timestamps are shifted
   // (as the steps are built) when needed so that every start is > 0
@@ -192,6 +190,9 @@ class TraceBuilder {
   tfcore::GraphDef TakeGraph();
   // Call stacks and float ops (frees the nodes' call stacks).
   tfpb::OpLogProto TakeOpLog();
+  // The activity record, its per-node costs naming the nodes as the export
+  // does (before NextStep).
+  Activity TakeActivity();
   // The next step's RunMetadata, in step order (its records are freed, and
   // after the last one everything but the notes); false after the last.
   bool NextStep(int64_t* step, tfcore::RunMetadata* run_meta);
@@ -249,6 +250,8 @@ class TraceBuilder {
   // record's `place` its place in the device order.
   template <typename Fn>
   void WalkStep(StepData* data, bool by_node, Fn fn);
+  // Each node's mean costs into the activity record, by name (TF1Name'd).
+  void AddNodeCosts(bool tf1_names);
   // Frees the nodes (after WriteNodes, or the last step of the export).
   void FreeNodes();
   // Frees everything but the notes (after the last step).
