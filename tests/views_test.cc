@@ -853,5 +853,47 @@ TEST_CASE("Session::Recycle and Emit: kept rows, answers as a fresh session") {
   }
 }
 
+// A scope or graph query reads each node's own stats in the structure's
+// order: through the structure when that order nearly follows the stats'
+// (no copy to make), else from a copy laid out in it. Both give the node's
+// own record, and zeros for nodes without one.
+TEST_CASE("Own stats read in place or from an ordered copy agree") {
+  std::vector<NodeStats> stats(60);
+  for (size_t i = 0; i < stats.size(); ++i) {
+    stats[i].run_count = static_cast<int64_t>(i) + 1;
+    stats[i].exec_micros = 1000 + static_cast<int64_t>(i);
+    stats[i].float_ops = 7 * static_cast<int64_t>(i);
+  }
+  // In order, a scope (no record) now and then; then the same reversed.
+  view_internal::Structure in_order, reversed;
+  for (int64_t i = 0; i < 60; ++i) {
+    if (i % 10 == 0) in_order.nodes.emplace_back();
+    in_order.nodes.emplace_back().stats_index = i;
+  }
+  for (auto it = in_order.nodes.rbegin(); it != in_order.nodes.rend(); ++it) {
+    reversed.nodes.emplace_back().stats_index = it->stats_index;
+  }
+  using view_internal::QueryState;
+  CHECK(QueryState::StatsNearlyInOrder(in_order.nodes));
+  CHECK_FALSE(QueryState::StatsNearlyInOrder(reversed.nodes));
+  QueryState q;
+  q.stats = &stats;
+  uint64_t serial = 0;
+  for (const view_internal::Structure* s : {&in_order, &reversed, &in_order}) {
+    q.Reset(s->nodes, /*multi=*/false);
+    ++serial;
+    q.OrderStats(*s, {serial, 1});
+    CHECK(q.indirect == (s == &in_order));
+    for (size_t n = 0; n < s->nodes.size(); ++n) {
+      const int64_t i = s->nodes[n].stats_index;
+      const NodeStats& got = q.SelfOf(static_cast<int>(n));
+      INFO("node " << n << " record " << i);
+      CHECK(got.run_count == (i < 0 ? 0 : i + 1));
+      CHECK(got.exec_micros == (i < 0 ? 0 : 1000 + i));
+      CHECK(got.float_ops == (i < 0 ? 0 : 7 * i));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tfprof

@@ -196,18 +196,47 @@ struct QueryState {
   // already: `serial` names the structure's build and the stats' (the
   // walks then read them front to back, not all over the model's order).
   void OrderStats(const Structure& s, std::pair<uint64_t, uint64_t> serial) {
-    if (ordered_for == serial && ordered.size() == s.nodes.size()) return;
+    structure_nodes = &s.nodes;
+    if (ordered_for == serial &&
+        (indirect || ordered.size() == s.nodes.size())) {
+      return;
+    }
+    ordered_for = serial;
+    indirect = StatsNearlyInOrder(s.nodes);
+    if (indirect) {
+      std::vector<NodeStats>().swap(ordered);
+      return;
+    }
     ordered.resize(s.nodes.size());
     for (size_t v = 0; v < s.nodes.size(); ++v) {
       const int64_t i = s.nodes[v].stats_index;
       ordered[v] = i < 0 ? NodeStats() : (*stats)[static_cast<size_t>(i)];
     }
-    ordered_for = serial;
+  }
+  // Whether reading the structure's nodes in order reads their stats
+  // nearly in order too (each mostly a few records after the last): then a
+  // copy in the structure's order would only cost its first touch.
+  static bool StatsNearlyInOrder(const std::vector<VNode>& nodes) {
+    size_t near = 0, with = 0;
+    int64_t last = -1;
+    for (const VNode& v : nodes) {
+      if (v.stats_index < 0) continue;
+      ++with;
+      if (v.stats_index > last && v.stats_index - last <= 4) ++near;
+      last = v.stats_index;
+    }
+    return near * 10 >= with * 7;
   }
   // A node's own stats for the query.
   const NodeStats& SelfOf(int n) const {
-    return own_self ? self[n] : ordered[n];
+    if (own_self) return self[n];
+    if (!indirect) return ordered[n];
+    const int64_t i = (*structure_nodes)[static_cast<size_t>(n)].stats_index;
+    return i < 0 ? kNoStats : (*stats)[static_cast<size_t>(i)];
   }
+  static inline const NodeStats kNoStats{};
+  bool indirect = false;  // SelfOf reads `stats` through the structure
+  const std::vector<VNode>* structure_nodes = nullptr;
   bool own_self = false;
   std::vector<char> account;
   std::vector<NodeStats> self;     // op and code views only
