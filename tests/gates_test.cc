@@ -9,6 +9,7 @@
 
 #include "profiler/advise/gates_report.h"
 #include "profiler/load/loader.h"
+#include "profiler/model/model_builder.h"
 #include "profiler/views/views.h"
 #include "tests/corpus_util.h"
 #include "tests/json_parse.h"
@@ -58,6 +59,42 @@ TEST_CASE("Gate messages: no share of a zero limit and limits in units") {
   CHECK((*r)[1].message ==
         "FAIL micros[Conv2D.*] = 4.89ms (limit <= 1.50ms, 2 nodes): over by "
         "3.39ms (225.9%)");
+}
+
+// A base whose nodes the regex does not match (a profile saved from a trace
+// by an older build names "aten::mm" as "aten.mm") is said so: its value
+// is 0 for want of a match, not a measured 0.
+TEST_CASE("Gate messages: a base with no matching node says so") {
+  auto one_node = [](const char* name, Model* m) {
+    ModelBuilder b(m);
+    GraphNode* n = b.Node(name, "aten::mm");
+    const int32_t cpu = b.Device("/job:localhost/replica:0/task:0/cpu:0");
+    b.BeginStep(1);
+    ExecRecord e;
+    e.start_micros = 100;
+    e.duration_micros = e.all_end_rel_micros = 40;
+    b.AddExec(n, cpu, e);
+    b.EndStep();
+  };
+  Model current, old_base, new_base;
+  one_node("ProfilerStep/aten::mm", &current);
+  one_node("ProfilerStep/aten.mm", &old_base);
+  one_node("ProfilerStep/aten::mm", &new_base);
+  const Condition c = *ParseCondition("micros[.*aten::mm]<=base*1.1");
+  GateBase gb;
+  gb.model = &old_base;
+  auto r = EvaluateGates(current, {c}, -1, gb);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].base_matched_nodes == 0);
+  CHECK_FALSE((*r)[0].passed);
+  CHECK((*r)[0].message.find("(no node of the base matches)") !=
+        std::string::npos);
+  gb.model = &new_base;
+  r = EvaluateGates(current, {c}, -1, gb);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].base_matched_nodes == 1);
+  CHECK((*r)[0].passed);
+  CHECK((*r)[0].message.find("no node of the base") == std::string::npos);
 }
 
 TEST_CASE("Gates on TensorFlow's test profile") {

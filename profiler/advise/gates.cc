@@ -60,7 +60,10 @@ std::string GateMessage(const GateResult& r) {
   }
   std::string limit = FormatGateValue(unit, r.limit);
   if (c.kind != LimitKind::kValue) {
-    absl::StrAppend(&limit, " from base ", FormatGateValue(unit, r.base_value));
+    absl::StrAppend(&limit, " from base ", FormatGateValue(unit, r.base_value),
+                    r.base_matched_nodes == 0 && !c.regex.empty()
+                        ? " (no node of the base matches)"
+                        : "");
   }
   const std::string scope =
       c.RunLevel() ? "run" : absl::StrCat(r.matched_nodes, " nodes");
@@ -495,8 +498,10 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
     if (base.model != nullptr && !c.counts_verdicts()) {
+      r.base_matched_nodes = 0;
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
+        ++r.base_matched_nodes;
         SatInc(&base_value, Value(node->Stats(step), c.stat));
       }
     }

@@ -66,6 +66,10 @@ struct GateResult {
   double limit = 0;  // the limit it was compared with
   double base_value = 0;
   int64_t matched_nodes = 0;
+  // Nodes of the base the regex matched (-1: the base was not read). None
+  // while the run has some: the message says so (a base saved by an older
+  // build may name nodes otherwise, e.g. "aten.mm" for "aten::mm").
+  int64_t base_matched_nodes = -1;
   // Verdict terms: matched nodes whose verdict is inconclusive and could
   // still count (for regressed(): an interval reaching above the floor),
   // and the most steps per side one of them likely needs.
