@@ -58,6 +58,19 @@ TEST_CASE("ModelBuilder: nodes, inputs with slots and control inputs") {
   b.SetInputs(mm, {"c"});
   CHECK(mm->inputs.size() == 4);
   CHECK(m.size() == 2);
+  // Only ":<digits>" at the end is an output slot: a trace's names keep
+  // their other ':'.
+  GraphNode* aten = b.Node("ProfilerStep/aten::mm", "aten::mm");
+  GraphNode* scoped = b.Node("f/enc:0/dot.1", "dot");
+  GraphNode* user = b.Node("user", "add");
+  b.SetInputs(user, {"ProfilerStep/aten::mm", "f/enc:0/dot.1:2", "a:3"});
+  REQUIRE(user->inputs.size() == 3);
+  CHECK(user->inputs[0].node == aten);
+  CHECK(user->inputs[0].slot == 0);
+  CHECK(user->inputs[1].node == scoped);
+  CHECK(user->inputs[1].slot == 2);
+  CHECK(user->inputs[2].node == a);
+  CHECK(user->inputs[2].slot == 3);
 }
 
 TEST_CASE("ModelBuilder: attributes, float ops, op types, call stacks") {
@@ -132,6 +145,53 @@ TEST_CASE("ModelBuilder: executions by device kind, runs and spans") {
   CHECK(d.devices.size() == 3);  // cpu, stream:all, stream:7
   CHECK_FALSE(m.miss_accelerator_stream());
   CHECK(m.run_coverage() == Approx(1.0));
+}
+
+// A device an importer has classified keeps its kind: a lane named as no
+// TensorFlow device is, told to be the aggregated stream, counts
+// accelerator time; the same name classified here counts none.
+TEST_CASE("ModelBuilder: a device's kind as the importer gave it") {
+  constexpr char kLane[] = "/job:localhost/replica:0/task:0/device:GPU:0/all";
+  REQUIRE(KindOfDevice(absl::AsciiStrToLower(kLane)) == DeviceKind::kOther);
+  for (const bool told : {true, false}) {
+    Model m;
+    m.set_source(ProfileSource::kPyTorch);
+    ModelBuilder b(&m);
+    GraphNode* n = b.Node("mm", "MatMul");
+    const int32_t cpu = b.Device(kCpu);
+    const int32_t lane =
+        told ? b.Device(kLane, DeviceKind::kStreamAll) : b.Device(kLane);
+    b.BeginStep(1);
+    b.AddExec(n, cpu, Exec(100, 10));
+    b.AddExec(n, lane, Exec(105, 30));
+    b.EndStep();
+    REQUIRE(n->execs.size() == 1);
+    CHECK(n->execs[0].accelerator_micros == (told ? 30 : 0));
+    CHECK(n->execs[0].cpu_micros == 10);
+  }
+}
+
+// A TensorFlow stream record's kernel names its launching node: the part
+// of a RunMetadata's "<node>:<OpType>" before the ':', or a node's own
+// name whole (a TF timeline's node may be named with a ':').
+TEST_CASE("ModelBuilder: stream work names its node whole") {
+  Model m;
+  m.set_source(ProfileSource::kTensorFlow);
+  ModelBuilder b(&m);
+  GraphNode* n = b.Node("scope/foo:Bar", "Bar");
+  const int32_t stream = b.Device(kGpuStream);
+  b.BeginStep(1);
+  ExecRecord from_node = Exec(100, 10);
+  b.AddExec(n, stream, from_node);
+  ExecRecord from_raw = Exec(200, 10);
+  from_raw.raw_name = "scope/foo:Bar";
+  b.AddExec(n, stream, from_raw);
+  b.EndStep();
+  std::vector<std::string> ops;
+  for (const DeviceWork& w : m.activity().work()) {
+    ops.push_back(m.activity().String(w.op));
+  }
+  CHECK(ops == std::vector<std::string>{"scope/foo:Bar", "scope/foo"});
 }
 
 TEST_CASE("ModelBuilder: a zero-length TensorFlow op counts 1us") {

@@ -117,9 +117,13 @@ void ModelBuilder::SetInputs(GraphNode* node,
   node->inputs.reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     std::string_view input = in[i];
+    // "name:N" is output N of "name"; a ':' not followed by digits alone is
+    // part of the name (a trace's "f/enc:0/dot.1", "aten::mm").
     int32_t slot = 0;
-    const size_t colon = input.find(':');
-    if (colon != std::string_view::npos) {
+    const size_t colon = input.rfind(':');
+    if (colon != std::string_view::npos && colon + 1 < input.size() &&
+        input.find_first_not_of("0123456789", colon + 1) ==
+            std::string_view::npos) {
       if (!absl::SimpleAtoi(std::string(input.substr(colon + 1)), &slot)) {
         slot = 0;
       }
@@ -190,13 +194,14 @@ void ModelBuilder::SetCode(GraphNode* node,
 
 // --- Devices
 
-int32_t ModelBuilder::Device(std::string_view device) {
+int32_t ModelBuilder::Device(std::string_view device,
+                             std::optional<DeviceKind> kind) {
   const absl::string_view key(device.data(), device.size());
   auto it = device_ids_.find(key);
   if (it != device_ids_.end()) return it->second;
   DeviceInfo info;
   info.name = absl::AsciiStrToLower(key);
-  info.kind = KindOfDevice(info.name);
+  info.kind = kind.has_value() ? *kind : KindOfDevice(info.name);
   info.accelerator = IsPlacedOnAccelerator(info.name);
   const int32_t id = static_cast<int32_t>(devices_.size());
   devices_.push_back(std::move(info));
@@ -315,7 +320,11 @@ void ModelBuilder::StreamWork(const GraphNode* graph_node,
       !exec.raw_name.empty() || graph_node == nullptr
           ? exec.raw_name
           : std::string_view(graph_node->name);
-  const std::string_view node = node_name.substr(0, node_name.find(':'));
+  // (A RunMetadata's "<node>:<OpType>" names its node before the ':'; a
+  // node's own name is whole.)
+  const std::string_view node = !exec.raw_name.empty() || graph_node == nullptr
+                                    ? node_name.substr(0, node_name.find(':'))
+                                    : node_name;
   Activity& activity = model_->activity_;
   DeviceWork w;
   w.start_ns = SatMul(exec.start_micros, 1000);

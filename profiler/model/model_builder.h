@@ -8,6 +8,7 @@
 #define TFPROF_PROFILER_MODEL_MODEL_BUILDER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -107,8 +108,10 @@ class ModelBuilder {
     model_->set_activity(std::move(activity));
   }
 
-  // --- Devices: an id for a device name, classified once.
-  int32_t Device(std::string_view device);
+  // --- Devices: an id for a device name, classified once: as `kind` where
+  // the caller has classified it already (a trace importer), else here.
+  int32_t Device(std::string_view device,
+                 std::optional<DeviceKind> kind = std::nullopt);
 
   // --- Steps: BeginStep, the step's executions, EndStep; one step at a time.
   void BeginStep(int64_t step);

@@ -33,8 +33,9 @@ const CollectiveTag* FindTag(const std::vector<CollectiveTag>& tags,
   return &*it;
 }
 
-// The collective a kernel's launching op names ("nccl:all_to_all", in a
-// scope path "nccl.all_to_all"), "" when it names none: NCCL runs several
+// The collective a kernel's launching op names ("nccl:all_to_all", or
+// "nccl.all_to_all" in a profile saved before trace names kept their ':'),
+// "" when it names none: NCCL runs several
 // collectives (all_to_all, all_gather) with one kernel (SendRecv).
 std::string LauncherOp(const Activity& a, uint32_t launcher) {
   if (launcher == 0) return "";

@@ -103,10 +103,7 @@ int32_t TraceBuilder::Device(const std::string& device) {
   const size_t known = devices_.size();
   const int32_t id = static_cast<int32_t>(devices_.Id(device));
   if (devices_.size() == known) return id;
-  const DeviceKind kind = KindOfDevice(device);
-  device_class_.push_back(kind == DeviceKind::kPlacement   ? 1
-                          : kind == DeviceKind::kStreamAll ? 2
-                                                           : 0);
+  device_kind_.push_back(KindOfDevice(device));
   return id;
 }
 
@@ -228,10 +225,10 @@ TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
   data->execs.push_back(Exec{start_ns, duration_ns, node, device_id});
   min_start_ns_ = std::min(min_start_ns_, start_ns);
   ++num_execs_;
-  if (device_class_[device_id] == 1) {
+  if (device_kind_[device_id] == DeviceKind::kPlacement) {
     data->first_canonical.emplace(node, index);
     nodes_[node].on_canonical = true;
-  } else if (device_class_[device_id] == 2) {
+  } else if (device_kind_[device_id] == DeviceKind::kStreamAll) {
     nodes_[node].on_stream_all = true;
   }
   return ExecRef{data.get(), index};
@@ -434,7 +431,7 @@ void TraceBuilder::FreeNodes() {
 void TraceBuilder::FreeAfterLastStep() {
   FreeNodes();
   devices_ = StringTable();
-  std::vector<int8_t>().swap(device_class_);
+  std::vector<DeviceKind>().swap(device_kind_);
   std::vector<GraphNode*>().swap(model_nodes_);
 }
 
@@ -490,7 +487,10 @@ void TraceBuilder::WriteSteps(ModelBuilder* builder) {
                }
                last_node = node;
                int32_t& id = device_ids[device];
-               if (id < 0) id = builder->Device(devices_.Get(device));
+               if (id < 0) {
+                 id = builder->Device(devices_.Get(device),
+                                      device_kind_[device]);
+               }
                builder->AddExec(model_nodes_[node], id, record);
              });
     builder->EndStep();

@@ -92,7 +92,7 @@ class TraceBuilder {
     return Node(absl::StrCat("_unlinked/", name), op);
   }
   const std::string& NodeName(int32_t node) const;
-  // The node with this name (after the ':' replacement of Node()), if any.
+  // The node with this name, if any.
   std::optional<int32_t> FindNode(absl::string_view name) const;
   // Sets the inputs of a node that has none yet.
   void SetInputs(int32_t node, const std::vector<std::string>& inputs);
@@ -102,6 +102,10 @@ class TraceBuilder {
   // Sets a string attribute of a node (a NodeDef attr of the graph; the
   // first value set for a key is kept).
   void SetAttr(int32_t node, absl::string_view key, absl::string_view value);
+  // A device's kind (KindOfDevice), classified once per device name.
+  DeviceKind KindOf(const std::string& device) {
+    return device_kind_[static_cast<size_t>(Device(device))];
+  }
   // The canonical device of a node: the first one claimed for it (tfprof
   // keeps one canonical device per node and drops the others' stats).
   const std::string& ClaimCanonicalDevice(int32_t node,
@@ -191,7 +195,9 @@ class TraceBuilder {
   // Call stacks and float ops (frees the nodes' call stacks).
   tfpb::OpLogProto TakeOpLog();
   // The activity record, its per-node costs naming the nodes as the export
-  // does (before NextStep).
+  // does (before NextStep). (Its other records keep the names' ':', and the
+  // GraphDef's inputs are written as given: only nodes named without ':'
+  // link to them there.)
   Activity TakeActivity();
   // The next step's RunMetadata, in step order (its records are freed, and
   // after the last one everything but the notes); false after the last.
@@ -271,8 +277,8 @@ class TraceBuilder {
   absl::flat_hash_map<std::string, int32_t> by_name_and_op_;
   StringTable ops_;  // op types, "" first
   StringTable devices_;
-  // Per device: 1 canonical, 2 stream:all, 0 other.
-  std::vector<int8_t> device_class_;
+  // Per device, its kind (classified once: the model is told it).
+  std::vector<DeviceKind> device_kind_;
   absl::flat_hash_map<int32_t, FloatOps> flops_;
   std::map<int32_t, CostSum> costs_;
   int64_t retyped_ = 0;

@@ -335,7 +335,7 @@ void TfTimelineImport::OnEvent(const EventFields& ev) {
   }
   std::optional<int32_t> node = NodeOf(ev);
   if (!node.has_value()) return;
-  const DeviceKind kind = KindOfDevice(*device);
+  const DeviceKind kind = builder_->KindOf(*device);
   const bool canonical = kind == DeviceKind::kPlacement;
   if (canonical) {
     // tfprof keeps one canonical device per node (the first it sees) and
