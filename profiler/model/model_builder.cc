@@ -316,15 +316,13 @@ void ModelBuilder::StreamWork(const GraphNode* graph_node,
       space == std::string_view::npos ? "" : label.substr(space + 1);
   const size_t colon = head.find(':');
   if (colon != std::string_view::npos) head = head.substr(colon + 1);
+  // A RunMetadata's "<node>:<OpType>" names its node before the ':'; a
+  // node's own name is whole.
+  const bool raw = !exec.raw_name.empty() || graph_node == nullptr;
   const std::string_view node_name =
-      !exec.raw_name.empty() || graph_node == nullptr
-          ? exec.raw_name
-          : std::string_view(graph_node->name);
-  // (A RunMetadata's "<node>:<OpType>" names its node before the ':'; a
-  // node's own name is whole.)
-  const std::string_view node = !exec.raw_name.empty() || graph_node == nullptr
-                                    ? node_name.substr(0, node_name.find(':'))
-                                    : node_name;
+      raw ? exec.raw_name : std::string_view(graph_node->name);
+  const std::string_view node =
+      raw ? node_name.substr(0, node_name.find(':')) : node_name;
   Activity& activity = model_->activity_;
   DeviceWork w;
   w.start_ns = SatMul(exec.start_micros, 1000);

@@ -57,9 +57,9 @@ namespace {
 
 // A node's name: the event's own, ':' and all ("aten::mm"); an empty name
 // would be no node.
-std::string SafeName(absl::string_view name) {
-  if (name.empty()) return "_unnamed";
-  return std::string(name);
+std::string_view NodeKey(absl::string_view name) {
+  return name.empty() ? std::string_view("_unnamed")
+                      : std::string_view(name.data(), name.size());
 }
 
 // A node name as the TF1 export writes it: a RunMetadata's node names are
@@ -108,8 +108,8 @@ int32_t TraceBuilder::Device(const std::string& device) {
 }
 
 int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
-  std::string safe = SafeName(name);
-  auto it = by_name_.find(std::string_view(safe));
+  const std::string_view key = NodeKey(name);
+  auto it = by_name_.find(key);
   if (it != by_name_.end()) {
     NodeInfo& info = nodes_[*it];
     if (info.op == 0 && !op.empty()) info.op = Op(op);
@@ -118,7 +118,7 @@ int32_t TraceBuilder::Node(absl::string_view name, absl::string_view op) {
   const int32_t index = static_cast<int32_t>(nodes_.size());
   nodes_.emplace_back();
   NodeInfo& info = nodes_.back();
-  info.name = std::move(safe);
+  info.name = std::string(key);
   info.op = Op(op);
   by_name_.insert(index);
   return index;
@@ -147,9 +147,7 @@ const std::string& TraceBuilder::NodeName(int32_t node) const {
 }
 
 std::optional<int32_t> TraceBuilder::FindNode(absl::string_view name) const {
-  auto it =
-      by_name_.find(name.empty() ? std::string_view("_unnamed")
-                                 : std::string_view(name.data(), name.size()));
+  auto it = by_name_.find(NodeKey(name));
   if (it == by_name_.end()) return std::nullopt;
   return *it;
 }
