@@ -454,7 +454,7 @@ class Model {
   void StoreExec(const ExecDetail& detail, StepExec* exec,
                  SharedInterner* ids = nullptr);
   // Writes `body` into the arena after its varint length; returns where.
-  const uint8_t* StoreFramed(const std::string& body);
+  const uint8_t* StoreFramed(std::string_view body);
 
   std::vector<std::unique_ptr<GraphNode>> nodes_;
   // The nodes by name: one pointer per node, hashed and compared by the
@@ -490,7 +490,7 @@ class Model {
   };
   std::vector<ArenaChunk> arena_;
   size_t arena_used_ = 0;
-  std::string seal_buffer_;  // scratch for StoreExec
+  std::string seal_buffer_;  // scratch for StoreExec (only ever grown)
   std::set<int64_t> steps_;
   std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;

@@ -25,7 +25,7 @@ int64_t SumTimes(const std::vector<DeviceTimes>& v) {
 
 }  // namespace
 
-const uint8_t* Model::StoreFramed(const std::string& body) {
+const uint8_t* Model::StoreFramed(std::string_view body) {
   // The varint length, then the body, written into the arena at once.
   uint8_t length[10];
   size_t n = 0;
@@ -62,18 +62,58 @@ int64_t Undelta(int64_t delta, int64_t from) {
                               static_cast<uint64_t>(delta));
 }
 
+// Writes varints into a buffer sized beforehand for the most they can take
+// (ten bytes each): no capacity check per byte.
+class VarintSink {
+ public:
+  explicit VarintSink(char* at) : begin_(at), at_(at) {}
+  void Put(uint64_t v) {
+    while (v >= 0x80) {
+      *at_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *at_++ = static_cast<char>(v);
+  }
+  std::string_view Written() const {
+    return std::string_view(begin_, static_cast<size_t>(at_ - begin_));
+  }
+
+ private:
+  char* const begin_;
+  char* at_;
+};
+
+// The most varints a list of device times is written as.
+size_t TimesVarints(const std::vector<DeviceTimes>& list) {
+  size_t n = 1;
+  for (const DeviceTimes& d : list) n += 2 + 2 * d.times.size();
+  return n;
+}
+
+// The most varints StoreExec writes for `d`.
+size_t DetailVarints(const ExecDetail& d) {
+  size_t n = 2 + TimesVarints(d.accelerator_execs) + TimesVarints(d.cpu_execs) +
+             TimesVarints(d.other_execs);
+  n += 1;
+  for (const MemoryExec& m : d.memory_execs) {
+    n += 2 + kMemoryExecFields + 3 * m.output_memory.size();
+  }
+  n += 1 + 2 * d.allocations.size() + 1 + d.devices.size();
+  return n;
+}
+
 // `id` gives a device string's id in the model's string table.
 template <typename IdOf>
 void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
-              const IdOf& id, std::string* out) {
-  wire::PutVarint(out, list.size());
+              const IdOf& id, VarintSink* out) {
+  out->Put(list.size());
   for (const DeviceTimes& d : list) {
-    wire::PutVarint(out, id(d.device));
-    wire::PutVarint(out, d.times.size());
+    out->Put(id(d.device));
+    out->Put(d.times.size());
     int64_t prev = base;
     for (const TimeInterval& t : d.times) {
-      wire::PutVarint(out, wire::ZigZag(Delta(t.start_micros, prev)));
-      wire::PutVarint(out, wire::ZigZag(t.duration_micros));
+      out->Put(wire::ZigZag(Delta(t.start_micros, prev)));
+      out->Put(wire::ZigZag(t.duration_micros));
       prev = t.start_micros;
     }
   }
@@ -133,47 +173,46 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec,
   const auto id = [this, ids](std::string_view s) {
     return ids != nullptr ? ids->Id(s) : strings_.Id(s);
   };
-  std::string& out = seal_buffer_;
-  out.clear();
+  const size_t bound = 10 * DetailVarints(d);
+  if (seal_buffer_.size() < bound) seal_buffer_.resize(bound);
+  VarintSink out(seal_buffer_.data());
   const int64_t base = d.all_start_micros;
-  wire::PutVarint(&out, wire::ZigZag(base));
-  wire::PutVarint(&out, wire::ZigZag(Delta(d.latest_end_micros, base)));
+  out.Put(wire::ZigZag(base));
+  out.Put(wire::ZigZag(Delta(d.latest_end_micros, base)));
   PutTimes(d.accelerator_execs, base, id, &out);
   PutTimes(d.cpu_execs, base, id, &out);
-  wire::PutVarint(&out, d.memory_execs.size());
+  out.Put(d.memory_execs.size());
   for (const MemoryExec& m : d.memory_execs) {
     uint64_t mask = 0;
     for (int i = 0; i < kMemoryExecFields; ++i) {
       if (m.*kMemoryExecField[i] != 0) mask |= uint64_t{1} << i;
     }
-    wire::PutVarint(&out, mask);
+    out.Put(mask);
     for (int i = 0; i < kMemoryExecFields; ++i) {
       if (mask & (uint64_t{1} << i)) {
         // Field 0 is a time (memory_micros).
         const int64_t v = m.*kMemoryExecField[i];
-        wire::PutVarint(&out, wire::ZigZag(i == 0 ? Delta(v, base) : v));
+        out.Put(wire::ZigZag(i == 0 ? Delta(v, base) : v));
       }
     }
-    wire::PutVarint(&out, m.output_memory.size());
+    out.Put(m.output_memory.size());
     for (const OutputMemory& o : m.output_memory) {
-      wire::PutVarint(&out, wire::ZigZag(o.slot));
-      wire::PutVarint(&out, wire::ZigZag(o.bytes));
-      wire::PutVarint(&out, o.ptr);
+      out.Put(wire::ZigZag(o.slot));
+      out.Put(wire::ZigZag(o.bytes));
+      out.Put(o.ptr);
     }
   }
-  wire::PutVarint(&out, d.allocations.size());
+  out.Put(d.allocations.size());
   int64_t prev = base;
   for (const Allocation& a : d.allocations) {
-    wire::PutVarint(&out, wire::ZigZag(Delta(a.alloc_micros, prev)));
-    wire::PutVarint(&out, wire::ZigZag(a.alloc_bytes));
+    out.Put(wire::ZigZag(Delta(a.alloc_micros, prev)));
+    out.Put(wire::ZigZag(a.alloc_bytes));
     prev = a.alloc_micros;
   }
-  wire::PutVarint(&out, d.devices.size());
-  for (std::string_view dev : d.devices) {
-    wire::PutVarint(&out, id(dev));
-  }
+  out.Put(d.devices.size());
+  for (std::string_view dev : d.devices) out.Put(id(dev));
   PutTimes(d.other_execs, base, id, &out);
-  exec->detail = StoreFramed(out);
+  exec->detail = StoreFramed(out.Written());
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
