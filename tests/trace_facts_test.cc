@@ -13,9 +13,11 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_memory.h"
+#include "profiler/render/render_text.h"
 #include "profiler/render/summary.h"
 #include "profiler/render/trace_timeline.h"
 #include "profiler/views/memory.h"
@@ -705,6 +707,29 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
         const std::set<std::string>& want = launches[n.name];
         CHECK(std::set<std::string>(n.kernel->launch.begin(),
                                     n.kernel->launch.end()) == want);
+      }
+    }
+    // A kernel row's launches are all of the steps' (its time is per step):
+    // the text row says over how many steps.
+    if (!kernels.empty() && !walls.empty()) {
+      Views views(&loaded->model, nullptr);
+      Options o;
+      o.max_depth = 1000000;
+      absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+      REQUIRE(r.ok());
+      const std::string text = RenderText(*r);
+      const int64_t steps = static_cast<int64_t>(walls.size());
+      for (size_t c : r->root().children) {
+        const ResultNode& n = r->nodes[c];
+        INFO(n.name);
+        CHECK(n.kernel->steps == steps);
+        CHECK(n.kernel->launches == kernels.at(n.name).first);
+        CHECK(n.self.run_count == n.kernel->launches / steps);
+        const std::string cell =
+            steps > 1 ? absl::StrCat(" ", n.kernel->launches, " launches over ",
+                                     steps, " steps, ")
+                      : absl::StrCat(" ", n.kernel->launches, " launches, ");
+        CHECK(text.find(cell) != std::string::npos);
       }
     }
     // Memory times count from the first step's marker, as xprof's do.

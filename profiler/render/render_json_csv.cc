@@ -84,7 +84,8 @@ void JsonKernelFacts(const KernelFacts& k, const ResultNode& n,
         ", \"launches\": ", m.stats.run_count,
         ", \"accelerator_micros\": ", m.stats.accelerator_exec_micros, "}");
   }
-  absl::StrAppend(out, "], \"unlinked_launches\": ", k.unlinked_launches, "}");
+  absl::StrAppend(out, "], \"unlinked_launches\": ", k.unlinked_launches,
+                  ", \"steps\": ", k.steps, ", \"ranks\": ", k.ranks, "}");
 }
 
 std::string JsonDouble(double v) {

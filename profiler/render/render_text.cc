@@ -220,9 +220,16 @@ std::string OpInputShapes(const ResultTree& r, const ResultNode& n) {
 
 // A kernel row's launches, min/avg/max duration and launch dimensions.
 std::string KernelCell(const KernelFacts& k) {
-  std::string cell = absl::StrFormat(
-      "%d launches, min/avg/max %s/%s/%s", k.launches, FormatNanos(k.min_ns),
-      FormatNanos(KernelMeanNanos(k)), FormatNanos(k.max_ns));
+  // (The row's time is per step and rank; its launches are all of them.)
+  std::string over;
+  if (k.steps > 1) absl::StrAppend(&over, " over ", k.steps, " steps");
+  if (k.ranks > 1) {
+    absl::StrAppend(&over, k.steps > 1 ? " of " : " over ", k.ranks, " ranks");
+  }
+  std::string cell =
+      absl::StrFormat("%d launches%s, min/avg/max %s/%s/%s", k.launches, over,
+                      FormatNanos(k.min_ns), FormatNanos(KernelMeanNanos(k)),
+                      FormatNanos(k.max_ns));
   // The text row names a few launch shapes; -output json lists them all.
   constexpr size_t kShown = 3;
   const size_t shown = std::min(k.launch.size(), kShown);

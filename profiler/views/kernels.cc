@@ -188,6 +188,8 @@ ResultNode KernelRow(const Model& model, const std::string& name,
   r.self = KernelStats(k.launches / div, k.total_ns / div);
   auto facts = std::make_shared<KernelFacts>();
   facts->launches = k.launches;
+  facts->ranks = std::max<int64_t>(1, model.ranks());
+  facts->steps = std::max<int64_t>(1, div / facts->ranks);
   facts->total_ns = k.total_ns;
   facts->min_ns = k.min_ns;
   facts->max_ns = k.max_ns;

@@ -72,6 +72,11 @@ struct KernelFacts {
   std::vector<std::string> streams;  // where it ran, sorted
   std::vector<std::string> launch;   // launch dimensions as recorded, sorted
   int64_t unlinked_launches = 0;     // launches of no known op
+  // What the launches and durations above are summed over: the query's
+  // steps (1 for -step N) and the job's ranks. The row's own figures are
+  // these sums divided by steps * ranks.
+  int64_t steps = 1;
+  int64_t ranks = 1;
 };
 
 // A kernel's mean launch, rounded to the nearest nanosecond (0 when none).
