@@ -11,14 +11,19 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
 #include "profiler/importers/trace_import.h"
+#include "profiler/load/loader.h"
 #include "profiler/model/model.h"
+#include "profiler/render/render_steps.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
@@ -368,6 +373,77 @@ TEST_CASE("TF timeline: stream lanes, memcpy duplicates, output tensors") {
     if (n.name == "mm") output_seen = n.self.output_bytes == 512;
   }
   CHECK(output_seen);
+}
+
+// A ProfileProto keeps the nodes' accelerator time but no device records:
+// its steps table says the kernels, copies and device span are unknown. The
+// RunMetadata of the same run has its GPU streams: kernels are counted
+// (here recounted from the raw RunMetadata).
+TEST_CASE("steps: unknown device columns of a ProfileProto are not zeros") {
+  InputPaths profile;
+  profile.profile_path = testing::SourceDir() + "/testdata/sample/profile";
+  auto p = LoadProfile(profile);
+  REQUIRE(p.ok());
+  const StepTable pt = ComputeSteps((*p)->model);
+  REQUIRE(pt.rows.size() == 1);
+  CHECK(pt.rows[0].accelerator_ns > 0);
+  CHECK_FALSE(pt.device_records);
+  std::istringstream text(RenderStepsText(pt));
+  std::string line;
+  std::getline(text, line);  // "1 steps (...)"
+  std::getline(text, line);  // the header
+  std::getline(text, line);
+  std::vector<std::string> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  REQUIRE(cells.size() >= 8);
+  CHECK(cells[4] == "-");  // memcpy
+  CHECK(cells[6] == "-");  // kernels
+  CHECK(cells[7] == "-");  // device span
+  const std::string json = RenderStepsJson(pt);
+  CHECK(json.find("\"kernels\": null") != std::string::npos);
+  CHECK(json.find("\"device_span_micros\": null") != std::string::npos);
+  const std::vector<std::string> csv = absl::StrSplit(RenderStepsCsv(pt), '\n');
+  REQUIRE(csv.size() >= 2);
+  const std::vector<std::string> head = absl::StrSplit(csv[0], ',');
+  const std::vector<std::string> row = absl::StrSplit(csv[1], ',');
+  REQUIRE(head.size() == row.size());
+  const std::set<std::string> unknown = {"memcpy_micros", "kernels",
+                                         "device_span_micros"};
+  const std::set<std::string> known = {
+      "step",           "wall_micros", "accelerator_micros",
+      "compute_micros", "idle_micros", "flops"};
+  for (size_t i = 0; i < head.size(); ++i) {
+    INFO(head[i]);
+    if (unknown.count(head[i])) CHECK(row[i].empty());
+    if (known.count(head[i])) CHECK_FALSE(row[i].empty());
+  }
+
+  const std::string dir = Corpus("tf-testdata/current");
+  InputPaths tf1;
+  tf1.graph_path = dir + "/graph.pbtxt";
+  tf1.run_meta_path = dir + "/run_meta";
+  auto r = LoadProfile(tf1);
+  REQUIRE(r.ok());
+  const StepTable rt = ComputeSteps((*r)->model);
+  REQUIRE(rt.rows.size() == 1);
+  CHECK(rt.device_records);
+  tfcore::RunMetadata rm;
+  REQUIRE(rm.ParseFromString(testing::ReadFile(dir + "/run_meta")));
+  int64_t kernels = 0;
+  for (const auto& dev : rm.step_stats().dev_stats()) {
+    const std::string& d = dev.device();
+    if (d.find("/stream:") == std::string::npos ||
+        d.find("/stream:all") != std::string::npos) {
+      continue;
+    }
+    for (const auto& ns : dev.node_stats()) {
+      // (A copy's node name is MEMCPY..., its label the op it copied for.)
+      if (ns.node_name().rfind("MEMCPY", 0) != 0) ++kernels;
+    }
+  }
+  CHECK(kernels > 0);
+  CHECK(rt.rows[0].kernels == kernels);
+  CHECK(RenderStepsJson(rt).find(absl::StrCat("\"kernels\": ", kernels)) !=
+        std::string::npos);
 }
 
 }  // namespace

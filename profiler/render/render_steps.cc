@@ -18,19 +18,24 @@ struct Field {
   bool text = false;
 };
 
-std::vector<Field> Fields(const StepRow& r) {
+// `devices`: the table's device_records (without them memcpy, kernels and
+// device span are unknown: empty, null in JSON).
+std::vector<Field> Fields(const StepRow& r, bool devices) {
+  const auto known = [devices](std::string v) {
+    return devices ? v : std::string();
+  };
   return {
       {"step", absl::StrCat(r.step)},
       {"wall_micros", NanosAsMicros(r.wall_ns)},
       {"accelerator_micros", NanosAsMicros(r.accelerator_ns)},
       {"compute_micros", NanosAsMicros(r.compute_ns)},
-      {"memcpy_micros", NanosAsMicros(r.memcpy_ns)},
+      {"memcpy_micros", known(NanosAsMicros(r.memcpy_ns))},
       {"communication_micros", NanosAsMicros(r.communication_ns)},
       {"exposed_communication_micros",
        NanosAsMicros(r.exposed_communication_ns)},
       {"idle_micros", NanosAsMicros(r.idle_ns)},
-      {"kernels", absl::StrCat(r.kernels)},
-      {"device_span_micros", NanosAsMicros(r.device_span_ns)},
+      {"kernels", known(absl::StrCat(r.kernels))},
+      {"device_span_micros", known(NanosAsMicros(r.device_span_ns))},
       {"peak_bytes", absl::StrCat(r.peak_bytes)},
       {"peak_allocator", r.peak_allocator, true},
       {"wall_from", r.from_markers ? "markers" : "executions", true},
@@ -66,15 +71,18 @@ std::string RenderStepsText(const StepTable& table) {
                                  ? "-"
                                  : absl::StrCat(FormatMemory(r.peak_bytes),
                                                 " (", r.peak_allocator, ")");
+    const bool known = table.device_records;
     absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s", r.step,
                           FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
-                          FormatNanos(r.compute_ns), FormatNanos(r.memcpy_ns));
+                          FormatNanos(r.compute_ns),
+                          known ? FormatNanos(r.memcpy_ns) : "-");
     if (comm) {
       absl::StrAppendFormat(&out, " %13s %12s", FormatNanos(r.communication_ns),
                             FormatNanos(r.exposed_communication_ns));
     }
-    absl::StrAppendFormat(&out, " %12s %8d %12s", FormatNanos(r.idle_ns),
-                          r.kernels, FormatNanos(r.device_span_ns));
+    absl::StrAppendFormat(&out, " %12s %8s %12s", FormatNanos(r.idle_ns),
+                          known ? absl::StrCat(r.kernels) : "-",
+                          known ? FormatNanos(r.device_span_ns) : "-");
     if (flops) {
       absl::StrAppendFormat(
           &out, " %13s %6s", FormatFlopCount(static_cast<double>(r.flops)),
@@ -96,13 +104,13 @@ std::string RenderStepsText(const StepTable& table) {
 
 std::string RenderStepsCsv(const StepTable& table) {
   std::string out;
-  const std::vector<Field> header = Fields(StepRow());
+  const std::vector<Field> header = Fields(StepRow(), true);
   for (size_t i = 0; i < header.size(); ++i) {
     absl::StrAppend(&out, i > 0 ? "," : "", header[i].name);
   }
   out += "\n";
   for (const StepRow& r : table.rows) {
-    const std::vector<Field> f = Fields(r);
+    const std::vector<Field> f = Fields(r, table.device_records);
     for (size_t i = 0; i < f.size(); ++i) {
       absl::StrAppend(&out, i > 0 ? "," : "", CsvField(f[i].value));
     }
@@ -125,7 +133,7 @@ std::string RenderStepsJson(const StepTable& table) {
       "\"steps\": [");
   for (size_t i = 0; i < table.rows.size(); ++i) {
     out += i > 0 ? ", {" : "{";
-    const std::vector<Field> f = Fields(table.rows[i]);
+    const std::vector<Field> f = Fields(table.rows[i], table.device_records);
     for (size_t k = 0; k < f.size(); ++k) {
       absl::StrAppend(&out, k > 0 ? ", " : "", "\"", f[k].name,
                       "\": ", JsonField(f[k]));

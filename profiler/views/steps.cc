@@ -294,6 +294,11 @@ StepTable ComputeSteps(const Model& model) {
     PeakMemory(activity, &row);
     table.rows.push_back(std::move(row));
   }
+  if (activity.work().empty()) {
+    for (const StepRow& r : table.rows) {
+      if (r.accelerator_ns > 0) table.device_records = false;
+    }
+  }
   const int64_t n = static_cast<int64_t>(table.rows.size());
   if (marked == n && n > 0) {
     table.wall_source = "wall time from each step's own markers";

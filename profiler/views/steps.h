@@ -56,6 +56,10 @@ struct StepTable {
   // The peak MFU is measured against (views/flops.h's MfuText); empty
   // until AddStepFlops.
   std::string mfu_text;
+  // False when the input has accelerator time in its nodes' statistics but
+  // no device records (a ProfileProto keeps none): the rows' memcpy,
+  // kernels and device span are then unknown, not zero.
+  bool device_records = true;
 };
 
 StepTable ComputeSteps(const Model& model);
