@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch2/catch.hpp"
@@ -305,6 +306,47 @@ TEST_CASE("The kernel view's root and means are rounded once") {
         KernelMeanNanos(*n.kernel) ==
         std::llround(static_cast<double>(ns) / static_cast<double>(launches)));
   }
+}
+
+// tfprof counts accelerator time on a GPU's stream:all and CPU time on the
+// placements: a -device_regexes matching only single streams counts nothing
+// in the views, and says why (the kernel view does list that stream's
+// kernels); one matching nothing says so too.
+TEST_CASE("device_regexes that match no time-counting device are noted") {
+  const std::string path =
+      testing::CorpusFile("gpu-h200-2026/jax_lm_nocb.xplane.pb.gz");
+  auto loaded = LoadTrace(path);
+  Views views(&loaded->model, nullptr);
+  const auto notes_of = [&](ViewKind view, const std::string& devices) {
+    Options o;
+    o.device_regexes = {devices};
+    absl::StatusOr<ResultTree> r = views.Query(view, o);
+    REQUIRE(r.ok());
+    std::string all;
+    for (const std::string& n : r->notes) all += n + "\n";
+    return std::make_pair(r->root().total, all);
+  };
+  const std::string no_time = "devices that count no time";
+  for (ViewKind view : {ViewKind::kScope, ViewKind::kOp, ViewKind::kGraph}) {
+    const auto [stream, stream_notes] = notes_of(view, ".*stream:14.*");
+    CHECK(stream.exec_micros == 0);
+    CHECK(stream_notes.find(no_time) != std::string::npos);
+    CHECK(stream_notes.find("stream:14") != std::string::npos);
+    const auto [all, all_notes] = notes_of(view, ".*stream:all.*");
+    CHECK(all.accelerator_exec_micros > 0);
+    CHECK(all_notes.find("-device_regexes") == std::string::npos);
+    const auto [none, none_notes] = notes_of(view, ".*no-such-device.*");
+    CHECK(none.exec_micros == 0);
+    CHECK(none_notes.find("matches none of the devices") != std::string::npos);
+    // The default counts everything and notes nothing.
+    const auto [every, every_notes] = notes_of(view, ".*");
+    CHECK(every_notes.find("-device_regexes") == std::string::npos);
+  }
+  Options k;
+  k.device_regexes = {".*stream:14.*"};
+  absl::StatusOr<ResultTree> kernels = views.Query(ViewKind::kKernel, k);
+  REQUIRE(kernels.ok());
+  CHECK(kernels->root().total.accelerator_exec_micros > 0);
 }
 
 }  // namespace

@@ -208,7 +208,10 @@ const std::vector<OptionSpec>& OptionTable() {
       {"device_regexes", K::kList, ".*",
        "Comma-separated regexes; only executions on a device (lower case, "
        "e.g. .*gpu:3.*) matching one count: time, runs, and memory of nodes "
-       "placed there."},
+       "placed there. Time counts on placements (.../gpu:0: CPU time) and a "
+       "GPU's .../stream:all (accelerator time); a note says when the "
+       "regexes match only devices that count none (single streams, copy "
+       "lanes: the kernel view lists a stream's kernels) or no device."},
       {"show_kernels", K::kBool, "false",
        "Scope, graph and code views: list under each op the accelerator "
        "kernels it launched (name, launches, time) where the input records "

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "profiler/base/device.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/base/parallel.h"
 #include "profiler/base/saturate.h"
@@ -98,6 +99,7 @@ class ViewCache {
         for (const auto& g : model.nodes()) {
           stats_[g->index] = model.StatsOn(*g, step, keep);
         }
+        devices_note_ = DevicesNote(seen);
       }
       if (pytorch_rule) {
         // PyTorch's with_flops count where the trace has one.
@@ -112,6 +114,7 @@ class ViewCache {
         for (NodeStats& st : stats_)
           st.DivideBy(model.ranks(), /*nearest=*/true);
       }
+      if (devices.size() == 1 && devices[0] == ".*") devices_note_.clear();
       stats_valid_ = true;
       ++stats_serial_;
       stats_pytorch_rule_ = pytorch_rule;
@@ -124,6 +127,9 @@ class ViewCache {
 
   // Which computation of StatsFor() the kept statistics are.
   uint64_t stats_serial() const { return stats_serial_; }
+  // A note for the user when the kept statistics' -device_regexes matched
+  // no device that counts time; else empty.
+  const std::string& devices_note() const { return devices_note_; }
   // Whether StatsFor() has these statistics already.
   bool StatsKept(const Model& model, int64_t step,
                  const std::vector<std::string>& devices,
@@ -135,7 +141,32 @@ class ViewCache {
   }
 
  private:
+  // What -device_regexes matched among the devices the nodes name, `seen`
+  // (device -> matched): a note when none of them counts time.
+  static std::string DevicesNote(
+      const absl::flat_hash_map<std::string_view, bool>& seen) {
+    std::string example;
+    for (const auto& [device, matched] : seen) {
+      if (!matched) continue;
+      const DeviceKind kind = KindOfDevice(device);
+      if (kind == DeviceKind::kPlacement || kind == DeviceKind::kStreamAll) {
+        return "";
+      }
+      if (example.empty() || device < example) example = std::string(device);
+    }
+    if (example.empty()) {
+      return "note: -device_regexes matches none of the devices the nodes "
+             "name: nothing is counted";
+    }
+    return absl::StrCat(
+        "note: -device_regexes matches only devices that count no time (",
+        example,
+        ", ...): time counts on a GPU's .../stream:all and on placements "
+        "such as .../gpu:0; the kernel view lists one stream's kernels");
+  }
+
   std::vector<NodeStats> stats_;
+  std::string devices_note_;
   std::vector<std::string> stats_devices_;
   bool stats_valid_ = false;
   bool stats_pytorch_rule_ = false;
@@ -809,11 +840,15 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
     case ViewKind::kKernel:
       result = QueryOpView(st, c, checkpoint_, &q, std::move(out));
       AttachFlopFacts(*model_, &*result);
-      NoteFlopsRule(*model_, &*result);
-      return result;
+      break;
   }
-  if (result.ok() && opts.show_kernels) AttachKernels(*model_, &*result);
+  if (result.ok() && opts.show_kernels && view != ViewKind::kOp) {
+    AttachKernels(*model_, &*result);
+  }
   if (result.ok()) NoteFlopsRule(*model_, &*result);
+  if (result.ok() && !cache_->devices_note().empty()) {
+    result->notes.push_back(cache_->devices_note());
+  }
   return result;
 }
 
