@@ -24,6 +24,8 @@
 #include "profiler/load/loader.h"
 #include "profiler/model/model.h"
 #include "profiler/render/render_steps.h"
+#include "profiler/views/diff.h"
+#include "profiler/views/flops.h"
 #include "profiler/views/steps.h"
 #include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
@@ -387,7 +389,11 @@ TEST_CASE("steps: unknown device columns of a ProfileProto are not zeros") {
   const StepTable pt = ComputeSteps((*p)->model);
   REQUIRE(pt.rows.size() == 1);
   CHECK(pt.rows[0].accelerator_ns > 0);
-  CHECK_FALSE(pt.device_records);
+  CHECK_FALSE(pt.kernel_records);
+  CHECK_FALSE(pt.copy_records);
+  // MFU's peak: which GPU ran is what is not known.
+  CHECK(ComputeRunFlops((*p)->model, pt, PeakOverride())
+            .peak.unknown.find("no kernel records") != std::string::npos);
   std::istringstream text(RenderStepsText(pt));
   std::string line;
   std::getline(text, line);  // "1 steps (...)"
@@ -425,7 +431,8 @@ TEST_CASE("steps: unknown device columns of a ProfileProto are not zeros") {
   REQUIRE(r.ok());
   const StepTable rt = ComputeSteps((*r)->model);
   REQUIRE(rt.rows.size() == 1);
-  CHECK(rt.device_records);
+  CHECK(rt.kernel_records);
+  CHECK(rt.copy_records);
   tfcore::RunMetadata rm;
   REQUIRE(rm.ParseFromString(testing::ReadFile(dir + "/run_meta")));
   int64_t kernels = 0;
@@ -444,6 +451,19 @@ TEST_CASE("steps: unknown device columns of a ProfileProto are not zeros") {
   CHECK(rt.rows[0].kernels == kernels);
   CHECK(RenderStepsJson(rt).find(absl::StrCat("\"kernels\": ", kernels)) !=
         std::string::npos);
+  // diff: what the base does not know is not recorded there, not a change
+  // from zero.
+  const StepsDiff d = DiffSteps(pt, rt, DiffOptions());
+  int checked = 0;
+  for (const StepsDiffRow& row : d.rows) {
+    INFO(row.measure);
+    if (row.measure == "peak_bytes") continue;  // neither records memory
+    CHECK(row.current_recorded);
+    const bool unknown = row.measure == "kernels" || row.measure == "memcpy_ns";
+    CHECK(row.base_recorded == !unknown);
+    checked += unknown ? 1 : 0;
+  }
+  CHECK(checked == 2);
 }
 
 }  // namespace

@@ -18,24 +18,25 @@ struct Field {
   bool text = false;
 };
 
-// `devices`: the table's device_records (without them memcpy, kernels and
-// device span are unknown: empty, null in JSON).
-std::vector<Field> Fields(const StepRow& r, bool devices) {
-  const auto known = [devices](std::string v) {
-    return devices ? v : std::string();
+// Figures the table does not know (StepTable::Known) are empty (null in
+// JSON).
+std::vector<Field> Fields(const StepRow& r, const StepTable& table) {
+  const auto known = [&table](int64_t StepRow::*member, std::string v) {
+    return table.Known(member) ? v : std::string();
   };
   return {
       {"step", absl::StrCat(r.step)},
       {"wall_micros", NanosAsMicros(r.wall_ns)},
       {"accelerator_micros", NanosAsMicros(r.accelerator_ns)},
       {"compute_micros", NanosAsMicros(r.compute_ns)},
-      {"memcpy_micros", known(NanosAsMicros(r.memcpy_ns))},
+      {"memcpy_micros", known(&StepRow::memcpy_ns, NanosAsMicros(r.memcpy_ns))},
       {"communication_micros", NanosAsMicros(r.communication_ns)},
       {"exposed_communication_micros",
        NanosAsMicros(r.exposed_communication_ns)},
       {"idle_micros", NanosAsMicros(r.idle_ns)},
-      {"kernels", known(absl::StrCat(r.kernels))},
-      {"device_span_micros", known(NanosAsMicros(r.device_span_ns))},
+      {"kernels", known(&StepRow::kernels, absl::StrCat(r.kernels))},
+      {"device_span_micros",
+       known(&StepRow::device_span_ns, NanosAsMicros(r.device_span_ns))},
       {"peak_bytes", absl::StrCat(r.peak_bytes)},
       {"peak_allocator", r.peak_allocator, true},
       {"wall_from", r.from_markers ? "markers" : "executions", true},
@@ -71,18 +72,20 @@ std::string RenderStepsText(const StepTable& table) {
                                  ? "-"
                                  : absl::StrCat(FormatMemory(r.peak_bytes),
                                                 " (", r.peak_allocator, ")");
-    const bool known = table.device_records;
+    const auto time = [&table](int64_t StepRow::*member, int64_t ns) {
+      return table.Known(member) ? FormatNanos(ns) : std::string("-");
+    };
     absl::StrAppendFormat(&out, "%8d %12s %12s %12s %12s", r.step,
                           FormatNanos(r.wall_ns), FormatNanos(r.accelerator_ns),
                           FormatNanos(r.compute_ns),
-                          known ? FormatNanos(r.memcpy_ns) : "-");
+                          time(&StepRow::memcpy_ns, r.memcpy_ns));
     if (comm) {
       absl::StrAppendFormat(&out, " %13s %12s", FormatNanos(r.communication_ns),
                             FormatNanos(r.exposed_communication_ns));
     }
     absl::StrAppendFormat(&out, " %12s %8s %12s", FormatNanos(r.idle_ns),
-                          known ? absl::StrCat(r.kernels) : "-",
-                          known ? FormatNanos(r.device_span_ns) : "-");
+                          table.kernel_records ? absl::StrCat(r.kernels) : "-",
+                          time(&StepRow::device_span_ns, r.device_span_ns));
     if (flops) {
       absl::StrAppendFormat(
           &out, " %13s %6s", FormatFlopCount(static_cast<double>(r.flops)),
@@ -104,13 +107,13 @@ std::string RenderStepsText(const StepTable& table) {
 
 std::string RenderStepsCsv(const StepTable& table) {
   std::string out;
-  const std::vector<Field> header = Fields(StepRow(), true);
+  const std::vector<Field> header = Fields(StepRow(), StepTable());
   for (size_t i = 0; i < header.size(); ++i) {
     absl::StrAppend(&out, i > 0 ? "," : "", header[i].name);
   }
   out += "\n";
   for (const StepRow& r : table.rows) {
-    const std::vector<Field> f = Fields(r, table.device_records);
+    const std::vector<Field> f = Fields(r, table);
     for (size_t i = 0; i < f.size(); ++i) {
       absl::StrAppend(&out, i > 0 ? "," : "", CsvField(f[i].value));
     }
@@ -133,7 +136,7 @@ std::string RenderStepsJson(const StepTable& table) {
       "\"steps\": [");
   for (size_t i = 0; i < table.rows.size(); ++i) {
     out += i > 0 ? ", {" : "{";
-    const std::vector<Field> f = Fields(table.rows[i], table.device_records);
+    const std::vector<Field> f = Fields(table.rows[i], table);
     for (size_t k = 0; k < f.size(); ++k) {
       absl::StrAppend(&out, k > 0 ? ", " : "", "\"", f[k].name,
                       "\": ", JsonField(f[k]));

@@ -66,6 +66,8 @@ StepTable CombineRankSteps(const std::vector<RankProfile>& ranks) {
   std::map<int64_t, Sum> steps;
   StepTable out;
   for (const RankProfile& p : ranks) {
+    out.kernel_records = out.kernel_records && p.steps.kernel_records;
+    out.copy_records = out.copy_records && p.steps.copy_records;
     for (const StepRow& r : p.steps.rows) {
       Sum& s = steps[r.step];
       StepRow& c = s.row;

@@ -284,14 +284,15 @@ StepsDiff DiffSteps(const StepTable& base, const StepTable& current,
     const Member member = measure.second;
     StepsDiffRow row;
     row.measure = measure.first;
-    // Only peak bytes can be missing (-1).
+    // Peak bytes can be missing (-1); a table may not know its kernels and
+    // copies (StepTable::Known).
     auto take = [&](const StepTable& t, std::vector<int64_t>* v) {
       bool recorded = false;
       for (const StepRow& r : t.rows) {
         v->push_back(std::max<int64_t>(r.*member, 0));
         recorded |= r.*member >= 0;
       }
-      return recorded;
+      return recorded && t.Known(member);
     };
     row.base_recorded = take(base, &row.base);
     row.current_recorded = take(current, &row.current);

@@ -198,6 +198,12 @@ RunFlops ComputeRunFlops(const Model& model, const StepTable& steps,
   // the same GPU share it, as processes on one host do.
   const int64_t copies = ranks > 1 && UsesNccl(model.activity()) ? ranks : 0;
   r.peak = SumPeaks(all, rows, dtype, o, copies);
+  if (all.empty() && !steps.kernel_records && !r.peak.unknown.empty()) {
+    // (Accelerator time without kernel records: which GPU is not known.)
+    r.peak.unknown =
+        "the profile has no kernel records to say which GPU ran; pass "
+        "--peak_flops";
+  }
   r.peak.dtype_assumed = most == 0;
   int64_t sum = 0;
   for (const StepRow& row : steps.rows) {

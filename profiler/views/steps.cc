@@ -295,9 +295,13 @@ StepTable ComputeSteps(const Model& model) {
     table.rows.push_back(std::move(row));
   }
   if (activity.work().empty()) {
+    bool accelerator = false, copies = false;
     for (const StepRow& r : table.rows) {
-      if (r.accelerator_ns > 0) table.device_records = false;
+      accelerator = accelerator || r.accelerator_ns > 0;
+      copies = copies || r.memcpy_ns > 0;
     }
+    table.kernel_records = !accelerator;
+    table.copy_records = !accelerator || copies;
   }
   const int64_t n = static_cast<int64_t>(table.rows.size());
   if (marked == n && n > 0) {

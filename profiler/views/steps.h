@@ -57,9 +57,21 @@ struct StepTable {
   // until AddStepFlops.
   std::string mfu_text;
   // False when the input has accelerator time in its nodes' statistics but
-  // no device records (a ProfileProto keeps none): the rows' memcpy,
-  // kernels and device span are then unknown, not zero.
-  bool device_records = true;
+  // no records of the kernels (a ProfileProto keeps none, a RunMetadata
+  // with only stream:all lanes neither): the rows' kernels and device span
+  // are then unknown, not zero; copy_records likewise for memcpy (known
+  // from a RunMetadata's memcpy lane).
+  bool kernel_records = true;
+  bool copy_records = true;
+
+  // Whether the rows' `member` is known (kernels, device_span_ns and
+  // memcpy_ns may not be).
+  bool Known(int64_t StepRow::*member) const {
+    if (member == &StepRow::kernels || member == &StepRow::device_span_ns) {
+      return kernel_records;
+    }
+    return member != &StepRow::memcpy_ns || copy_records;
+  }
 };
 
 StepTable ComputeSteps(const Model& model);
