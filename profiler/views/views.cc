@@ -96,10 +96,12 @@ class ViewCache {
           if (added) it->second = res.Any(std::string(d));
           return it->second;
         };
+        bool counted = false;  // any time or run on the matched devices
         for (const auto& g : model.nodes()) {
-          stats_[g->index] = model.StatsOn(*g, step, keep);
+          NodeStats& st = stats_[g->index] = model.StatsOn(*g, step, keep);
+          counted = counted || st.run_count != 0 || st.exec_micros != 0;
         }
-        devices_note_ = DevicesNote(seen);
+        devices_note_ = counted ? "" : DevicesNote(seen);
       }
       if (pytorch_rule) {
         // PyTorch's with_flops count where the trace has one.
@@ -141,10 +143,12 @@ class ViewCache {
   }
 
  private:
-  // What -device_regexes matched among the devices the nodes name, `seen`
-  // (device -> matched): a note when none of them counts time.
+  // When nothing was counted: what -device_regexes matched among the
+  // devices the nodes name, `seen` (device -> matched), as a note; empty
+  // when a device that counts time matched (the step had nothing there).
   static std::string DevicesNote(
       const absl::flat_hash_map<std::string_view, bool>& seen) {
+    if (seen.empty()) return "";  // the nodes name no devices
     std::string example;
     for (const auto& [device, matched] : seen) {
       if (!matched) continue;
@@ -156,7 +160,7 @@ class ViewCache {
     }
     if (example.empty()) {
       return "note: -device_regexes matches none of the devices the nodes "
-             "name: nothing is counted";
+             "ran on: no time or runs are counted";
     }
     return absl::StrCat(
         "note: -device_regexes matches only devices that count no time (",
