@@ -213,6 +213,8 @@ void Model::StoreExec(const ExecDetail& d, StepExec* exec,
   for (std::string_view dev : d.devices) out.Put(id(dev));
   PutTimes(d.other_execs, base, id, &out);
   exec->detail = StoreFramed(out.Written());
+  // (A record of very many intervals does not keep its scratch.)
+  if (seal_buffer_.size() > (size_t{1} << 20)) std::string().swap(seal_buffer_);
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
