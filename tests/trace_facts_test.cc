@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "catch2/catch.hpp"
 #include "profiler/load/loader.h"
 #include "profiler/render/render_memory.h"
@@ -717,19 +718,34 @@ TEST_CASE("Every corpus trace's kernels and steps agree with its raw events") {
       o.max_depth = 1000000;
       absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
       REQUIRE(r.ok());
-      const std::string text = RenderText(*r);
+      // The text row of each kernel, by its name.
+      std::map<std::string, std::string> lines;
+      for (absl::string_view l : absl::StrSplit(RenderText(*r), '\n')) {
+        lines[std::string(l.substr(0, l.find("  ")))] = std::string(l);
+      }
       const int64_t steps = static_cast<int64_t>(walls.size());
       for (size_t c : r->root().children) {
         const ResultNode& n = r->nodes[c];
         INFO(n.name);
         CHECK(n.kernel->steps == steps);
+        CHECK(n.kernel->ranks == 1);
         CHECK(n.kernel->launches == kernels.at(n.name).first);
         CHECK(n.self.run_count == n.kernel->launches / steps);
         const std::string cell =
             steps > 1 ? absl::StrCat(" ", n.kernel->launches, " launches over ",
                                      steps, " steps, ")
                       : absl::StrCat(" ", n.kernel->launches, " launches, ");
-        CHECK(text.find(cell) != std::string::npos);
+        REQUIRE(lines.count(n.name) == 1);
+        CHECK(lines.at(n.name).find(cell) != std::string::npos);
+      }
+      // One step's rows are that step's launches.
+      o.step = walls.begin()->first;
+      absl::StatusOr<ResultTree> one = views.Query(ViewKind::kKernel, o);
+      REQUIRE(one.ok());
+      for (size_t c : one->root().children) {
+        const ResultNode& n = one->nodes[c];
+        CHECK(n.kernel->steps == 1);
+        CHECK(n.self.run_count == n.kernel->launches);
       }
     }
     // Memory times count from the first step's marker, as xprof's do.
