@@ -83,9 +83,10 @@ std::string RenderStepsText(const StepTable& table) {
       absl::StrAppendFormat(&out, " %13s %12s", FormatNanos(r.communication_ns),
                             FormatNanos(r.exposed_communication_ns));
     }
-    absl::StrAppendFormat(&out, " %12s %8s %12s", FormatNanos(r.idle_ns),
-                          table.kernel_records ? absl::StrCat(r.kernels) : "-",
-                          time(&StepRow::device_span_ns, r.device_span_ns));
+    absl::StrAppendFormat(
+        &out, " %12s %8s %12s", FormatNanos(r.idle_ns),
+        table.Known(&StepRow::kernels) ? absl::StrCat(r.kernels) : "-",
+        time(&StepRow::device_span_ns, r.device_span_ns));
     if (flops) {
       absl::StrAppendFormat(
           &out, " %13s %6s", FormatFlopCount(static_cast<double>(r.flops)),

@@ -86,6 +86,7 @@ class ViewCache {
       bool pytorch_rule) {
     if (!StatsKept(model, step, devices, pytorch_rule)) {
       stats_.resize(model.size());
+      devices_note_.clear();
       if (devices.size() == 1 && devices[0] == ".*") {
         for (const auto& g : model.nodes()) stats_[g->index] = g->Stats(step);
       } else {
@@ -116,7 +117,6 @@ class ViewCache {
         for (NodeStats& st : stats_)
           st.DivideBy(model.ranks(), /*nearest=*/true);
       }
-      if (devices.size() == 1 && devices[0] == ".*") devices_note_.clear();
       stats_valid_ = true;
       ++stats_serial_;
       stats_pytorch_rule_ = pytorch_rule;
@@ -150,12 +150,14 @@ class ViewCache {
       const absl::flat_hash_map<std::string_view, bool>& seen) {
     if (seen.empty()) return "";  // the nodes name no devices
     std::string example;
+    int matches = 0;
     for (const auto& [device, matched] : seen) {
       if (!matched) continue;
       const DeviceKind kind = KindOfDevice(device);
       if (kind == DeviceKind::kPlacement || kind == DeviceKind::kStreamAll) {
         return "";
       }
+      ++matches;
       if (example.empty() || device < example) example = std::string(device);
     }
     if (example.empty()) {
@@ -164,8 +166,8 @@ class ViewCache {
     }
     return absl::StrCat(
         "note: -device_regexes matches only devices that count no time (",
-        example,
-        ", ...): time counts on a GPU's .../stream:all and on placements "
+        example, matches > 1 ? ", ..." : "",
+        "): time counts on a GPU's .../stream:all and on placements "
         "such as .../gpu:0; the kernel view lists one stream's kernels");
   }
 
