@@ -16,6 +16,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "profiler/base/wire.h"
 #include "profiler/load/loader.h"
+#include "profiler/load/profile_decoder.h"
 #include "tests/test_util.h"
 #include "tools/synthetic_profile.h"
 
@@ -183,6 +184,187 @@ TEST_CASE("Repeated keys: the last one read wins, as in protobuf maps") {
   CHECK(m->Find("second") != nullptr);
   CHECK(m->Find("second")->FindExec(3)->run_count == 9);
   ExpectSameAsProtobuf(bytes, *m);
+}
+
+// A length-delimited field and a varint field, in the wire format.
+std::string LenField(uint32_t field, const std::string& bytes) {
+  std::string s;
+  wire::PutVarint(&s, (field << 3) | wire::kBytes);
+  wire::PutVarint(&s, bytes.size());
+  return s + bytes;
+}
+std::string VarintField(uint32_t field, uint64_t v) {
+  std::string s;
+  wire::PutVarint(&s, (field << 3) | wire::kVarint);
+  wire::PutVarint(&s, v);
+  return s;
+}
+
+// A ProfileProto of one node per record, each node's record at step 1
+// the given ExecProfile bytes.
+std::string NodesWithRecords(const std::vector<std::string>& records) {
+  std::string out;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string exec_entry = VarintField(1, 1) + LenField(2, records[i]);
+    const std::string node = LenField(1, "n" + std::to_string(i)) +
+                             VarintField(13, i) + LenField(12, exec_entry);
+    out += LenField(1, VarintField(1, i) + LenField(2, node));
+  }
+  return out;
+}
+
+// Decodes `bytes` on one decoder, its step records encoded directly from
+// the file where they allow it or all through an ExecDetail.
+absl::StatusOr<Model> DecodeRecords(const std::string& bytes, bool direct,
+                                    int64_t* direct_records) {
+  ProfileDecoder decoder;
+  decoder.set_direct_records(direct);
+  wire::Reader r(bytes);
+  uint32_t f;
+  int wt;
+  int64_t seq = 0;
+  while (r.Next(&f, &wt)) {
+    if (!decoder.Field(f, wt, &r, seq++)) {
+      return absl::InvalidArgumentError("corrupt");
+    }
+  }
+  *direct_records = decoder.direct_records();
+  return decoder.Finish("test");
+}
+
+TEST_CASE("Step records: the direct encoding equals the general one") {
+  using tfpb::ExecProfile;
+  const std::string gpu = "/job:w/replica:0/task:0/device:GPU:0";
+  const std::string stream = gpu + "/stream:all";
+  const std::string cpu = "/job:w/replica:0/task:0/device:CPU:0";
+  const auto times = [](ExecProfile* e, bool accelerator,
+                        const std::string& dev, int n, int64_t t0) {
+    auto& list =
+        accelerator ? *e->mutable_accelerator_execs() : *e->mutable_cpu_execs();
+    for (int i = 0; i < n; ++i) {
+      auto* t = list[dev].add_times();
+      t->add_int64_values(t0 + 7 * i);
+      t->add_int64_values(3 + i % 5);
+    }
+  };
+  // As TensorFlow writes them: every part, in field order.
+  ExecProfile full;
+  full.set_run_count(2);
+  full.set_all_start_micros(1600000000000000);
+  full.set_latest_end_micros(1600000000000900);
+  times(&full, true, stream, 2, 1600000000000010);
+  times(&full, false, cpu, 1, 1600000000000000);
+  full.add_devices(cpu);
+  full.add_devices(stream);
+  auto* m = full.add_memory_execs();
+  m->set_memory_micros(1600000000000800);
+  m->set_requested_bytes(4096);
+  m->set_peak_bytes(4096);
+  m->set_output_bytes(-5);
+  (*m->mutable_output_memory())[2].set_bytes(64);
+  (*m->mutable_output_memory())[0].set_ptr(123456789);
+  for (int i = 0; i < 3; ++i) {
+    auto* a = full.add_allocations();
+    a->set_alloc_micros(1600000000000100 + 10 * i);
+    a->set_alloc_bytes(i == 2 ? -512 : 256);
+  }
+  // Counts past one byte's worth (the encoder widens the count it kept a
+  // byte for).
+  ExecProfile many;
+  many.set_all_start_micros(5);
+  times(&many, true, stream, 300, 6);
+  for (int i = 0; i < 200; ++i)
+    many.add_devices("d" + std::to_string(1000 + i));
+  for (int i = 0; i < 130; ++i) many.add_memory_execs()->set_peak_bytes(i);
+  for (int i = 0; i < 140; ++i) many.add_allocations()->set_alloc_bytes(i);
+  // Parts out of order (merged messages are concatenations).
+  ExecProfile start, cpu_part, acc_part, dev_z, dev_a, cpu_again;
+  start.set_all_start_micros(1000);
+  times(&cpu_part, false, cpu, 2, 1001);
+  times(&acc_part, true, stream, 1, 1002);
+  times(&cpu_again, false, cpu, 1, 1500);
+  dev_z.add_devices("z");
+  dev_a.add_devices("a");
+  const auto ser = [](const ExecProfile& e) { return e.SerializeAsString(); };
+  // Tuples packed, unpacked, short and long; unknown fields; a known field
+  // of another wire type.
+  const std::string tuple_packed = LenField(1, LenField(1, "\x05\x02"));
+  const std::string tuple_loose =
+      LenField(1, VarintField(1, 9) + VarintField(1, 4) + VarintField(1, 8));
+  const std::string tuple_short = LenField(1, VarintField(1, 11));
+  const std::string odd_times =
+      LenField(1, "cpu") +
+      LenField(2, tuple_packed + tuple_loose + tuple_short + LenField(1, ""));
+  const std::string odd = VarintField(2, 3) + LenField(5, odd_times) +
+                          VarintField(9, 77) + LenField(3, "x") +
+                          LenField(6, "cpu") + LenField(6, "cpu");
+  const std::vector<std::string> usual = {ser(full), ser(many), odd, "",
+                                          VarintField(1, 4)};
+  const std::vector<std::string> unusual = {
+      ser(cpu_part) + ser(start),                   // the start after times
+      ser(start) + ser(cpu_part) + ser(acc_part),   // a part after a later one
+      ser(start) + ser(cpu_part) + ser(cpu_again),  // a device twice
+      ser(dev_z) + ser(dev_a),                      // devices unsorted
+      ser(start) + ser(acc_part) + ser(cpu_part) + ser(dev_a) + ser(dev_a),
+      ser(dev_z) + ser(start)};  // the start after devices
+  std::vector<std::string> records = usual;
+  records.insert(records.end(), unusual.begin(), unusual.end());
+  const std::string bytes = NodesWithRecords(records);
+
+  int64_t direct_n = 0, general_n = 0;
+  auto direct = DecodeRecords(bytes, true, &direct_n);
+  auto general = DecodeRecords(bytes, false, &general_n);
+  REQUIRE(direct.ok());
+  REQUIRE(general.ok());
+  // The usual records (and the last unusual one, in order but for a
+  // device repeated at once) took the direct way; the others fell back.
+  CHECK(direct_n == static_cast<int64_t>(usual.size()) + 1);
+  CHECK(general_n == 0);
+  // Protobuf's parse, where the model keeps all a record holds (it keeps
+  // two values a tuple, a device once, no unknown fields).
+  const std::string kept =
+      NodesWithRecords({ser(full), ser(many), "", VarintField(1, 4), unusual[0],
+                        unusual[1], unusual[2], unusual[3], unusual[5]});
+  auto kept_direct = DecodeProfileProto(kept, "test");
+  REQUIRE(kept_direct.ok());
+  ExpectSameAsProtobuf(kept, *kept_direct);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string name = "n" + std::to_string(i);
+    INFO(name);
+    const StepExec* a = direct->Find(name)->FindExec(1);
+    const StepExec* b = general->Find(name)->FindExec(1);
+    REQUIRE(a != nullptr);
+    REQUIRE(b != nullptr);
+    CHECK(a->run_count == b->run_count);
+    CHECK(a->accelerator_micros == b->accelerator_micros);
+    CHECK(a->cpu_micros == b->cpu_micros);
+    CHECK(a->requested_bytes == b->requested_bytes);
+    CHECK(a->peak_bytes == b->peak_bytes);
+    CHECK(a->residual_bytes == b->residual_bytes);
+    CHECK(a->output_bytes == b->output_bytes);
+    REQUIRE((a->detail == nullptr) == (b->detail == nullptr));
+    if (a->detail == nullptr) continue;
+    // The same bytes, device ids included.
+    wire::Reader la(a->detail, a->detail + 10), lb(b->detail, b->detail + 10);
+    uint64_t na = 0, nb = 0;
+    la.Varint(&na);
+    lb.Varint(&nb);
+    REQUIRE(na == nb);
+    CHECK(std::string(reinterpret_cast<const char*>(la.pos()), na) ==
+          std::string(reinterpret_cast<const char*>(lb.pos()), nb));
+  }
+  // Spot checks against the records themselves.
+  const ExecDetail d = direct->Detail(*direct->Find("n1")->FindExec(1));
+  REQUIRE(d.accelerator_execs.size() == 1);
+  CHECK(d.accelerator_execs[0].times.size() == 300);
+  CHECK(d.accelerator_execs[0].times[299].start_micros == 6 + 7 * 299);
+  CHECK(d.devices.size() == 200);
+  CHECK(d.memory_execs.size() == 130);
+  CHECK(d.memory_execs[129].peak_bytes == 129);
+  CHECK(d.allocations.size() == 140);
+  CHECK(d.allocations[139].alloc_bytes == 139);
+  CHECK(direct->Find("n3")->FindExec(1)->detail == nullptr);  // empty
+  CHECK(direct->Find("n4")->FindExec(1)->run_count == 4);
 }
 
 // The offsets at which the top-level fields of `bytes` begin (all are

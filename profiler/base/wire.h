@@ -172,6 +172,15 @@ inline void PutVarint(std::string* out, uint64_t v) {
   }
   out->push_back(static_cast<char>(v));
 }
+// Writes a varint at `at` (room for ten bytes); returns the end.
+inline char* PutVarintAt(char* at, uint64_t v) {
+  while (v >= 0x80) {
+    *at++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *at++ = static_cast<char>(v);
+  return at;
+}
 // Little-endian fixed-width integers, as Fixed32() and Fixed64() read them.
 inline void PutFixed32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i, v >>= 8) out->push_back(static_cast<char>(v));

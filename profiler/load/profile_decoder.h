@@ -2,7 +2,8 @@
 // serialized tensorflow.tfprof.ProfileProto straight into a Model, one
 // top-level field at a time, without protobuf message objects. Two decoders
 // can share one file's fields (the second absorbed by the first at the end).
-// Internal to profiler/load.
+// Used by profile_reader.cc, and by tests that compare its two ways of
+// encoding step records.
 #ifndef TFPROF_PROFILER_LOAD_PROFILE_DECODER_H_
 #define TFPROF_PROFILER_LOAD_PROFILE_DECODER_H_
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "profiler/base/parallel.h"
 #include "profiler/base/wire.h"
+#include "profiler/model/detail_encoder.h"
 #include "profiler/model/model.h"
 #include "profiler/model/model_builder.h"
 #include "profiler/model/string_table.h"
@@ -135,6 +137,13 @@ class ProfileDecoder {
         return r->ok();
     }
   }
+
+  // Whether step records in TensorFlow's usual order are encoded straight
+  // from the file (on by default; off, every record takes the general
+  // path: for tests that compare the two).
+  void set_direct_records(bool on) { direct_ = on; }
+  // How many step records took the direct way so far.
+  int64_t direct_records() const { return direct_records_; }
 
   // Takes over the nodes and step records `other` (made with this decoder
   // as its owner) decoded.
@@ -471,7 +480,9 @@ class ProfileDecoder {
         if (!ReadEntry(r, true, &en)) return false;
         StepExec exec;
         exec.step = static_cast<int64_t>(en.key);
-        if (!Exec(en.value, &exec)) return false;
+        if (!DirectExec(en.value, &exec) && !Exec(en.value, &exec)) {
+          return false;
+        }
         execs_scratch_.push_back(exec);
         break;
       }
@@ -615,6 +626,155 @@ class ProfileDecoder {
     d.Clear();
   }
 
+  // The fields of an ExecProfile with a wire type other than theirs are
+  // read as unknown (0).
+  static uint32_t ExecField(uint32_t f, int w) {
+    const bool varint =
+        f == pf::kRunCount || f == pf::kAllStart || f == pf::kLatestEnd;
+    if ((varint && w != wire::kVarint) ||
+        (!varint && f <= pf::kAllocations && w != wire::kBytes)) {
+      return 0;
+    }
+    return f;
+  }
+
+  static bool ReadAllocation(wire::Reader* r, Allocation* rec) {
+    wire::Reader a = r->Sub();
+    uint32_t af;
+    int aw;
+    while (a.Next(&af, &aw)) {
+      if (af == 1 && aw == wire::kVarint) {
+        rec->alloc_micros = a.Int64();
+      } else if (af == 2 && aw == wire::kVarint) {
+        rec->alloc_bytes = a.Int64();
+      } else {
+        a.Skip(aw);
+      }
+    }
+    return a.ok() && r->ok();
+  }
+
+  // One entry of accelerator_execs or cpu_execs, written to `list` of the
+  // encoder; false if its device does not come after the list's last one
+  // (`*last`) or it is corrupt.
+  bool DirectTimes(const Entry& en, DetailEncoder::Part list,
+                   const std::string** last) {
+    const SharedInterner::Known dev = interner_.Find(en.key_bytes);
+    if (*last != nullptr && !(**last < *dev.str)) return false;
+    *last = dev.str;
+    encoder_.BeginDevice(list, dev.id);
+    wire::Reader et(en.value);
+    uint32_t f;
+    int w;
+    while (et.Next(&f, &w)) {
+      if (f != 1 || w != wire::kBytes) {
+        et.Skip(w);
+        continue;
+      }
+      // A tuple: its first two values are the start and the duration.
+      wire::Reader t = et.Sub();
+      int64_t v[2] = {0, 0};
+      size_t k = 0;
+      uint32_t tf;
+      int tw;
+      while (t.Next(&tf, &tw)) {
+        if (tf == 1) {
+          t.RepeatedInt64(tw, [&](int64_t x) {
+            if (k < 2) v[k] = x;
+            ++k;
+          });
+        } else {
+          t.Skip(tw);
+        }
+      }
+      if (!t.ok()) return false;
+      encoder_.AddInterval(list, v[0], v[1]);
+    }
+    return et.ok();
+  }
+
+  // Encodes an ExecProfile straight into the model's record when its
+  // fields come in field-number order, its maps' keys and its devices in
+  // increasing order (as TensorFlow writes them). False otherwise or if it
+  // is corrupt: Exec then reads it again (interning the same strings in
+  // the same order, so the model is the same either way).
+  bool DirectExec(std::string_view bytes, StepExec* exec) {
+    if (!direct_) return false;
+    DetailEncoder& out = encoder_;
+    out.Start(0);
+    bool written = false;  // any part (Start would clear it)
+    int64_t latest = 0;
+    const std::string* last_list[2] = {nullptr, nullptr};
+    const std::string* last_device = nullptr;
+    wire::Reader r(bytes);
+    uint32_t f;
+    int w;
+    while (r.Next(&f, &w)) {
+      f = ExecField(f, w);
+      switch (f) {
+        case pf::kRunCount:
+          exec->run_count = r.Int64();
+          break;
+        case pf::kAllStart:
+          if (written) return false;
+          out.Start(r.Int64());
+          break;
+        case pf::kLatestEnd:
+          latest = r.Int64();
+          break;
+        case pf::kAcceleratorExecs:
+        case pf::kCpuExecs: {
+          const bool accelerator = f == pf::kAcceleratorExecs;
+          Entry en;
+          written = true;
+          if (!ReadEntry(&r, true, &en) ||
+              !DirectTimes(en,
+                           accelerator ? DetailEncoder::kAccelerator
+                                       : DetailEncoder::kCpu,
+                           &last_list[accelerator ? 0 : 1])) {
+            return false;
+          }
+          break;
+        }
+        case pf::kDevices: {
+          written = true;
+          const SharedInterner::Known dev = interner_.Find(r.Bytes());
+          if (dev.str == last_device) break;  // repeated: kept once
+          if (last_device != nullptr && *dev.str < *last_device) return false;
+          last_device = dev.str;
+          out.AddDevice(dev.id);
+          break;
+        }
+        case pf::kMemoryExecs: {
+          written = true;
+          MemoryExec& m = memory_scratch_;
+          std::vector<OutputMemory> outputs = std::move(m.output_memory);
+          outputs.clear();
+          m = MemoryExec();
+          m.output_memory = std::move(outputs);
+          if (!Memory(r.Bytes(), &m)) return false;
+          out.AddMemory(m);
+          break;
+        }
+        case pf::kAllocations: {
+          written = true;
+          Allocation rec;
+          if (!ReadAllocation(&r, &rec)) return false;
+          out.AddAllocation(rec);
+          break;
+        }
+        default:
+          r.Skip(w);
+      }
+      if (!r.ok()) return false;
+    }
+    if (!r.ok() || !out.ok()) return false;  // (ok: parts in order)
+    out.SetLatestEnd(latest);
+    if (out.Close(exec)) builder_.StoreEncoded(out, exec);
+    ++direct_records_;
+    return true;
+  }
+
   bool Exec(std::string_view bytes, StepExec* exec) {
     ExecDetail& d = scratch_;
     ClearScratch();
@@ -622,12 +782,7 @@ class ProfileDecoder {
     uint32_t f;
     int w;
     while (r.Next(&f, &w)) {
-      const bool varint =
-          f == pf::kRunCount || f == pf::kAllStart || f == pf::kLatestEnd;
-      if ((varint && w != wire::kVarint) ||
-          (!varint && f <= pf::kAllocations && w != wire::kBytes)) {
-        f = 0;  // an unexpected wire type: skipped as unknown
-      }
+      f = ExecField(f, w);
       switch (f) {
         case pf::kRunCount:
         case pf::kAllStart:
@@ -665,20 +820,8 @@ class ProfileDecoder {
           break;
         }
         case pf::kAllocations: {
-          wire::Reader a = r.Sub();
           Allocation rec;
-          uint32_t af;
-          int aw;
-          while (a.Next(&af, &aw)) {
-            if (af == 1 && aw == wire::kVarint) {
-              rec.alloc_micros = a.Int64();
-            } else if (af == 2 && aw == wire::kVarint) {
-              rec.alloc_bytes = a.Int64();
-            } else {
-              a.Skip(aw);
-            }
-          }
-          if (!a.ok()) return false;
+          if (!ReadAllocation(&r, &rec)) return false;
           d.allocations.push_back(rec);
           break;
         }
@@ -701,6 +844,10 @@ class ProfileDecoder {
   std::vector<std::pair<int64_t, int32_t>> slots_;   // Pending::slots_at
   // Where the nodes of an absorbed decoder begin in pending_.
   size_t absorbed_ = 0;
+  bool direct_ = true;  // see set_direct_records
+  int64_t direct_records_ = 0;
+  DetailEncoder encoder_;  // DirectExec's
+  MemoryExec memory_scratch_;
   ExecDetail scratch_;
   // Emptied vectors of earlier records, for the next ones (ClearScratch).
   std::vector<std::vector<TimeInterval>> spare_times_;

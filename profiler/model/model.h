@@ -222,6 +222,8 @@ class OpTypes {
   std::vector<const std::string*> many_;
 };
 
+class DetailEncoder;  // detail_encoder.h
+
 // One input of a node (GraphDef order, control inputs included).
 class GraphNode;
 
@@ -340,9 +342,10 @@ enum class ProfileSource { kTensorFlow, kPyTorch, kXSpace };
 
 class Model {
  public:
-  Model() = default;
-  Model(Model&&) = default;
-  Model& operator=(Model&&) = default;
+  Model();
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
 
   // The TF1 inputs. AddGraph and AddRunMeta read through ModelBuilder
   // (model_builder.h), which is how everything else (trace importers)
@@ -453,6 +456,8 @@ class Model {
   // interning into the model that will own the record), else from strings_.
   void StoreExec(const ExecDetail& detail, StepExec* exec,
                  SharedInterner* ids = nullptr);
+  // Stores the record `encoder` closed as exec's detail.
+  void StoreEncoded(const DetailEncoder& encoder, StepExec* exec);
   // Writes `body` into the arena after its varint length; returns where.
   const uint8_t* StoreFramed(std::string_view body);
 
@@ -490,7 +495,7 @@ class Model {
   };
   std::vector<ArenaChunk> arena_;
   size_t arena_used_ = 0;
-  std::string seal_buffer_;  // scratch for StoreExec (only ever grown)
+  std::unique_ptr<DetailEncoder> encoder_;  // StoreExec's, made at first use
   std::set<int64_t> steps_;
   std::map<int64_t, TimeSpan> run_spans_;
   std::map<int64_t, std::string> id_to_string_;

@@ -148,6 +148,11 @@ class ModelBuilder {
                    SharedInterner* ids) {
     model_->StoreExec(detail, exec, ids);
   }
+  // A node's step record written by a decoder directly (`encoder` closed;
+  // its device ids from the model's strings).
+  void StoreEncoded(const DetailEncoder& encoder, StepExec* exec) {
+    model_->StoreEncoded(encoder, exec);
+  }
   // Takes the records `other` stored (its nodes are adopted one by one).
   void TakeRecords(Model* other);
   // Adopting `n` nodes: ReserveNames(n), then the nodes' names (a name's

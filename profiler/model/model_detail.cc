@@ -7,6 +7,7 @@
 
 #include "profiler/base/saturate.h"
 #include "profiler/base/wire.h"
+#include "profiler/model/detail_encoder.h"
 #include "profiler/model/model.h"
 
 namespace tfprof {
@@ -14,30 +15,24 @@ namespace {
 
 constexpr size_t kArenaChunk = 1 << 20;
 
-// Every interval's time, summed.
-int64_t SumTimes(const std::vector<DeviceTimes>& v) {
-  int64_t total = 0;
-  for (const DeviceTimes& d : v) {
-    for (const TimeInterval& t : d.times) SatInc(&total, t.duration_micros);
-  }
-  return total;
-}
-
 }  // namespace
+
+Model::Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
 
 const uint8_t* Model::StoreFramed(std::string_view body) {
   // The varint length, then the body, written into the arena at once.
-  uint8_t length[10];
-  size_t n = 0;
-  for (uint64_t v = body.size();; v >>= 7) {
-    length[n++] = static_cast<uint8_t>(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
-    if (v < 0x80) break;
-  }
+  char length[10];
+  const size_t n =
+      static_cast<size_t>(wire::PutVarintAt(length, body.size()) - length);
   const size_t size = n + body.size();
   if (arena_.empty() || arena_.back().size - arena_.back().used < size) {
     ArenaChunk c;
     c.size = std::max(kArenaChunk, size);
-    c.data = std::make_unique<uint8_t[]>(c.size);
+    // (Not zeroed: every byte is written before it is read.)
+    c.data.reset(new uint8_t[c.size]);
     arena_.push_back(std::move(c));
   }
   ArenaChunk& c = arena_.back();
@@ -52,71 +47,11 @@ const uint8_t* Model::StoreFramed(std::string_view body) {
 namespace {
 
 // Times are written as differences (from `base`, the step's earliest
-// start, then from the previous one), so that they take a byte or two.
-int64_t Delta(int64_t value, int64_t from) {
-  return static_cast<int64_t>(static_cast<uint64_t>(value) -
-                              static_cast<uint64_t>(from));
-}
+// start, then from the previous one: DetailEncoder), so that they take a
+// byte or two.
 int64_t Undelta(int64_t delta, int64_t from) {
   return static_cast<int64_t>(static_cast<uint64_t>(from) +
                               static_cast<uint64_t>(delta));
-}
-
-// Writes varints into a buffer sized beforehand for the most they can take
-// (ten bytes each): no capacity check per byte.
-class VarintSink {
- public:
-  explicit VarintSink(char* at) : begin_(at), at_(at) {}
-  void Put(uint64_t v) {
-    while (v >= 0x80) {
-      *at_++ = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    *at_++ = static_cast<char>(v);
-  }
-  std::string_view Written() const {
-    return std::string_view(begin_, static_cast<size_t>(at_ - begin_));
-  }
-
- private:
-  char* const begin_;
-  char* at_;
-};
-
-// The most varints a list of device times is written as.
-size_t TimesVarints(const std::vector<DeviceTimes>& list) {
-  size_t n = 1;
-  for (const DeviceTimes& d : list) n += 2 + 2 * d.times.size();
-  return n;
-}
-
-// The most varints StoreExec writes for `d`.
-size_t DetailVarints(const ExecDetail& d) {
-  size_t n = 2 + TimesVarints(d.accelerator_execs) + TimesVarints(d.cpu_execs) +
-             TimesVarints(d.other_execs);
-  n += 1;
-  for (const MemoryExec& m : d.memory_execs) {
-    n += 2 + kMemoryExecFields + 3 * m.output_memory.size();
-  }
-  n += 1 + 2 * d.allocations.size() + 1 + d.devices.size();
-  return n;
-}
-
-// `id` gives a device string's id in the model's string table.
-template <typename IdOf>
-void PutTimes(const std::vector<DeviceTimes>& list, int64_t base,
-              const IdOf& id, VarintSink* out) {
-  out->Put(list.size());
-  for (const DeviceTimes& d : list) {
-    out->Put(id(d.device));
-    out->Put(d.times.size());
-    int64_t prev = base;
-    for (const TimeInterval& t : d.times) {
-      out->Put(wire::ZigZag(Delta(t.start_micros, prev)));
-      out->Put(wire::ZigZag(t.duration_micros));
-      prev = t.start_micros;
-    }
-  }
 }
 
 // Reads a list of device times into `list`, reusing the vectors of the
@@ -153,68 +88,34 @@ void GetTimes(wire::Reader* r, int64_t base, const StringTable& strings,
 
 void Model::StoreExec(const ExecDetail& d, StepExec* exec,
                       SharedInterner* ids) {
-  exec->accelerator_micros = SumTimes(d.accelerator_execs);
-  exec->cpu_micros = SumTimes(d.cpu_execs);
-  exec->requested_bytes = exec->peak_bytes = exec->residual_bytes =
-      exec->output_bytes = 0;
-  for (const MemoryExec& m : d.memory_execs) {
-    SatInc(&exec->requested_bytes, m.requested_bytes);
-    SatInc(&exec->peak_bytes, m.peak_bytes);
-    SatInc(&exec->residual_bytes, m.residual_bytes);
-    SatInc(&exec->output_bytes, m.output_bytes);
-  }
-  if (d.all_start_micros == 0 && d.latest_end_micros == 0 &&
-      d.accelerator_execs.empty() && d.cpu_execs.empty() &&
-      d.memory_execs.empty() && d.allocations.empty() && d.devices.empty() &&
-      d.other_execs.empty()) {
-    exec->detail = nullptr;
-    return;
-  }
   const auto id = [this, ids](std::string_view s) {
     return ids != nullptr ? ids->Id(s) : strings_.Id(s);
   };
-  const size_t bound = 10 * DetailVarints(d);
-  if (seal_buffer_.size() < bound) seal_buffer_.resize(bound);
-  VarintSink out(seal_buffer_.data());
-  const int64_t base = d.all_start_micros;
-  out.Put(wire::ZigZag(base));
-  out.Put(wire::ZigZag(Delta(d.latest_end_micros, base)));
-  PutTimes(d.accelerator_execs, base, id, &out);
-  PutTimes(d.cpu_execs, base, id, &out);
-  out.Put(d.memory_execs.size());
-  for (const MemoryExec& m : d.memory_execs) {
-    uint64_t mask = 0;
-    for (int i = 0; i < kMemoryExecFields; ++i) {
-      if (m.*kMemoryExecField[i] != 0) mask |= uint64_t{1} << i;
-    }
-    out.Put(mask);
-    for (int i = 0; i < kMemoryExecFields; ++i) {
-      if (mask & (uint64_t{1} << i)) {
-        // Field 0 is a time (memory_micros).
-        const int64_t v = m.*kMemoryExecField[i];
-        out.Put(wire::ZigZag(i == 0 ? Delta(v, base) : v));
+  if (encoder_ == nullptr) encoder_ = std::make_unique<DetailEncoder>();
+  DetailEncoder& out = *encoder_;
+  out.Start(d.all_start_micros);
+  out.SetLatestEnd(d.latest_end_micros);
+  const auto times = [&](DetailEncoder::Part part,
+                         const std::vector<DeviceTimes>& list) {
+    for (const DeviceTimes& dev : list) {
+      out.BeginDevice(part, id(dev.device));
+      for (const TimeInterval& t : dev.times) {
+        out.AddInterval(part, t.start_micros, t.duration_micros);
       }
     }
-    out.Put(m.output_memory.size());
-    for (const OutputMemory& o : m.output_memory) {
-      out.Put(wire::ZigZag(o.slot));
-      out.Put(wire::ZigZag(o.bytes));
-      out.Put(o.ptr);
-    }
-  }
-  out.Put(d.allocations.size());
-  int64_t prev = base;
-  for (const Allocation& a : d.allocations) {
-    out.Put(wire::ZigZag(Delta(a.alloc_micros, prev)));
-    out.Put(wire::ZigZag(a.alloc_bytes));
-    prev = a.alloc_micros;
-  }
-  out.Put(d.devices.size());
-  for (std::string_view dev : d.devices) out.Put(id(dev));
-  PutTimes(d.other_execs, base, id, &out);
-  exec->detail = StoreFramed(out.Written());
-  // (A record of very many intervals does not keep its scratch.)
-  if (seal_buffer_.size() > (size_t{1} << 20)) std::string().swap(seal_buffer_);
+  };
+  // (Device strings are interned in the order they are stored.)
+  times(DetailEncoder::kAccelerator, d.accelerator_execs);
+  times(DetailEncoder::kCpu, d.cpu_execs);
+  for (std::string_view dev : d.devices) out.AddDevice(id(dev));
+  for (const MemoryExec& m : d.memory_execs) out.AddMemory(m);
+  for (const Allocation& a : d.allocations) out.AddAllocation(a);
+  times(DetailEncoder::kOther, d.other_execs);
+  if (out.Close(exec)) StoreEncoded(out, exec);
+}
+
+void Model::StoreEncoded(const DetailEncoder& encoder, StepExec* exec) {
+  exec->detail = StoreFramed(encoder.Bytes());
 }
 
 void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
@@ -232,11 +133,20 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
   uint64_t size = 0;
   len.Varint(&size);
   wire::Reader r(len.pos(), len.pos() + size);
+  // (The form: detail_encoder.h.)
   const int64_t base = wire::UnZigZag(r.Int64());
   d->all_start_micros = base;
-  d->latest_end_micros = Undelta(wire::UnZigZag(r.Int64()), base);
   GetTimes(&r, base, strings_, &d->accelerator_execs);
   GetTimes(&r, base, strings_, &d->cpu_execs);
+  const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
+  for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
+    const uint64_t id = static_cast<uint64_t>(r.Int64());
+    if (id >= strings_.size()) {
+      r.Fail();  // (the times after it are not read from a wrong place)
+      break;
+    }
+    d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
+  }
   const uint64_t n_mem = static_cast<uint64_t>(r.Int64());
   for (uint64_t i = 0; i < n_mem && r.ok(); ++i) {
     MemoryExec m;
@@ -266,16 +176,8 @@ void Model::DetailInto(const StepExec& exec, ExecDetail* d) const {
     prev = a.alloc_micros;
     d->allocations.push_back(a);
   }
-  const uint64_t n_dev = static_cast<uint64_t>(r.Int64());
-  for (uint64_t i = 0; i < n_dev && r.ok(); ++i) {
-    const uint64_t id = static_cast<uint64_t>(r.Int64());
-    if (id >= strings_.size()) {
-      r.Fail();  // (the times after it are not read from a wrong place)
-      break;
-    }
-    d->devices.push_back(strings_.Get(static_cast<uint32_t>(id)));
-  }
   GetTimes(&r, base, strings_, &d->other_execs);
+  if (r.ok()) d->latest_end_micros = Undelta(wire::UnZigZag(r.Int64()), base);
 }
 
 ExecDetail Model::Detail(const StepExec& exec) const {

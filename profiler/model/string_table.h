@@ -75,14 +75,14 @@ class SharedInterner {
 
   uint32_t Id(std::string_view s) { return Find(s).id; }
   const std::string* Intern(std::string_view s) { return Find(s).str; }
-
- private:
+  // Both at once: the string's id and the table's copy.
   struct Known {
     uint32_t id = 0;
     const std::string* str = nullptr;
   };
   Known Find(std::string_view s);
 
+ private:
   StringTable* table_;
   std::mutex* mu_;
   // Keys view the table's own strings.
