@@ -232,6 +232,35 @@ absl::StatusOr<Model> DecodeRecords(const std::string& bytes, bool direct,
   return decoder.Finish("test");
 }
 
+// Each of the first `n` nodes' record at step 1 is the same in both models:
+// the same sums and the same bytes, device ids included.
+void ExpectSameRecords(const Model& direct, const Model& general, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    INFO(name);
+    const StepExec* a = direct.Find(name)->FindExec(1);
+    const StepExec* b = general.Find(name)->FindExec(1);
+    REQUIRE(a != nullptr);
+    REQUIRE(b != nullptr);
+    CHECK(a->run_count == b->run_count);
+    CHECK(a->accelerator_micros == b->accelerator_micros);
+    CHECK(a->cpu_micros == b->cpu_micros);
+    CHECK(a->requested_bytes == b->requested_bytes);
+    CHECK(a->peak_bytes == b->peak_bytes);
+    CHECK(a->residual_bytes == b->residual_bytes);
+    CHECK(a->output_bytes == b->output_bytes);
+    REQUIRE((a->detail == nullptr) == (b->detail == nullptr));
+    if (a->detail == nullptr) continue;
+    wire::Reader la(a->detail, a->detail + 10), lb(b->detail, b->detail + 10);
+    uint64_t na = 0, nb = 0;
+    la.Varint(&na);
+    lb.Varint(&nb);
+    REQUIRE(na == nb);
+    CHECK(std::string(reinterpret_cast<const char*>(la.pos()), na) ==
+          std::string(reinterpret_cast<const char*>(lb.pos()), nb));
+  }
+}
+
 TEST_CASE("Step records: the direct encoding equals the general one") {
   using tfpb::ExecProfile;
   const std::string gpu = "/job:w/replica:0/task:0/device:GPU:0";
@@ -328,31 +357,7 @@ TEST_CASE("Step records: the direct encoding equals the general one") {
   auto kept_direct = DecodeProfileProto(kept, "test");
   REQUIRE(kept_direct.ok());
   ExpectSameAsProtobuf(kept, *kept_direct);
-  for (size_t i = 0; i < records.size(); ++i) {
-    const std::string name = "n" + std::to_string(i);
-    INFO(name);
-    const StepExec* a = direct->Find(name)->FindExec(1);
-    const StepExec* b = general->Find(name)->FindExec(1);
-    REQUIRE(a != nullptr);
-    REQUIRE(b != nullptr);
-    CHECK(a->run_count == b->run_count);
-    CHECK(a->accelerator_micros == b->accelerator_micros);
-    CHECK(a->cpu_micros == b->cpu_micros);
-    CHECK(a->requested_bytes == b->requested_bytes);
-    CHECK(a->peak_bytes == b->peak_bytes);
-    CHECK(a->residual_bytes == b->residual_bytes);
-    CHECK(a->output_bytes == b->output_bytes);
-    REQUIRE((a->detail == nullptr) == (b->detail == nullptr));
-    if (a->detail == nullptr) continue;
-    // The same bytes, device ids included.
-    wire::Reader la(a->detail, a->detail + 10), lb(b->detail, b->detail + 10);
-    uint64_t na = 0, nb = 0;
-    la.Varint(&na);
-    lb.Varint(&nb);
-    REQUIRE(na == nb);
-    CHECK(std::string(reinterpret_cast<const char*>(la.pos()), na) ==
-          std::string(reinterpret_cast<const char*>(lb.pos()), nb));
-  }
+  ExpectSameRecords(*direct, *general, records.size());
   // Spot checks against the records themselves.
   const ExecDetail d = direct->Detail(*direct->Find("n1")->FindExec(1));
   REQUIRE(d.accelerator_execs.size() == 1);
@@ -365,6 +370,46 @@ TEST_CASE("Step records: the direct encoding equals the general one") {
   CHECK(d.allocations[139].alloc_bytes == 139);
   CHECK(direct->Find("n3")->FindExec(1)->detail == nullptr);  // empty
   CHECK(direct->Find("n4")->FindExec(1)->run_count == 4);
+}
+
+TEST_CASE("Step records: a record given up leaves nothing to the next") {
+  // Each pair: a record the direct way gives up on with a device's times
+  // still open (its keys out of order), then one it takes.
+  using tfpb::ExecProfile;
+  const auto with_times = [](bool accelerator, const std::string& dev, int n) {
+    ExecProfile e;
+    auto& list =
+        accelerator ? *e.mutable_accelerator_execs() : *e.mutable_cpu_execs();
+    for (int i = 0; i < n; ++i) {
+      auto* t = list[dev].add_times();
+      t->add_int64_values(100 + i);
+      t->add_int64_values(1);
+    }
+    return e.SerializeAsString();
+  };
+  ExecProfile devices, memory;
+  devices.add_devices("x");
+  devices.add_devices("y");
+  memory.add_memory_execs()->set_peak_bytes(5);
+  const std::vector<std::string> records = {
+      with_times(false, "b", 1) + with_times(false, "a", 1),
+      devices.SerializeAsString(),
+      with_times(true, "b", 1) + with_times(true, "a", 1),
+      memory.SerializeAsString(),
+      with_times(false, "b", 200) + with_times(false, "a", 1),
+      with_times(false, "c", 1)};
+  const std::string bytes = NodesWithRecords(records);
+  int64_t direct_n = 0, general_n = 0;
+  auto direct = DecodeRecords(bytes, true, &direct_n);
+  auto general = DecodeRecords(bytes, false, &general_n);
+  REQUIRE(direct.ok());
+  REQUIRE(general.ok());
+  CHECK(direct_n == 3);
+  ExpectSameRecords(*direct, *general, records.size());
+  const ExecDetail d = direct->Detail(*direct->Find("n1")->FindExec(1));
+  CHECK(d.devices == std::vector<std::string_view>{"x", "y"});
+  CHECK(direct->Detail(*direct->Find("n3")->FindExec(1)).devices.empty());
+  ExpectSameAsProtobuf(bytes, *direct);
 }
 
 // The offsets at which the top-level fields of `bytes` begin (all are

@@ -285,6 +285,7 @@ class ProfileDecoder {
           inputs + static_cast<ptrdiff_t>(SortKeepLast(inputs, p->inputs_n));
       const auto slots_end =
           slots + static_cast<ptrdiff_t>(SortKeepLast(slots, p->slots_n));
+      node->inputs.reserve(static_cast<size_t>(inputs_end - inputs));
       for (auto in = inputs; in != inputs_end; ++in) {
         const auto [at, src] = *in;
         size_t at_key;

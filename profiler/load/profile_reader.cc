@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -44,6 +46,27 @@ absl::StatusOr<Model> DecodeProfileProto(std::string_view bytes,
   if (!r.ok()) return Corrupt(source, static_cast<int64_t>(bytes.size()));
   return decoder.Finish(source);
 }
+
+// Bytes a read fills before they are used: not zeroed when a buffer grows.
+template <typename T>
+struct UninitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <typename U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using ReadBuffer = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 
 // Reads a file in blocks and hands out one top-level field at a time. The
 // next block can be read into a second buffer while the current one is
@@ -143,11 +166,11 @@ class BlockReader {
   static constexpr size_t kHeadroom = 1 << 20;
   const size_t block_;
   InputFile* file_;
-  std::vector<uint8_t> buf_;
+  ReadBuffer buf_;
   size_t begin_ = 0, end_ = 0;
   int64_t total_ = 0;
   bool eof_ = false;
-  std::vector<uint8_t> ahead_;
+  ReadBuffer ahead_;
   size_t ahead_len_ = 0;  // bytes read ahead, at ahead_[kHeadroom]
   bool ahead_eof_ = false;
 };

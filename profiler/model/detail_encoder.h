@@ -35,13 +35,18 @@ class DetailEncoder {
 
   // Begins a record whose times are written relative to `all_start` (the
   // step's earliest start).
+  // Nothing of an earlier record (finished or given up) carries over.
   void Start(int64_t all_start) {
     if (bytes_.size() > kKeepBytes) std::string().swap(bytes_);
+    used_ = 0;
     Room(kBaseRoom + 16);
     used_ = kBaseRoom;
     base_ = all_start;
     latest_ = 0;
     part_ = -1;
+    count_ = 0;
+    device_open_ = false;
+    device_count_ = 0;
     any_ = false;
     ok_ = true;
     accelerator_micros_ = cpu_micros_ = 0;
