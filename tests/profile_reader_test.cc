@@ -232,6 +232,27 @@ absl::StatusOr<Model> DecodeRecords(const std::string& bytes, bool direct,
   return decoder.Finish("test");
 }
 
+struct BothWays {
+  Model direct;          // records encoded directly where they allow it
+  int64_t direct_n = 0;  // how many did
+};
+void ExpectSameRecords(const Model& direct, const Model& general, size_t n);
+
+// Decodes a ProfileProto of NodesWithRecords both ways and checks that
+// every node's record came out the same.
+BothWays DecodeBothWays(const std::string& bytes) {
+  BothWays both;
+  int64_t general_n = 0;
+  auto direct = DecodeRecords(bytes, true, &both.direct_n);
+  auto general = DecodeRecords(bytes, false, &general_n);
+  REQUIRE(direct.ok());
+  REQUIRE(general.ok());
+  CHECK(general_n == 0);
+  ExpectSameRecords(*direct, *general, direct->size());
+  both.direct = std::move(*direct);
+  return both;
+}
+
 // Each of the first `n` nodes' record at step 1 is the same in both models:
 // the same sums and the same bytes, device ids included.
 void ExpectSameRecords(const Model& direct, const Model& general, size_t n) {
@@ -339,16 +360,11 @@ TEST_CASE("Step records: the direct encoding equals the general one") {
   std::vector<std::string> records = usual;
   records.insert(records.end(), unusual.begin(), unusual.end());
   const std::string bytes = NodesWithRecords(records);
-
-  int64_t direct_n = 0, general_n = 0;
-  auto direct = DecodeRecords(bytes, true, &direct_n);
-  auto general = DecodeRecords(bytes, false, &general_n);
-  REQUIRE(direct.ok());
-  REQUIRE(general.ok());
+  const BothWays both = DecodeBothWays(bytes);
+  const Model* direct = &both.direct;
   // The usual records (and the last unusual one, in order but for a
   // device repeated at once) took the direct way; the others fell back.
-  CHECK(direct_n == static_cast<int64_t>(usual.size()) + 1);
-  CHECK(general_n == 0);
+  CHECK(both.direct_n == static_cast<int64_t>(usual.size()) + 1);
   // Protobuf's parse, where the model keeps all a record holds (it keeps
   // two values a tuple, a device once, no unknown fields).
   const std::string kept =
@@ -357,7 +373,6 @@ TEST_CASE("Step records: the direct encoding equals the general one") {
   auto kept_direct = DecodeProfileProto(kept, "test");
   REQUIRE(kept_direct.ok());
   ExpectSameAsProtobuf(kept, *kept_direct);
-  ExpectSameRecords(*direct, *general, records.size());
   // Spot checks against the records themselves.
   const ExecDetail d = direct->Detail(*direct->Find("n1")->FindExec(1));
   REQUIRE(d.accelerator_execs.size() == 1);
@@ -399,13 +414,9 @@ TEST_CASE("Step records: a record given up leaves nothing to the next") {
       with_times(false, "b", 200) + with_times(false, "a", 1),
       with_times(false, "c", 1)};
   const std::string bytes = NodesWithRecords(records);
-  int64_t direct_n = 0, general_n = 0;
-  auto direct = DecodeRecords(bytes, true, &direct_n);
-  auto general = DecodeRecords(bytes, false, &general_n);
-  REQUIRE(direct.ok());
-  REQUIRE(general.ok());
-  CHECK(direct_n == 3);
-  ExpectSameRecords(*direct, *general, records.size());
+  const BothWays both = DecodeBothWays(bytes);
+  const Model* direct = &both.direct;
+  CHECK(both.direct_n == 3);
   const ExecDetail d = direct->Detail(*direct->Find("n1")->FindExec(1));
   CHECK(d.devices == std::vector<std::string_view>{"x", "y"});
   CHECK(direct->Detail(*direct->Find("n3")->FindExec(1)).devices.empty());

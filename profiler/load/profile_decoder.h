@@ -555,20 +555,41 @@ class ProfileDecoder {
       it = list->insert(it, std::move(fresh));
     }
     it->times.clear();  // a repeated key: the last entry wins
-    wire::Reader et(en.value);
-    uint32_t f;
-    int w;
-    while (et.Next(&f, &w)) {
-      if (f != 1 || w != wire::kBytes) {
-        et.Skip(w);
+    std::vector<TimeInterval>* times = &it->times;
+    return ForEachInterval(en.value, [times](int64_t start, int64_t duration) {
+      times->push_back(TimeInterval{start, duration});
+    });
+  }
+
+  // Calls f(start, duration) for each tuple of an ExecTime (its first two
+  // values; 0 for those it lacks); false if it is corrupt.
+  template <typename F>
+  static bool ForEachInterval(std::string_view exec_time, F f) {
+    wire::Reader et(exec_time);
+    uint32_t f1;
+    int w1;
+    while (et.Next(&f1, &w1)) {
+      if (f1 != 1 || w1 != wire::kBytes) {
+        et.Skip(w1);
         continue;
       }
-      tuple_.clear();
-      if (!ReadTuple(et.Bytes(), &tuple_)) return false;
-      TimeInterval t;
-      if (!tuple_.empty()) t.start_micros = tuple_[0];
-      if (tuple_.size() > 1) t.duration_micros = tuple_[1];
-      it->times.push_back(t);
+      wire::Reader t = et.Sub();
+      int64_t v[2] = {0, 0};
+      size_t k = 0;
+      uint32_t f2;
+      int w2;
+      while (t.Next(&f2, &w2)) {
+        if (f2 == 1) {
+          t.RepeatedInt64(w2, [&](int64_t x) {
+            if (k < 2) v[k] = x;
+            ++k;
+          });
+        } else {
+          t.Skip(w2);
+        }
+      }
+      if (!t.ok()) return false;
+      f(v[0], v[1]);
     }
     return et.ok();
   }
@@ -664,34 +685,10 @@ class ProfileDecoder {
     if (*last != nullptr && !(**last < *dev.str)) return false;
     *last = dev.str;
     encoder_.BeginDevice(list, dev.id);
-    wire::Reader et(en.value);
-    uint32_t f;
-    int w;
-    while (et.Next(&f, &w)) {
-      if (f != 1 || w != wire::kBytes) {
-        et.Skip(w);
-        continue;
-      }
-      // A tuple: its first two values are the start and the duration.
-      wire::Reader t = et.Sub();
-      int64_t v[2] = {0, 0};
-      size_t k = 0;
-      uint32_t tf;
-      int tw;
-      while (t.Next(&tf, &tw)) {
-        if (tf == 1) {
-          t.RepeatedInt64(tw, [&](int64_t x) {
-            if (k < 2) v[k] = x;
-            ++k;
-          });
-        } else {
-          t.Skip(tw);
-        }
-      }
-      if (!t.ok()) return false;
-      encoder_.AddInterval(list, v[0], v[1]);
-    }
-    return et.ok();
+    return ForEachInterval(en.value,
+                           [this, list](int64_t start, int64_t duration) {
+                             encoder_.AddInterval(list, start, duration);
+                           });
   }
 
   // Encodes an ExecProfile straight into the model's record when its
@@ -854,7 +851,6 @@ class ProfileDecoder {
   std::vector<std::vector<TimeInterval>> spare_times_;
   std::vector<std::vector<OutputMemory>> spare_outputs_;
   std::vector<StepExec> execs_scratch_;
-  std::vector<int64_t> tuple_;
   bool saw_known_ = false;
   bool saw_unknown_ = false;
 };
