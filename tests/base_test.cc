@@ -197,6 +197,61 @@ TEST_CASE("The wire reader stops on malformed input, never past the end") {
   CHECK_FALSE(r.Next(&field, &wt));
 }
 
+// A varint read a byte at a time, as the format defines it: the value, the
+// bytes it took, or 0 if it is cut off or longer than ten bytes.
+size_t ReferenceVarint(const std::string& s, size_t at, uint64_t* v) {
+  uint64_t result = 0;
+  for (size_t i = 0; i < 10 && at + i < s.size(); ++i) {
+    const uint8_t b = static_cast<uint8_t>(s[at + i]);
+    result |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) {
+      *v = result;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+TEST_CASE("Varints of every length read alike wherever they end") {
+  // Values of one to ten bytes, each at the end of the input and with
+  // bytes after it (so that eight at once may be read), after a prefix of
+  // every length up to 8; and runs of continuation bytes cut off anywhere.
+  std::vector<uint64_t> values = {0, 1, 127, 128, 300, ~uint64_t{0}};
+  for (int bits = 7; bits < 64; bits += 7) {
+    values.push_back((uint64_t{1} << bits) - 1);
+    values.push_back(uint64_t{1} << bits);
+    values.push_back((uint64_t{1} << bits) +
+                     0x5a5a5a5a5a5a5a5aULL % (uint64_t{1} << bits));
+  }
+  std::vector<std::string> inputs;
+  for (uint64_t v : values) {
+    for (size_t prefix = 0; prefix <= 8; ++prefix) {
+      const std::string head(prefix, '\x01');
+      inputs.push_back(head + Varint(v));
+      inputs.push_back(head + Varint(v) + std::string(9, '\xff'));
+    }
+  }
+  for (size_t n = 1; n <= 12; ++n) {
+    inputs.push_back(std::string(n, '\x80'));
+    inputs.push_back(std::string(n, '\xff') + "\x01" + std::string(8, '\x80'));
+  }
+  for (const std::string& in : inputs) {
+    for (size_t at = 0; at < in.size(); ++at) {
+      INFO("input of " << in.size() << " bytes, at " << at);
+      uint64_t want = 0;
+      const size_t took = ReferenceVarint(in, at, &want);
+      wire::Reader r(reinterpret_cast<const uint8_t*>(in.data()) + at,
+                     reinterpret_cast<const uint8_t*>(in.data()) + in.size());
+      uint64_t got = 0;
+      const bool ok = r.Varint(&got);
+      REQUIRE(ok == (took > 0));
+      if (!ok) continue;
+      CHECK(got == want);
+      CHECK(r.pos() == reinterpret_cast<const uint8_t*>(in.data()) + at + took);
+    }
+  }
+}
+
 TEST_CASE("The JSON writer writes what a strict parser reads back") {
   Json doc = Json::Object();
   doc["name"] = std::string("quote\" back\\ nl\n tab\t ctl\x01 utf8 \xc3\xa9");
