@@ -72,6 +72,15 @@ TEST_CASE("Bad option values are reported with the option name") {
   s = ParseOptionTokens({"-select", "micros,bogus"}, 0, &o);
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()).find("bogus") != std::string::npos);
+  // Nothing is close to it; a swap of two letters is one edit.
+  CHECK(std::string(s.message()).find("did you mean") == std::string::npos);
+  s = ParseOptionTokens({"-order_by", "bogus"}, 0, &o);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("did you mean") == std::string::npos);
+  s = ParseOptionTokens({"-select", "mciros"}, 0, &o);
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("did you mean micros") !=
+        std::string::npos);
   s = ParseOptionTokens({"-max_dept", "3"}, 0, &o);
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()).find("did you mean -max_depth") !=

@@ -169,9 +169,12 @@ TEST_CASE("TF timelines: steps tell copies from kernels") {
     }
     std::vector<std::pair<int64_t, int64_t>> kernels, copies;
     int64_t launches = 0;
+    bool gpu_work = false;  // any event on a stream or memcpy lane
     for (Element e : root["traceEvents"]) {
       if (Str(e, "ph") != "X") continue;
       const std::string& p = process[IdText(e, "pid")];
+      gpu_work = gpu_work || p.find("/stream:") != std::string::npos ||
+                 p.find("/memcpy") != std::string::npos;
       const bool lane = (p.find("/stream:") != std::string::npos &&
                          p.find("/stream:all") == std::string::npos) ||
                         p.find("/memcpy ") != std::string::npos;
@@ -206,6 +209,12 @@ TEST_CASE("TF timelines: steps tell copies from kernels") {
     CHECK(table.rows[0].compute_ns == union_us(kernels) * 1000);
     CHECK(table.rows[0].memcpy_ns == union_us(copies) * 1000);
     CHECK(table.rows[0].kernels == launches);
+    // Idle is the wall time without GPU work: a capture with none (CPU
+    // only) has no idle time to speak of, shown as unknown, not 0.
+    CHECK(table.Known(&StepRow::idle_ns) == gpu_work);
+    const bool idle_null = RenderStepsJson(table).find(
+                               "\"idle_micros\": null") != std::string::npos;
+    CHECK(idle_null == !gpu_work);
   }
 }
 

@@ -33,7 +33,7 @@ std::vector<Field> Fields(const StepRow& r, const StepTable& table) {
       {"communication_micros", NanosAsMicros(r.communication_ns)},
       {"exposed_communication_micros",
        NanosAsMicros(r.exposed_communication_ns)},
-      {"idle_micros", NanosAsMicros(r.idle_ns)},
+      {"idle_micros", known(&StepRow::idle_ns, NanosAsMicros(r.idle_ns))},
       {"kernels", known(&StepRow::kernels, absl::StrCat(r.kernels))},
       {"device_span_micros",
        known(&StepRow::device_span_ns, NanosAsMicros(r.device_span_ns))},
@@ -84,7 +84,7 @@ std::string RenderStepsText(const StepTable& table) {
                             FormatNanos(r.exposed_communication_ns));
     }
     absl::StrAppendFormat(
-        &out, " %12s %8s %12s", FormatNanos(r.idle_ns),
+        &out, " %12s %8s %12s", time(&StepRow::idle_ns, r.idle_ns),
         table.Known(&StepRow::kernels) ? absl::StrCat(r.kernels) : "-",
         time(&StepRow::device_span_ns, r.device_span_ns));
     if (flops) {

@@ -68,6 +68,7 @@ StepTable CombineRankSteps(const std::vector<RankProfile>& ranks) {
   for (const RankProfile& p : ranks) {
     out.kernel_records = out.kernel_records && p.steps.kernel_records;
     out.copy_records = out.copy_records && p.steps.copy_records;
+    out.accelerator_work = out.accelerator_work && p.steps.accelerator_work;
     for (const StepRow& r : p.steps.rows) {
       Sum& s = steps[r.step];
       StepRow& c = s.row;

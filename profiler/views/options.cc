@@ -22,7 +22,9 @@ bool Contains(const std::vector<T>& v, const T& s) {
 
 std::string Closest(const std::string& word,
                     const std::vector<std::string>& candidates) {
-  return ClosestWord(word, candidates, std::max<size_t>(3, word.size() / 3));
+  // A third of the word's letters at most (one for short words): "bogus"
+  // is not a misspelt "bytes".
+  return ClosestWord(word, candidates, std::max<size_t>(1, word.size() / 3));
 }
 
 absl::Status BadValue(const std::string& name, const std::string& value,
@@ -86,9 +88,12 @@ std::string ClosestWord(const std::string& word,
                         size_t max_distance) {
   std::string best;
   size_t best_d = max_distance + 1;
-  std::vector<size_t> prev, cur;
+  // Rows i-2, i-1 and i of the distance table.
+  std::vector<size_t> before, prev, cur;
   for (const std::string& c : candidates) {
-    // Edit distance between word and c.
+    // Edit distance between word and c, two neighbours swapped counting
+    // as one edit.
+    before.assign(c.size() + 1, 0);
     prev.resize(c.size() + 1);
     cur.resize(c.size() + 1);
     for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
@@ -97,7 +102,12 @@ std::string ClosestWord(const std::string& word,
       for (size_t j = 1; j <= c.size(); ++j) {
         cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
                            prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && word[i - 1] == c[j - 2] &&
+            word[i - 2] == c[j - 1]) {
+          cur[j] = std::min(cur[j], before[j - 2] + 1);
+        }
       }
+      std::swap(before, prev);
       std::swap(prev, cur);
     }
     if (prev[c.size()] < best_d) {

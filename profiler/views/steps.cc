@@ -294,6 +294,11 @@ StepTable ComputeSteps(const Model& model) {
     PeakMemory(activity, &row);
     table.rows.push_back(std::move(row));
   }
+  table.accelerator_work = false;
+  for (const StepRow& r : table.rows) {
+    table.accelerator_work = table.accelerator_work || r.accelerator_ns > 0 ||
+                             r.communication_ns > 0;
+  }
   if (activity.work().empty()) {
     bool accelerator = false, copies = false;
     for (const StepRow& r : table.rows) {

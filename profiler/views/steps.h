@@ -31,8 +31,8 @@ struct StepRow {
   // compute kernel ran.
   int64_t communication_ns = 0;
   int64_t exposed_communication_ns = 0;
-  // Wall time with neither accelerator work nor communication (0 without
-  // either).
+  // Wall time with neither accelerator work nor communication (0 in a step
+  // without either; StepTable::Known says whether the input has any).
   int64_t idle_ns = 0;
   int64_t kernels = 0;  // kernel launches
   // From the first kernel's start to the last kernel's end (0 without
@@ -63,13 +63,18 @@ struct StepTable {
   // from a RunMetadata's memcpy lane).
   bool kernel_records = true;
   bool copy_records = true;
+  // False when no step has any accelerator work or communication (a
+  // CPU-only capture): idle, the wall time without either, is then not
+  // known rather than 0.
+  bool accelerator_work = true;
 
-  // Whether the rows' `member` is known (kernels, device_span_ns and
-  // memcpy_ns may not be).
+  // Whether the rows' `member` is known (kernels, device_span_ns,
+  // memcpy_ns and idle_ns may not be).
   bool Known(int64_t StepRow::*member) const {
     if (member == &StepRow::kernels || member == &StepRow::device_span_ns) {
       return kernel_records;
     }
+    if (member == &StepRow::idle_ns) return accelerator_work;
     return member != &StepRow::memcpy_ns || copy_records;
   }
 };
