@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "google/protobuf/text_format.h"
 #include "profiler/model/model.h"
 #include "profiler/views/views.h"
@@ -85,6 +86,10 @@ TEST_CASE("Traces of other kinds are refused with the expected formats") {
     CHECK(msg.find(rel) != std::string::npos);
     CHECK(msg.find("expected") != std::string::npos);
     CHECK(msg.find('\n') == std::string::npos);
+    // xprof's trace viewer file points to the capture it was drawn from.
+    const bool export_hint =
+        msg.find(".xplane.pb beside it") != std::string::npos;
+    CHECK(export_hint == absl::EndsWith(rel, ".trace.json.gz"));
   }
 }
 

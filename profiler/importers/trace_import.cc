@@ -225,6 +225,11 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
                      where.empty() ? "" : " ", where));
   }
   if (!scan.format.has_value()) {
+    // The TF2 profiler's trace viewer file is drawn from the capture's
+    // XSpace, which is saved beside it.
+    const bool xprof_export =
+        scan.has_events && (absl::EndsWith(name, ".trace.json.gz") ||
+                            absl::EndsWith(name, ".trace.json"));
     return absl::InvalidArgumentError(absl::StrCat(
         name,
         scan.has_events
@@ -232,7 +237,10 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
               "\"<device> Compute\" processes, no Op events with "
               "args.name/args.op) nor a PyTorch profiler trace"
             : ": JSON without a traceEvents array",
-        trace_internal::kExpectedFormats));
+        trace_internal::kExpectedFormats,
+        xprof_export ? " (a TF2 profiler's <host>.trace.json.gz is drawn "
+                       "from the <host>.xplane.pb beside it: load that)"
+                     : ""));
   }
   const TraceFormat f = *scan.format;
   if (format->has_value() && **format != f) {
