@@ -52,7 +52,6 @@ class DetailEncoder {
     accelerator_micros_ = cpu_micros_ = 0;
     requested_ = peak_ = residual_ = output_ = 0;
   }
-  int64_t base() const { return base_; }
   void SetLatestEnd(int64_t latest_end) { latest_ = latest_end; }
   // False if an entry came after a later part's.
   bool ok() const { return ok_; }
