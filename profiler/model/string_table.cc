@@ -8,8 +8,9 @@ namespace {
 
 // Whether `s` is `known` (often the very same bytes: a view of it).
 bool Same(const std::string& known, std::string_view s) {
+  // (An empty view may have no data at all: memcmp must not see it.)
   return known.size() == s.size() &&
-         (known.data() == s.data() ||
+         (s.empty() || known.data() == s.data() ||
           std::memcmp(known.data(), s.data(), s.size()) == 0);
 }
 
