@@ -436,11 +436,15 @@ TEST_CASE("Output files never overwrite an input") {
 TEST_CASE("Output files never overwrite a trace a glob or directory named") {
   const std::string dir = testing::TempDir() + "/globbed";
   ::mkdir(dir.c_str(), 0755);
+  // Two ranks (two copies of one rank's trace would be refused at load).
   const std::string trace =
       testing::ReadFile(testing::SourceDir() +
                         "/testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz");
+  const std::string trace1 =
+      testing::ReadFile(testing::SourceDir() +
+                        "/testdata/ranks/ddp-gloo/ddp2_rank1.pt.trace.json.gz");
   testing::WriteFile(dir + "/a.pt.trace.json.gz", trace);
-  testing::WriteFile(dir + "/b.pt.trace.json.gz", trace);
+  testing::WriteFile(dir + "/b.pt.trace.json.gz", trace1);
   const std::vector<std::vector<std::string>> runs = {
       {"--trace_path=" + dir + "/a*.gz", "scope", "-output",
        "file:outfile=" + dir + "/a.pt.trace.json.gz"},
@@ -456,7 +460,7 @@ TEST_CASE("Output files never overwrite a trace a glob or directory named") {
     CHECK(r.err.find("refusing to overwrite") != std::string::npos);
   }
   CHECK(testing::ReadFile(dir + "/a.pt.trace.json.gz") == trace);
-  CHECK(testing::ReadFile(dir + "/b.pt.trace.json.gz") == trace);
+  CHECK(testing::ReadFile(dir + "/b.pt.trace.json.gz") == trace1);
 }
 
 TEST_CASE("timeline on a ProfileProto draws the graph view of the step") {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "profiler/advise/gates.h"
 #include "profiler/base/gzip.h"
 #include "profiler/base/units.h"
@@ -707,6 +708,44 @@ TEST_CASE("ranks of different world sizes are warned about", "[ranks]") {
     }
     CHECK(warned == (world == 4));
   }
+}
+
+// Rank r's generated trace with its ProfilerStep numbers moved by `by`.
+std::string ShiftedSteps(const JobSpec& j, int r, int by) {
+  std::string t = RankTrace(j, r);
+  for (int s = j.steps - 1; s >= 0; --s) {
+    t = absl::StrReplaceAll(t, {{absl::StrCat("ProfilerStep#", s, "\""),
+                                 absl::StrCat("ProfilerStep#", s + by, "\"")}});
+  }
+  return t;
+}
+
+TEST_CASE("two captures of one rank with the same steps are refused",
+          "[ranks]") {
+  JobSpec j;
+  const std::string dir = testing::TempDir();
+  const std::string a = dir + "/a.pt.trace.json", b = dir + "/b.pt.trace.json";
+  testing::WriteFile(a, RankTrace(j, 0));
+  InputPaths in;
+  in.trace_path = a + "," + b;
+  // The same rank captured twice: the steps of one run cannot hold both.
+  testing::WriteFile(b, RankTrace(j, 0));
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> twice = LoadProfile(in);
+  REQUIRE(!twice.ok());
+  const std::string msg(twice.status().message());
+  CHECK(absl::StartsWith(msg, b + ": its step 0 is also a step of " + a));
+  CHECK(msg.find('\n') == std::string::npos);
+  // Later steps of the same rank (a second capture window) add to it.
+  testing::WriteFile(b, ShiftedSteps(j, 0, 10));
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> later = LoadProfile(in);
+  REQUIRE(later.ok());
+  CHECK((*later)->model.steps().size() == 2 * static_cast<size_t>(j.steps));
+  // Different ranks with the same steps are ranks, not one run.
+  testing::WriteFile(b, RankTrace(j, 1));
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> ranks = LoadProfile(in);
+  REQUIRE(ranks.ok());
+  CHECK((*ranks)->rank_groups.size() == 2);
+  CHECK((*ranks)->model.steps().size() == static_cast<size_t>(j.steps));
 }
 
 TEST_CASE("summary on several ranks: float ops per rank and the job's MFU",

@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -319,19 +322,72 @@ namespace {
 
 // Imports the files one at a time; `read(i)` returns the bytes of file i
 // (gzip undone).
+// Which file first gave each step executions, per run: a later file of the
+// same run that adds to one of those steps is an error.
+class StepOwners {
+ public:
+  StepOwners(const std::vector<std::string>& names,
+             const std::vector<size_t>& run_of_file)
+      : names_(names), run_of_file_(run_of_file) {}
+
+  // Call before file i is imported.
+  void Before(const TraceBuilder& b) {
+    if (!run_of_file_.empty()) before_ = b.StepSizes();
+  }
+  // Call after file i is imported.
+  absl::Status After(size_t i, const TraceBuilder& b) {
+    if (run_of_file_.empty()) return absl::OkStatus();
+    const std::vector<std::pair<int64_t, size_t>> after = b.StepSizes();
+    size_t k = 0;  // both lists are in step order; steps are never removed
+    for (const auto& [step, size] : after) {
+      while (k < before_.size() && before_[k].first < step) ++k;
+      const size_t had = k < before_.size() && before_[k].first == step
+                             ? before_[k].second
+                             : 0;
+      if (size == had) continue;
+      const auto key = std::make_pair(run_of_file_[i], step);
+      auto [it, added] = owner_.emplace(key, i);
+      if (!added && it->second != i) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            names_[i], ": its step ", step, " is also a step of ",
+            names_[it->second],
+            ": two captures are not one run (each has its own clock and "
+            "step numbers); load one, or compare them (--base_trace_path, "
+            "diff)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+  const std::vector<size_t>& run_of_file_;
+  std::vector<std::pair<int64_t, size_t>> before_;
+  std::map<std::pair<size_t, int64_t>, size_t> owner_;
+};
+
 template <typename ReadFn>
 absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
-    const std::vector<std::string>& names, ReadFn read) {
+    const std::vector<std::string>& names, ReadFn read,
+    const std::vector<size_t>& run_of_file = {}) {
   if (names.empty()) {
     return absl::InvalidArgumentError("no trace files given");
   }
+  if (!run_of_file.empty() && run_of_file.size() != names.size()) {
+    return absl::InvalidArgumentError(
+        "trace files and their runs differ in number");
+  }
   auto builder = std::make_unique<TraceBuilder>();
   std::optional<TraceFormat> format;
+  StepOwners owners(names, run_of_file);
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<PaddedBytes> data = read(i);
     if (!data.ok()) return data.status();
+    owners.Before(*builder);
     absl::Status s = ImportOne(names[i], std::move(*data),
                                static_cast<int64_t>(i), &format, builder.get());
+    if (!s.ok()) return s;
+    s = owners.After(i, *builder);
     if (!s.ok()) return s;
   }
   if (builder->num_execs() == 0) {
@@ -383,9 +439,10 @@ void StreamedTrace::WriteSteps(ModelBuilder* builder) {
 }
 
 absl::StatusOr<StreamedTrace> ImportTraceStreamed(
-    const std::vector<std::string>& paths) {
-  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder =
-      ImportAll(paths, [&paths](size_t i) { return FromFile(paths[i]); });
+    const std::vector<std::string>& paths,
+    const std::vector<size_t>& run_of_file) {
+  absl::StatusOr<std::unique_ptr<TraceBuilder>> builder = ImportAll(
+      paths, [&paths](size_t i) { return FromFile(paths[i]); }, run_of_file);
   if (!builder.ok()) return builder.status();
   return StreamedTrace(std::move(*builder));
 }

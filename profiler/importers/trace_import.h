@@ -81,8 +81,13 @@ absl::StatusOr<ImportedTrace> ImportTrace(
     const std::vector<std::string>& paths);
 
 // Same, to be written into a model (see StreamedTrace); the same errors.
+// `run_of_file[i]`, when given (one per path), says which run file i is
+// of (the ranks of a job are different runs): two files of one run may not
+// hold the same step (two captures of a process have their own clocks and
+// step numbers; their union would be meaningless), which is an error.
 absl::StatusOr<StreamedTrace> ImportTraceStreamed(
-    const std::vector<std::string>& paths);
+    const std::vector<std::string>& paths,
+    const std::vector<size_t>& run_of_file = {});
 
 // Same, for contents already in memory: `names[i]` is used in messages for
 // `contents[i]` (which may still be gzip-compressed).

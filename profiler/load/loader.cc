@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -218,7 +219,16 @@ absl::Status LoadTraces(const std::string& trace_path,
       ExpandTracePath(trace_path);
   if (!expanded.ok()) return expanded.status();
   const std::vector<std::string>& files = *expanded;
-  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files);
+  // Files of one rank are one run: none may repeat another's steps.
+  out->rank_groups = GroupByRank(files);
+  absl::flat_hash_map<std::string, size_t> group_of;
+  for (size_t g = 0; g < out->rank_groups.size(); ++g) {
+    for (const std::string& f : out->rank_groups[g].files) group_of[f] = g;
+  }
+  std::vector<size_t> run_of_file;
+  run_of_file.reserve(files.size());
+  for (const std::string& f : files) run_of_file.push_back(group_of[f]);
+  absl::StatusOr<StreamedTrace> trace = ImportTraceStreamed(files, run_of_file);
   if (!trace.ok()) return trace.status();
   for (const std::string& f : files) {
     absl::StatusOr<uint64_t> size = RegularFileSize(f);
@@ -240,7 +250,6 @@ absl::Status LoadTraces(const std::string& trace_path,
       absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
                       TraceFormatName(trace->format()), out->model.size(),
                       out->model.steps().size()));
-  out->rank_groups = GroupByRank(files);
   const size_t ranks = out->rank_groups.size();
   if (ranks >= 2) {
     out->model.set_ranks(static_cast<int64_t>(ranks));

@@ -168,6 +168,17 @@ class TraceBuilder {
   void Count(const std::string& file, const std::string& what, int64_t n = 1);
 
   int64_t num_execs() const { return num_execs_; }
+  // Each step's number and how many executions it holds so far, in step
+  // order (the import checks that a file adds to no step of an earlier
+  // file of the same run).
+  std::vector<std::pair<int64_t, size_t>> StepSizes() const {
+    std::vector<std::pair<int64_t, size_t>> out;
+    out.reserve(steps_.size());
+    for (const auto& [step, data] : steps_) {
+      out.emplace_back(step, data->execs.size());
+    }
+    return out;
+  }
 
   // What the trace records beyond the node statistics (steps' own spans,
   // accelerator work, memory in use), filled by the importer in
