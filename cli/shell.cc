@@ -326,6 +326,10 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     return WriteOrPrint(shell, RenderMemoryCsv(model), output, "memory events");
   }
   if (type == OutputKind::kTimeline) {
+    if ((*session)->MemoryPeaks().empty()) {
+      return absl::FailedPreconditionError(
+          "memory: nothing to draw: this profile has no allocator events");
+    }
     return WriteOrPrint(shell, RenderMemoryTimeline(model), output,
                         "memory timeline (open it in ui.perfetto.dev)");
   }

@@ -569,7 +569,10 @@ TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
        "-step and -steps cannot be given together",
        2},
       {{ddp, "timeline", "-steps", "900-901"},
-       "no trace events in steps 900-901",
+       "no trace events in steps 900-901 (steps: 2 3 4 5 6)",
+       1},
+      {{ddp, "timeline", "-step", "7"},
+       "-step 7 not found; available steps: 2 3 4 5 6",
        1},
       {{ddp, "timeline", "-steps", "3-999"},
        "-steps 3-999 ends at step 999, which is not a step of this profile "
@@ -594,6 +597,17 @@ TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
     REQUIRE(errors.size() == 1);
     CHECK_THAT(errors[0], Catch::Contains(b.says));
   }
+}
+
+TEST_CASE("memory -output timeline without allocator events is an error") {
+  const std::string dir = testing::TempDir();
+  const RunResult r = RunTfprof(
+      {"--trace_path=testdata/ranks/ddp-gloo/ddp2_rank0.pt.trace.json.gz",
+       "memory", "-output", "timeline:outfile=" + dir + "/m.json"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("tfprof: memory: nothing to draw: this "
+                                    "profile has no allocator events"));
+  CHECK(!testing::Readable(dir + "/m.json"));
 }
 
 TEST_CASE("A failing gate sets exit status 3, in one-shot and script mode") {

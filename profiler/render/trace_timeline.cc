@@ -13,6 +13,7 @@
 #include "profiler/base/json_writer.h"
 #include "profiler/base/saturate.h"
 #include "profiler/base/units.h"
+#include "profiler/views/views.h"
 
 namespace tfprof {
 namespace {
@@ -323,10 +324,24 @@ absl::StatusOr<std::string> TraceStepsTimeline(
   StepEventsWriter writer;
   if (writer.AddSteps(model, first, last, nodes, -StepOrigin(model, first), "",
                       0) == 0) {
-    return absl::NotFoundError(
-        absl::StrCat("no trace events in step", first == last ? " " : "s ",
-                     first, first == last ? "" : absl::StrCat("-", last),
-                     nodes != nullptr ? " for the displayed nodes" : ""));
+    // Steps the input does not have: say which it has.
+    const auto at = model.steps().lower_bound(first);
+    const bool no_step = at == model.steps().end() || *at > last;
+    if (no_step && first == last) {
+      absl::Status missing = CheckStep(model, first);
+      if (!missing.ok()) return missing;
+    }
+    std::string steps;
+    if (no_step) {
+      for (int64_t s : model.steps()) {
+        absl::StrAppend(&steps, steps.empty() ? " (steps: " : " ", s);
+      }
+      if (!steps.empty()) steps += ")";
+    }
+    return absl::NotFoundError(absl::StrCat(
+        "no trace events in step", first == last ? " " : "s ", first,
+        first == last ? "" : absl::StrCat("-", last),
+        nodes != nullptr ? " for the displayed nodes" : "", steps));
   }
   return writer.Finish();
 }
