@@ -18,7 +18,9 @@
 
 #include "google/protobuf/text_format.h"
 #include "profiler/importers/trace_import.h"
+#include "profiler/load/loader.h"
 #include "profiler/model/model.h"
+#include "profiler/views/summary.h"
 #include "profiler/views/views.h"
 #include "proto/xplane.pb.h"
 #include "re2/re2.h"
@@ -443,6 +445,48 @@ TEST_CASE("XSpace: python stacks, launches, annotations, step groups") {
   CHECK(ops["MatMul"].acc == 30);
   CHECK(ops["Identity"].acc == 4);
   CHECK(ops["MatMul"].requested == 256);
+}
+
+// Host threads are named by their lines; two lines of one name (JAX's two
+// python3 threads) stay two threads, each named with its line's id.
+TEST_CASE("XSpace: host lines of one name are threads apart") {
+  XSpace space;
+  XPlane* host = space.add_planes();
+  host->set_name("/host:CPU");
+  (*host->mutable_event_metadata())[1].set_id(1);
+  (*host->mutable_event_metadata())[1].set_name("dense/MatMul:MatMul");
+  const struct {
+    int64_t id;
+    const char* name;
+    int64_t dur_us;
+  } lines[] = {{11, "python3", 30}, {12, "python3", 5}, {13, "main", 7}};
+  for (const auto& l : lines) {
+    XLine* line = host->add_lines();
+    line->set_id(l.id);
+    line->set_name(l.name);
+    line->set_timestamp_ns(1000);
+    XEvent* e = line->add_events();
+    e->set_metadata_id(1);
+    e->set_offset_ps(l.id * 100000000);  // apart in time
+    e->set_duration_ps(l.dur_us * 1000000);
+  }
+  const std::string path = testing::TempDir() + "/threads.xplane.pb";
+  testing::WriteFile(path, space.SerializeAsString());
+  InputPaths in;
+  in.trace_path = path;
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  std::map<std::string, int64_t> busy;
+  for (const DeviceSummary& d : Summarize((*loaded)->model).devices) {
+    for (const LaneSummary& l : d.lanes) {
+      if (l.thread) busy[l.name] = l.busy_ns;
+    }
+  }
+  const std::map<std::string, int64_t> want = {
+      {"host thread /host:CPU/python3 #11", 30000},
+      {"host thread /host:CPU/python3 #12", 5000},
+      {"host thread /host:CPU/main", 7000}};
+  CHECK(busy == want);
 }
 
 }  // namespace

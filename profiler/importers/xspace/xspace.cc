@@ -397,6 +397,10 @@ void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
   XPlane meta;
   corrupt_ |= !ParseMeta(plane, &meta);
   PlaneStats stats(meta);
+  // Threads are named by their lines; a name two lines share (two python3
+  // threads) gets each line's id, or their busy times would be one lane's.
+  absl::flat_hash_map<std::string, int> named;
+  for (const LineRef& ref : plane.lines) ++named[ref.header.name()];
   XLine line, python;  // one line's events at a time (nesting needs them all)
   for (const LineRef& ref : plane.lines) {
     if (!ParseBytes(ref.bytes, &line)) {
@@ -418,9 +422,12 @@ void XSpaceImport::ImportHostPlane(const PlaneRef& plane) {
         }
       }
     }
-    const std::string thread = absl::StrCat(
+    std::string thread = absl::StrCat(
         plane.name, "/",
         line.name().empty() ? absl::StrCat(line.id()) : line.name());
+    if (!line.name().empty() && named[line.name()] > 1) {
+      absl::StrAppend(&thread, " #", line.id());
+    }
     host_thread_ = builder_->activity()->Intern(thread);
     NestHostEvents(stats, &events);
     AddHostExecs(stats, events, thread);
