@@ -670,5 +670,21 @@ TEST_CASE("Kineto: the older Call stack args give stacks") {
   CHECK(t->op_log.id_to_string().at(tr[1].function_id()) == "add");
 }
 
+// A trace whose events all have unusable times says why nothing loaded.
+TEST_CASE("Kineto: no usable event says what was skipped") {
+  const std::string json = R"({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+     "ts": 100, "dur": -5},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1,
+     "ts": 1e300, "dur": 5},
+    {"cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 1}]})";
+  absl::StatusOr<ImportedTrace> t = ImportTraceContents({"bad.json"}, {json});
+  REQUIRE(!t.ok());
+  CHECK(t.status().message() ==
+        "bad.json: no executions found (no timed events that map to nodes); "
+        "2 events without a valid ts/dur, skipped; 1 events without a "
+        "\"ph\" string, skipped");
+}
+
 }  // namespace
 }  // namespace tfprof

@@ -391,9 +391,11 @@ absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
     if (!s.ok()) return s;
   }
   if (builder->num_execs() == 0) {
+    const std::string skipped = builder->CountsText();
     return absl::InvalidArgumentError(absl::StrCat(
         names.size() == 1 ? names[0] : "the trace files",
-        ": no executions found (no timed events that map to nodes)"));
+        ": no executions found (no timed events that map to nodes)",
+        skipped.empty() ? "" : "; ", skipped));
   }
   builder->Finish(*format);
   return builder;

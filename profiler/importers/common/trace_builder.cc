@@ -278,6 +278,15 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
   }
 }
 
+std::string TraceBuilder::CountsText() const {
+  std::string out;
+  for (const Counted& c : counts_) {
+    if (c.n == 0) continue;
+    absl::StrAppend(&out, out.empty() ? "" : "; ", c.n, " ", c.what);
+  }
+  return out;
+}
+
 void TraceBuilder::AddNodeCosts(bool tf1_names) {
   for (const auto& [node, c] : costs_) {
     NodeCost cost;

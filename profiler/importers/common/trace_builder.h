@@ -166,6 +166,9 @@ class TraceBuilder {
   // Counts an occurrence of something not mapped; Finish() writes one note
   // per (file, what) with a count above 0: "<file>: <count> <what>".
   void Count(const std::string& file, const std::string& what, int64_t n = 1);
+  // What was counted so far, "<count> <what>" each, joined by "; " (the
+  // reasons, when a file gave nothing to import).
+  std::string CountsText() const;
 
   int64_t num_execs() const { return num_execs_; }
   // Each step's number and how many executions it holds so far, in step
