@@ -430,6 +430,30 @@ TEST_CASE("A JAX capture: root steps, instruction nodes, runs and FLOPs") {
   CHECK(groups.count("custom-call(__cublas$lt$matmul)") == 1);
   CHECK(groups.count("command_buffer") == 1);
   CHECK(groups.count("dot_general") == 0);
+  auto noted = [](const ResultTree& t) {
+    for (const std::string& n : t.notes) {
+      if (n.find("-op_group hlo: no node") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(!noted(*r));
+  // Without XLA programs the grouping is the framework's, and says so.
+  InputPaths in;
+  in.profile_path = testing::SourceDir() + "/testdata/sample/profile";
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> plain = LoadProfile(in);
+  REQUIRE(plain.ok());
+  Views plain_views(&(*plain)->model, nullptr);
+  absl::StatusOr<ResultTree> hlo = plain_views.Query(ViewKind::kOp, o);
+  o.op_group = OpGrouping::kFramework;
+  absl::StatusOr<ResultTree> framework = plain_views.Query(ViewKind::kOp, o);
+  REQUIRE(hlo.ok());
+  REQUIRE(framework.ok());
+  CHECK(noted(*hlo));
+  CHECK(!noted(*framework));
+  REQUIRE(hlo->nodes.size() == framework->nodes.size());
+  for (size_t i = 0; i < hlo->nodes.size(); ++i) {
+    CHECK(hlo->nodes[i].name == framework->nodes[i].name);
+  }
 }
 
 // --- The real JAX captures ------------------------------------------------

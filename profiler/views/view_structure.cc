@@ -361,10 +361,10 @@ void BuildOpHlo(const Model& model, Structure* s) {
   for (const GraphNode* g : model.NodesByName()) {
     std::optional<tfcore::AttrValue> category;
     if (!g->attrs().empty()) category = g->FindAttr(kXlaCategoryAttr);
-    const std::string& key =
-        category.has_value() && category->value_case() == tfcore::AttrValue::kS
-            ? category->s()
-            : g->op;
+    const bool hlo =
+        category.has_value() && category->value_case() == tfcore::AttrValue::kS;
+    s->hlo_categorized += hlo ? 1 : 0;
+    const std::string& key = hlo ? category->s() : g->op;
     auto [it, added] =
         index.try_emplace(key, static_cast<int>(s->nodes.size()));
     if (added) s->nodes.emplace_back().name = s->own_names.emplace_back(key);

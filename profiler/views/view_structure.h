@@ -58,6 +58,8 @@ struct Structure {
   std::vector<VNode> nodes;
   int root = -1;
   int64_t unmatched_gradients = 0;
+  // Op view grouped by HLO category: the nodes that had one.
+  int64_t hlo_categorized = 0;
   // Every node's children, node after node: VNode::children point here.
   std::vector<int> child_store;
   // Names made for the structure (code view frames); stable addresses.
@@ -78,6 +80,7 @@ struct Structure {
     packed_names.clear();
     root = -1;
     unmatched_gradients = 0;
+    hlo_categorized = 0;
   }
   // Points node i's children at child_store[first[i], first[i + 1]), once
   // child_store is complete (first has one entry per node, and one more).

@@ -700,6 +700,11 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
   const std::vector<VNode>& nodes = st.nodes;
   const int root = st.root;
   const Options& opts = out.options;
+  if (opts.op_group == OpGrouping::kHlo && st.hlo_categorized == 0) {
+    out.notes.push_back(
+        "note: -op_group hlo: no node of this profile is an XLA program's "
+        "instruction; the ops are grouped by their framework type");
+  }
   std::vector<int> ops(nodes[root].children.begin(),
                        nodes[root].children.end());
   for (int n : ops) {
