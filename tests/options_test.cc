@@ -142,6 +142,34 @@ TEST_CASE("OptionsToString prints one padded line per option") {
   CHECK(s.find("-trim_name_regexes          \n") != std::string::npos);
   CHECK(s.find("-account_displayed_op_only  false\n") != std::string::npos);
   CHECK(s.find("-output                     stdout:\n") != std::string::npos);
+  // tfprof's 21 lines first, in tfprof's order (scripts read the shell's
+  // dump by line), then this tool's own options.
+  const std::vector<std::string> tfprof = {"max_depth",
+                                           "min_bytes",
+                                           "min_peak_bytes",
+                                           "min_residual_bytes",
+                                           "min_output_bytes",
+                                           "min_micros",
+                                           "min_accelerator_micros",
+                                           "min_cpu_micros",
+                                           "min_params",
+                                           "min_float_ops",
+                                           "min_occurrence",
+                                           "step",
+                                           "order_by",
+                                           "account_type_regexes",
+                                           "start_name_regexes",
+                                           "trim_name_regexes",
+                                           "show_name_regexes",
+                                           "hide_name_regexes",
+                                           "account_displayed_op_only",
+                                           "select",
+                                           "output"};
+  const auto values = OptionValues(o);
+  REQUIRE(values.size() > tfprof.size());
+  for (size_t i = 0; i < tfprof.size(); ++i) {
+    CHECK(values[i].first == tfprof[i]);
+  }
 }
 
 TEST_CASE("The float-op options: a rule by name, peaks as numbers") {
