@@ -326,7 +326,7 @@ absl::Status MemoryCommand(Shell& shell, const std::vector<std::string>& args) {
     return WriteOrPrint(shell, RenderMemoryCsv(model), output, "memory events");
   }
   if (type == OutputKind::kTimeline) {
-    if ((*session)->MemoryPeaks().empty()) {
+    if (model.activity().memory().empty()) {
       return absl::FailedPreconditionError(
           "memory: nothing to draw: this profile has no allocator events");
     }

@@ -684,6 +684,16 @@ TEST_CASE("Kineto: no usable event says what was skipped") {
         "bad.json: no executions found (no timed events that map to nodes); "
         "2 events without a valid ts/dur, skipped; 1 events without a "
         "\"ph\" string, skipped");
+  // Several files: each count names its file.
+  absl::StatusOr<ImportedTrace> two =
+      ImportTraceContents({"a.json", "b.json"}, {json, json});
+  REQUIRE(!two.ok());
+  CHECK(two.status().message() ==
+        "the trace files: no executions found (no timed events that map to "
+        "nodes); a.json: 2 events without a valid ts/dur, skipped; a.json: 1 "
+        "events without a \"ph\" string, skipped; b.json: 2 events without "
+        "a valid ts/dur, skipped; b.json: 1 events without a \"ph\" string, "
+        "skipped");
 }
 
 }  // namespace

@@ -735,6 +735,15 @@ TEST_CASE("two captures of one rank with the same steps are refused",
   const std::string msg(twice.status().message());
   CHECK(absl::StartsWith(msg, b + ": its step 0 is also a step of " + a));
   CHECK(msg.find('\n') == std::string::npos);
+  // A file without markers is the step of its place in the list (1 here).
+  testing::WriteFile(
+      b, absl::StrReplaceAll(RankTrace(j, 0), {{"ProfilerStep#", "Window#"}}));
+  absl::StatusOr<std::unique_ptr<LoadedProfile>> unmarked = LoadProfile(in);
+  REQUIRE(!unmarked.ok());
+  CHECK(absl::StartsWith(unmarked.status().message(),
+                         b + ": its step 1 is also a step of " + a +
+                             " (a file's steps are its own markers', else "
+                             "its place in the list)"));
   // Later steps of the same rank (a second capture window) add to it.
   testing::WriteFile(b, ShiftedSteps(j, 0, 10));
   absl::StatusOr<std::unique_ptr<LoadedProfile>> later = LoadProfile(in);

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
@@ -320,8 +320,6 @@ absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
 
 namespace {
 
-// Imports the files one at a time; `read(i)` returns the bytes of file i
-// (gzip undone).
 // Which file first gave each step executions, per run: a later file of the
 // same run that adds to one of those steps is an error.
 class StepOwners {
@@ -330,30 +328,20 @@ class StepOwners {
              const std::vector<size_t>& run_of_file)
       : names_(names), run_of_file_(run_of_file) {}
 
-  // Call before file i is imported.
-  void Before(const TraceBuilder& b) {
-    if (!run_of_file_.empty()) before_ = b.StepSizes();
-  }
-  // Call after file i is imported.
+  // Call after file i is imported (TraceBuilder::BeginFile(i) before).
   absl::Status After(size_t i, const TraceBuilder& b) {
     if (run_of_file_.empty()) return absl::OkStatus();
-    const std::vector<std::pair<int64_t, size_t>> after = b.StepSizes();
-    size_t k = 0;  // both lists are in step order; steps are never removed
-    for (const auto& [step, size] : after) {
-      while (k < before_.size() && before_[k].first < step) ++k;
-      const size_t had = k < before_.size() && before_[k].first == step
-                             ? before_[k].second
-                             : 0;
-      if (size == had) continue;
-      const auto key = std::make_pair(run_of_file_[i], step);
-      auto [it, added] = owner_.emplace(key, i);
+    for (int64_t step : b.touched()) {
+      auto [it, added] =
+          owner_.emplace(std::make_pair(run_of_file_[i], step), i);
       if (!added && it->second != i) {
         return absl::InvalidArgumentError(absl::StrCat(
             names_[i], ": its step ", step, " is also a step of ",
             names_[it->second],
-            ": two captures are not one run (each has its own clock and "
-            "step numbers); load one, or compare them (--base_trace_path, "
-            "diff)"));
+            " (a file's steps are its own markers', else its place in the "
+            "list): two captures are not one run (each has its own clock "
+            "and step numbers); load one, or compare them "
+            "(--base_trace_path, diff)"));
       }
     }
     return absl::OkStatus();
@@ -362,10 +350,11 @@ class StepOwners {
  private:
   const std::vector<std::string>& names_;
   const std::vector<size_t>& run_of_file_;
-  std::vector<std::pair<int64_t, size_t>> before_;
-  std::map<std::pair<size_t, int64_t>, size_t> owner_;
+  absl::flat_hash_map<std::pair<size_t, int64_t>, size_t> owner_;
 };
 
+// Imports the files one at a time; `read(i)` returns the bytes of file i
+// (gzip undone).
 template <typename ReadFn>
 absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
     const std::vector<std::string>& names, ReadFn read,
@@ -383,7 +372,7 @@ absl::StatusOr<std::unique_ptr<TraceBuilder>> ImportAll(
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<PaddedBytes> data = read(i);
     if (!data.ok()) return data.status();
-    owners.Before(*builder);
+    builder->BeginFile(static_cast<int64_t>(i));
     absl::Status s = ImportOne(names[i], std::move(*data),
                                static_cast<int64_t>(i), &format, builder.get());
     if (!s.ok()) return s;

@@ -218,6 +218,10 @@ TraceBuilder::ExecRef TraceBuilder::AddExec(int64_t step,
     data->execs.reserve(expected_execs_);
     expected_execs_ = 0;
   }
+  if (data->file != file_) {
+    data->file = file_;
+    touched_.push_back(step);
+  }
   const int32_t device_id = Device(device);
   const uint32_t index = static_cast<uint32_t>(data->execs.size());
   data->execs.push_back(Exec{start_ns, duration_ns, node, device_id});
@@ -279,10 +283,13 @@ void TraceBuilder::Count(const std::string& file, const std::string& what,
 }
 
 std::string TraceBuilder::CountsText() const {
+  bool files = false;  // counts of several files name theirs
+  for (const Counted& c : counts_) files |= c.file != counts_.front().file;
   std::string out;
   for (const Counted& c : counts_) {
     if (c.n == 0) continue;
-    absl::StrAppend(&out, out.empty() ? "" : "; ", c.n, " ", c.what);
+    absl::StrAppend(&out, out.empty() ? "" : "; ", files ? c.file + ": " : "",
+                    c.n, " ", c.what);
   }
   return out;
 }

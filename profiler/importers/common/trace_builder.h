@@ -171,17 +171,14 @@ class TraceBuilder {
   std::string CountsText() const;
 
   int64_t num_execs() const { return num_execs_; }
-  // Each step's number and how many executions it holds so far, in step
-  // order (the import checks that a file adds to no step of an earlier
-  // file of the same run).
-  std::vector<std::pair<int64_t, size_t>> StepSizes() const {
-    std::vector<std::pair<int64_t, size_t>> out;
-    out.reserve(steps_.size());
-    for (const auto& [step, data] : steps_) {
-      out.emplace_back(step, data->execs.size());
-    }
-    return out;
+  // The file whose executions AddExec() records next (its index in the
+  // load); touched() then lists the steps it added to, each once (the
+  // import checks that no two files of one run share a step).
+  void BeginFile(int64_t file) {
+    file_ = file;
+    touched_.clear();
   }
+  const std::vector<int64_t>& touched() const { return touched_; }
 
   // What the trace records beyond the node statistics (steps' own spans,
   // accelerator work, memory in use), filled by the importer in
@@ -224,6 +221,7 @@ class TraceBuilder {
     int32_t device = 0;
   };
   struct StepData {
+    int64_t file = -1;  // the last file that added to it (BeginFile)
     std::vector<Exec> execs;
     // Memory and outputs by execution index.
     absl::flat_hash_map<uint32_t, std::unique_ptr<ExecMemoryRecord>> details;
@@ -310,7 +308,9 @@ class TraceBuilder {
   bool nodes_written_ = false;           // by WriteNodes (then freed)
   int64_t min_start_ns_ = INT64_MAX;
   int64_t num_execs_ = 0;
-  size_t expected_execs_ = 0;  // ExpectExecs
+  int64_t file_ = 0;              // BeginFile
+  std::vector<int64_t> touched_;  // steps file_ added to
+  size_t expected_execs_ = 0;     // ExpectExecs
   TraceFormat format_ = TraceFormat::kTfTimeline;
   int64_t shift_ = 0;
 };
