@@ -897,3 +897,40 @@ TEST_CASE("Own stats read in place or from an ordered copy agree") {
 
 }  // namespace
 }  // namespace tfprof
+
+namespace tfprof {
+namespace {
+
+// Messages name a profile's steps: all of a few, the ends of many.
+TEST_CASE("StepList names few steps all and many by their ends") {
+  for (int64_t steps : {5, 20, 25}) {
+    GenOptions g;
+    g.nodes = 20;
+    g.steps = steps;
+    std::string bytes;
+    GenerateProfile(g, [&](const std::string& piece) { bytes += piece; });
+    InputPaths in;
+    in.profile_path = testing::TempDir() + "/steps_profile";
+    testing::WriteFile(in.profile_path, bytes);
+    auto loaded = LoadProfile(in);
+    REQUIRE(loaded.ok());
+    const Model& m = (*loaded)->model;
+    REQUIRE(m.steps().size() == static_cast<size_t>(steps));
+    std::vector<std::string> want;
+    for (int64_t s : m.steps()) want.push_back(std::to_string(s));
+    if (steps > 20) {
+      want.erase(want.begin() + 10, want.end() - 10);
+      want.insert(want.begin() + 10, "...");
+      want.push_back("(" + std::to_string(steps) + " steps)");
+    }
+    std::string joined;
+    for (const std::string& w : want) joined += (joined.empty() ? "" : " ") + w;
+    CHECK(StepList(m) == joined);
+    const absl::Status missing = CheckStep(m, 1000);
+    CHECK(std::string(missing.message()) ==
+          "-step 1000 not found; available steps: " + joined);
+  }
+}
+
+}  // namespace
+}  // namespace tfprof

@@ -332,11 +332,8 @@ absl::StatusOr<std::string> TraceStepsTimeline(
       if (!missing.ok()) return missing;
     }
     std::string steps;
-    if (no_step) {
-      for (int64_t s : model.steps()) {
-        absl::StrAppend(&steps, steps.empty() ? " (steps: " : " ", s);
-      }
-      if (!steps.empty()) steps += ")";
+    if (no_step && !model.steps().empty()) {
+      steps = absl::StrCat(" (steps: ", StepList(model), ")");
     }
     return absl::NotFoundError(absl::StrCat(
         "no trace events in step", first == last ? " " : "s ", first,

@@ -363,7 +363,7 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
       return absl::NotFoundError(absl::StrCat(
           "timeline: -steps ", step, "-", options.last_step, " ends at step ",
           options.last_step, ", which is not a step of this profile (steps: ",
-          absl::StrJoin(p.model.steps(), " "), ")"));
+          StepList(p.model), ")"));
     }
   }
   if (!p.run_meta_files.empty() || HasTraceEvents(p.model)) {

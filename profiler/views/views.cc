@@ -253,13 +253,32 @@ void ResultNode::Reset() {
   children.clear();
 }
 
+std::string StepList(const Model& model) {
+  const std::set<int64_t>& steps = model.steps();
+  constexpr size_t kEnds = 10;
+  std::string out;
+  size_t i = 0;
+  for (int64_t s : steps) {
+    if (steps.size() > 2 * kEnds && i == kEnds) {
+      absl::StrAppend(&out, " ...");
+    }
+    if (steps.size() <= 2 * kEnds || i < kEnds || i >= steps.size() - kEnds) {
+      absl::StrAppend(&out, out.empty() ? "" : " ", s);
+    }
+    ++i;
+  }
+  if (steps.size() > 2 * kEnds) {
+    absl::StrAppend(&out, " (", steps.size(), " steps)");
+  }
+  return out;
+}
+
 absl::Status CheckStep(const Model& model, int64_t step) {
   if (step < 0 || model.steps().count(step)) return absl::OkStatus();
-  std::string avail;
-  for (int64_t s : model.steps()) absl::StrAppend(&avail, " ", s);
-  return absl::NotFoundError(absl::StrCat(
-      "-step ", step, " not found; available steps:",
-      avail.empty() ? " none (no RunMetadata was loaded)" : avail));
+  return absl::NotFoundError(
+      absl::StrCat("-step ", step, " not found; available steps: ",
+                   model.steps().empty() ? "none (no RunMetadata was loaded)"
+                                         : StepList(model)));
 }
 
 namespace {

@@ -59,6 +59,9 @@ class Views {
 
 // "step N not found; available steps: ..." if opts.step names no step.
 absl::Status CheckStep(const Model& model, int64_t step);
+// The model's steps for a message, "2 3 4 5 6"; past 20 steps the first
+// and last ten around "... (N steps)".
+std::string StepList(const Model& model);
 
 }  // namespace tfprof
 
