@@ -14,6 +14,10 @@
 namespace tfprof {
 namespace trace_internal {
 
+// Node names nest at most this deep; deeper events are named as if they
+// were children of their ancestor at this depth (keeps names bounded).
+inline constexpr int32_t kMaxPathDepth = 64;
+
 // The end of an event (start + duration, saturating).
 template <typename Event>
 int64_t EndOf(const Event& e) {

@@ -22,10 +22,6 @@
 namespace tfprof {
 namespace trace_internal {
 
-// Node names nest at most this deep; deeper events are named as if they
-// were children of their ancestor at this depth (keeps names bounded).
-inline constexpr int32_t kMaxPathDepth = 64;
-
 // One Kineto file's import: the events that matter are collected in one pass
 // over the JSON, then nested per thread, then turned into executions.
 class KinetoImport {
