@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "profiler/advise/gates.h"
+#include "profiler/advise/gates_report.h"
 #include "profiler/base/gzip.h"
 #include "profiler/base/units.h"
 #include "profiler/load/loader.h"
@@ -451,7 +452,19 @@ TEST_CASE("check on several ranks: step_micros is the slowest rank's",
     REQUIRE(results->size() == 1);
     CHECK(std::fabs((*results)[0].value - slowest / 1e3) < 1e-6);
     CHECK((*results)[0].passed == (step == 2));  // step 3 waited 30ms
+    // The line and the Markdown table name the step the figure is of.
+    const std::string& line = (*results)[0].message;
+    CHECK(line.find(absl::StrCat("(limit <= 45.00ms, step ", step, ")")) !=
+          std::string::npos);
+    CHECK(RenderGatesMarkdown(*results).find(
+              absl::StrCat("| step ", step, " |")) != std::string::npos);
   }
+  // Without -step the figure is the run's (the mean over the steps).
+  auto c = ParseCondition("step_micros<=45ms");
+  auto results = (*session)->Check({*c}, -1, GateBase());
+  REQUIRE(results.ok());
+  const std::string& line = (*results)[0].message;
+  CHECK(line.find("(limit <= 45.00ms, run)") != std::string::npos);
 }
 
 // --- Real captures.

@@ -42,7 +42,7 @@ const char* TermName(VerdictTerm t) {
 
 // "PASS micros[re] = 4.89ms (limit < 4.00ms, 2 nodes)", with the margin
 // of a failure and the base a limit came from; run-level terms say "run"
-// instead of a node count; a verdict term's open nodes.
+// (or "step N") instead of a node count; a verdict term's open nodes.
 std::string GateMessage(const GateResult& r) {
   const Condition& c = r.condition;
   const bool counts = c.counts_verdicts();
@@ -65,8 +65,7 @@ std::string GateMessage(const GateResult& r) {
                         ? " (no node of the base matches)"
                         : "");
   }
-  const std::string scope =
-      c.RunLevel() ? "run" : absl::StrCat(r.matched_nodes, " nodes");
+  const std::string scope = GateScope(r, false);
   if (!r.unknown.empty()) {
     return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)",
                            r.passed ? "PASS" : "FAIL", what, r.unknown, c.op,
@@ -98,6 +97,14 @@ std::string GateMessage(const GateResult& r) {
 }
 
 }  // namespace
+
+std::string GateScope(const GateResult& r, bool bare) {
+  if (r.condition.RunLevel()) {
+    return r.step >= 0 ? absl::StrCat("step ", r.step) : "run";
+  }
+  return bare ? absl::StrCat(r.matched_nodes)
+              : absl::StrCat(r.matched_nodes, " nodes");
+}
 
 const std::vector<std::string>& GateAttributes() {
   static const std::vector<std::string> v = {"micros",
@@ -479,6 +486,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     }
     GateResult r;
     r.condition = c;
+    r.step = step;
     if (c.RunLevel()) {
       RunGate(model, base.steps, base.model, step, peaks, &r);
       results.push_back(std::move(r));

@@ -83,7 +83,14 @@ struct GateResult {
   // fails with others: neither passed nor failed.
   bool inconclusive = false;
   std::string message;  // one line: PASS/FAIL/INCONCLUSIVE, value, limit
+  // The step whose figures were compared (-1: the run's, averaged).
+  int64_t step = -1;
 };
+
+// What a result's value covers, as its line says: "run" or "step N" for a
+// run-level term, else the number of nodes matched ("2 nodes"; `bare`:
+// "2").
+std::string GateScope(const GateResult& r, bool bare);
 
 // The run that conditions with "base" or verdict terms compare with.
 struct GateBase {

@@ -112,8 +112,7 @@ std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
                          : "❌ **fail**",
         " | `", absl::StrReplaceAll(c.text, {{"|", "\\|"}, {"`", "'"}}), "` | ",
         value, " | ", absl::StrReplaceAll(limit, {{"|", "\\|"}}), " | ",
-        c.RunLevel() ? std::string("run") : absl::StrCat(r.matched_nodes),
-        " |\n");
+        GateScope(r, true), " |\n");
   }
   return out;
 }
