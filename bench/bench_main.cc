@@ -67,6 +67,13 @@ double CpuSeconds() {
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// Minor page faults of this process so far (first touches of memory).
+long MinorFaults() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
 double PeakRssMb() {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -699,10 +706,12 @@ int QueryMain(const std::string& view_name, const std::string& path,
   tfprof::Views views(&loaded->model, nullptr);
   const tfprof::Options o = filtered ? FilteredOptions() : tfprof::Options();
   const double cpu0 = CpuSeconds();
+  const long faults0 = MinorFaults();
   auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<tfprof::ResultTree> tree = views.Query(*view, o);
   const double cold = Seconds(t0);
   const double cold_cpu = CpuSeconds() - cpu0;
+  const long cold_faults = MinorFaults() - faults0;
   if (!tree.ok()) return 1;
   const size_t shown = tree->nodes.size();
   views.Recycle(std::move(*tree));
@@ -719,9 +728,9 @@ int QueryMain(const std::string& view_name, const std::string& path,
   std::printf(
       "load %.3f s, %s query cold %.3f s (%.2fx), repeated %.3f s "
       "(%.3fx), %zu nodes shown, peak RSS %.0f MB; CPU: load %.3f s, "
-      "cold query %.3f s\n",
+      "cold query %.3f s; minor faults: load %ld, cold query %ld\n",
       v[0], view_name.c_str(), cold, cold / v[0], warm, warm / v[0], shown,
-      PeakRssMb(), cpu0, cold_cpu);
+      PeakRssMb(), cpu0, cold_cpu, faults0, cold_faults);
   return 0;
 }
 

@@ -858,7 +858,7 @@ TEST_CASE("Session::Recycle and Emit: kept rows, answers as a fresh session") {
 // (no copy to make), else from a copy laid out in it. Both give the node's
 // own record, and zeros for nodes without one.
 TEST_CASE("Own stats read in place or from an ordered copy agree") {
-  std::vector<NodeStats> stats(60);
+  BigVector<NodeStats> stats(60);
   for (size_t i = 0; i < stats.size(); ++i) {
     stats[i].run_count = static_cast<int64_t>(i) + 1;
     stats[i].exec_micros = 1000 + static_cast<int64_t>(i);

@@ -42,8 +42,8 @@ Totals SelfTotals(const NodeStats& s) {
 // Scope and graph views keep ties in their order (a stable sort); op and
 // code views use an unstable sort with the same comparisons as tfprof, so
 // that ties come out in the same order as TensorFlow's build of tfprof.
-void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
-               const QueryState& st, bool multi, std::vector<int>* v) {
+void SortNodes(const Options& opts, const VNodes& nodes, const QueryState& st,
+               bool multi, std::vector<int>* v) {
   if (v->size() < 2) return;
   const Attr by = opts.order_by;
   const bool occurrence = by == Attr::kOccurrence && multi;
@@ -125,9 +125,9 @@ bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
 // descendants; its total is its own stats plus its kept children's totals.
 // Appends the kept nodes among `list` to *kept; each node's kept children go
 // to st->show[n], whose memory is reused from query to query.
-void AccountTreeInto(const std::vector<VNode>& nodes,
-                     absl::Span<const int> list, const Compiled& c, bool multi,
-                     QueryState* st, std::vector<int>* kept) {
+void AccountTreeInto(const VNodes& nodes, absl::Span<const int> list,
+                     const Compiled& c, bool multi, QueryState* st,
+                     std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
     std::vector<int>& kept_children = st->show[n];
@@ -147,9 +147,8 @@ void AccountTreeInto(const std::vector<VNode>& nodes,
   }
 }
 
-std::vector<int> AccountTree(const std::vector<VNode>& nodes,
-                             absl::Span<const int> list, const Compiled& c,
-                             bool multi, QueryState* st) {
+std::vector<int> AccountTree(const VNodes& nodes, absl::Span<const int> list,
+                             const Compiled& c, bool multi, QueryState* st) {
   std::vector<int> kept;
   AccountTreeInto(nodes, list, c, multi, st, &kept);
   return kept;
@@ -157,10 +156,9 @@ std::vector<int> AccountTree(const std::vector<VNode>& nodes,
 
 // Graph view: depth first with a visited set; non-accounted nodes are dropped
 // and pass their accounted descendants up.
-void AccountGraphInto(const std::vector<VNode>& nodes,
-                      absl::Span<const int> list, const Compiled& c,
-                      std::vector<char>* visited, QueryState* st,
-                      std::vector<int>* kept) {
+void AccountGraphInto(const VNodes& nodes, absl::Span<const int> list,
+                      const Compiled& c, std::vector<char>* visited,
+                      QueryState* st, std::vector<int>* kept) {
   for (int n : list) {
     if (st->Cancelled()) break;
     if ((*visited)[n]) continue;
@@ -180,9 +178,9 @@ void AccountGraphInto(const std::vector<VNode>& nodes,
   }
 }
 
-std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
-                              absl::Span<const int> list, const Compiled& c,
-                              std::vector<char>* visited, QueryState* st) {
+std::vector<int> AccountGraph(const VNodes& nodes, absl::Span<const int> list,
+                              const Compiled& c, std::vector<char>* visited,
+                              QueryState* st) {
   std::vector<int> kept;
   AccountGraphInto(nodes, list, c, visited, st, &kept);
   return kept;
@@ -190,8 +188,8 @@ std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
 
 // start_name_regexes: the first matching nodes on each branch.
 std::vector<int> SearchRoots(absl::Span<const int> list, const Compiled& c,
-                             const std::vector<VNode>& nodes,
-                             const QueryState& st, std::vector<char>* visited) {
+                             const VNodes& nodes, const QueryState& st,
+                             std::vector<char>* visited) {
   std::vector<int> res;
   for (int n : list) {
     if (visited != nullptr) {
@@ -255,10 +253,10 @@ namespace {
 // A node's shown children are gathered in its depth's scratch list and
 // copied into the node's list: both keep their memory from query to query
 // (a repeated query allocates no lists).
-void SelectShownTreeInto(const std::vector<VNode>& nodes,
-                         absl::Span<const int> list, const Compiled& c,
-                         int64_t depth, std::vector<char>* visited,
-                         QueryState* st, std::vector<int>* shown) {
+void SelectShownTreeInto(const VNodes& nodes, absl::Span<const int> list,
+                         const Compiled& c, int64_t depth,
+                         std::vector<char>* visited, QueryState* st,
+                         std::vector<int>* shown) {
   const size_t level = static_cast<size_t>(depth);
   if (st->shown_scratch.size() <= level) st->shown_scratch.resize(level + 1);
   // (A deque: deeper levels added below keep this reference valid.)
@@ -301,7 +299,7 @@ void SelectShownTreeInto(const std::vector<VNode>& nodes,
 
 // Scope and graph views. Returns the shown nodes among `list` (hidden nodes
 // hand up their shown descendants).
-std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownTree(const VNodes& nodes,
                                  absl::Span<const int> list, const Compiled& c,
                                  int64_t depth, std::vector<char>* visited,
                                  QueryState* st) {
@@ -312,7 +310,7 @@ std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
 }
 
 // Code view: trimmed or too-deep nodes are dropped with their subtree.
-std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownCode(const VNodes& nodes,
                                  absl::Span<const int> list, const Compiled& c,
                                  int64_t depth, QueryState* st) {
   std::vector<int> shown;

@@ -143,7 +143,7 @@ struct ScopeScan {
 // the scopes a name shares with the name before it are the ones it does
 // not create: no name is hashed or looked up.
 ScopeScan ScanScopes(const std::vector<const GraphNode*>& by_name,
-                     std::vector<char>* names) {
+                     BigVector<char>* names) {
   ScopeScan out;
   size_t name_bytes = 0;  // sized first: fresh memory is costly to grow
   for (const GraphNode* g : by_name) name_bytes += g->name.size();
@@ -194,7 +194,7 @@ void BuildScope(const Model& model, Structure* s) {
   // once (ScanScopes): the merge, and later the walks, read the names front
   // to back from the structure's own copy.
   const std::vector<const GraphNode*>& by_name = model.NodesByName();
-  const std::vector<char>& names = s->packed_names;
+  const BigVector<char>& names = s->packed_names;
   ScopeScan scan = ScanScopes(by_name, &s->packed_names);
   const std::vector<size_t>& name_at = scan.name_at;
   std::vector<ScopeScan::Scope>& scopes = scan.scopes;
@@ -310,7 +310,7 @@ void BuildGraph(const Model& model, Structure* s) {
   // The nodes in that order, their names copied as they come.
   s->nodes.resize(n + 1);
   s->child_store.reserve(kids.size());
-  std::vector<char>& names = s->packed_names;
+  BigVector<char>& names = s->packed_names;
   names.reserve(name_bytes);  // (views of it are taken as it fills)
   std::vector<size_t> layout_first = {0};
   layout_first.reserve(n + 2);

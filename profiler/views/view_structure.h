@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "profiler/base/big_array.h"
 #include "profiler/model/model.h"
 #include "profiler/views/options.h"
 #include "profiler/views/result.h"
@@ -44,6 +45,9 @@ struct VNode {
   absl::Span<const int> children;
 };
 
+// A structure's nodes: one per node of the view, in memory of their own.
+using VNodes = BigVector<VNode>;
+
 struct Structure {
   Structure() = default;
   // Moved, never copied (nodes point into packed_names).
@@ -55,7 +59,7 @@ struct Structure {
   bool built = false;
   uint64_t generation = 0;
   uint64_t serial = 0;  // which build of the cache this is (QueryState)
-  std::vector<VNode> nodes;
+  VNodes nodes;
   int root = -1;
   int64_t unmatched_gradients = 0;
   // Op view grouped by HLO category: the nodes that had one.
@@ -67,7 +71,7 @@ struct Structure {
   // The scope and graph views' names, copied into one block in the order
   // the walks read them (not from graph nodes all over the model); moving
   // the structure keeps their addresses.
-  std::vector<char> packed_names;
+  BigVector<char> packed_names;
 
   // Whether it is built for the model as it is now.
   bool Current(const Model& model) const {
@@ -174,7 +178,7 @@ struct QueryState {
   // the vectors' memory is kept from the last query (repeated queries then
   // allocate little). Scope and graph nodes take their own stats from
   // `stats`; op and code nodes sum their graph nodes' into `self`.
-  void Reset(const std::vector<VNode>& structure, bool multi) {
+  void Reset(const VNodes& structure, bool multi) {
     const size_t n = structure.size();
     own_self = multi;
     self.assign(multi ? n : 0, NodeStats());
@@ -207,7 +211,7 @@ struct QueryState {
     ordered_for = serial;
     indirect = StatsNearlyInOrder(s.nodes);
     if (indirect) {
-      std::vector<NodeStats>().swap(ordered);
+      BigVector<NodeStats>().swap(ordered);
       return;
     }
     ordered.resize(s.nodes.size());
@@ -219,7 +223,7 @@ struct QueryState {
   // Whether reading the structure's nodes in order reads their stats
   // nearly in order too (each mostly a few records after the last): then a
   // copy in the structure's order would only cost its first touch.
-  static bool StatsNearlyInOrder(const std::vector<VNode>& nodes) {
+  static bool StatsNearlyInOrder(const VNodes& nodes) {
     size_t near = 0, with = 0;
     int64_t last = -1;
     for (const VNode& v : nodes) {
@@ -239,14 +243,14 @@ struct QueryState {
   }
   static inline const NodeStats kNoStats{};
   bool indirect = false;  // SelfOf reads `stats` through the structure
-  const std::vector<VNode>* structure_nodes = nullptr;
+  const VNodes* structure_nodes = nullptr;
   bool own_self = false;
   std::vector<char> account;
-  std::vector<NodeStats> self;     // op and code views only
-  std::vector<NodeStats> ordered;  // scope and graph views, OrderStats()
+  BigVector<NodeStats> self;     // op and code views only
+  BigVector<NodeStats> ordered;  // scope and graph views, OrderStats()
   std::pair<uint64_t, uint64_t> ordered_for{0, 0};
-  std::vector<Totals> total;
-  std::vector<std::vector<int>> show;  // accounted, then displayed children
+  BigVector<Totals> total;
+  BigVector<std::vector<int>> show;  // accounted, then displayed children
   // SelectShownTree's lists of shown children, one per depth.
   std::deque<std::vector<int>> shown_scratch;
   // Scope and graph views: the rows of each shown node's displayed subtree,
@@ -256,7 +260,7 @@ struct QueryState {
   bool walk_cut = false;
   std::vector<std::vector<const GraphNode*>> picked;  // op/code views
   // Every graph node's own stats for the query's step, by GraphNode::index.
-  const std::vector<NodeStats>* stats = nullptr;
+  const BigVector<NodeStats>* stats = nullptr;
   const NodeStats& StatsOf(const GraphNode& g) const {
     return (*stats)[g.index];
   }
@@ -271,29 +275,28 @@ struct QueryState {
 // ordered as -order_by says (view_filter.cc).
 void AddStats(const NodeStats& s, NodeStats* to);
 Totals SelfTotals(const NodeStats& s);
-void SortNodes(const Options& opts, const std::vector<VNode>& nodes,
-               const QueryState& st, bool multi, std::vector<int>* v);
+void SortNodes(const Options& opts, const VNodes& nodes, const QueryState& st,
+               bool multi, std::vector<int>* v);
 
 // Accounting (which nodes the -account_type_regexes count) and display
 // filtering (which accounted nodes the options show), view_filter.cc.
 bool AccountMulti(const VNode& v, const Compiled& c, const QueryState& st,
                   std::vector<const GraphNode*>* picked, NodeStats* self);
-std::vector<int> AccountTree(const std::vector<VNode>& nodes,
-                             absl::Span<const int> list, const Compiled& c,
-                             bool multi, QueryState* st);
-std::vector<int> AccountGraph(const std::vector<VNode>& nodes,
-                              absl::Span<const int> list, const Compiled& c,
-                              std::vector<char>* visited, QueryState* st);
+std::vector<int> AccountTree(const VNodes& nodes, absl::Span<const int> list,
+                             const Compiled& c, bool multi, QueryState* st);
+std::vector<int> AccountGraph(const VNodes& nodes, absl::Span<const int> list,
+                              const Compiled& c, std::vector<char>* visited,
+                              QueryState* st);
 std::vector<int> SearchRoots(absl::Span<const int> list, const Compiled& c,
-                             const std::vector<VNode>& nodes,
-                             const QueryState& st, std::vector<char>* visited);
+                             const VNodes& nodes, const QueryState& st,
+                             std::vector<char>* visited);
 bool ShouldShowMulti(const VNode& v, int n, const QueryState& st,
                      const Compiled& c, int64_t depth, bool op_view);
-std::vector<int> SelectShownTree(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownTree(const VNodes& nodes,
                                  absl::Span<const int> list, const Compiled& c,
                                  int64_t depth, std::vector<char>* visited,
                                  QueryState* st);
-std::vector<int> SelectShownCode(const std::vector<VNode>& nodes,
+std::vector<int> SelectShownCode(const VNodes& nodes,
                                  absl::Span<const int> list, const Compiled& c,
                                  int64_t depth, QueryState* st);
 

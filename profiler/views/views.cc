@@ -47,6 +47,7 @@ using view_internal::ShouldShowMulti;
 using view_internal::SortNodes;
 using view_internal::Structure;
 using view_internal::VNode;
+using view_internal::VNodes;
 
 // Vectors of these grow by moving; a throwing move would make them copy.
 static_assert(std::is_nothrow_move_constructible_v<VNode>);
@@ -81,9 +82,9 @@ class ViewCache {
   // matching `devices`), by GraphNode::index: computed in the model's
   // (memory) order, and kept while the model's data, the step and the
   // devices stay the same, so repeated queries do not compute them again.
-  const std::vector<NodeStats>& StatsFor(
-      const Model& model, int64_t step, const std::vector<std::string>& devices,
-      bool pytorch_rule) {
+  const BigVector<NodeStats>& StatsFor(const Model& model, int64_t step,
+                                       const std::vector<std::string>& devices,
+                                       bool pytorch_rule) {
     if (!StatsKept(model, step, devices, pytorch_rule)) {
       stats_.resize(model.size());
       devices_note_.clear();
@@ -171,7 +172,7 @@ class ViewCache {
         "such as .../gpu:0; the kernel view lists one stream's kernels");
   }
 
-  std::vector<NodeStats> stats_;
+  BigVector<NodeStats> stats_;
   std::string devices_note_;
   std::vector<std::string> stats_devices_;
   bool stats_valid_ = false;
@@ -288,8 +289,8 @@ namespace {
 
 class Exporter {
  public:
-  Exporter(const Checkpoint* ckpt, const std::vector<VNode>& nodes,
-           const QueryState& st, const Options& opts, ResultTree* out)
+  Exporter(const Checkpoint* ckpt, const VNodes& nodes, const QueryState& st,
+           const Options& opts, ResultTree* out)
       : ckpt_(ckpt), nodes_(nodes), st_(st), opts_(opts), out_(out) {}
 
   // Sizes the output for the displayed tree below `n` (so that the node
@@ -507,7 +508,7 @@ class Exporter {
   }
 
   const Checkpoint* ckpt_;
-  const std::vector<VNode>& nodes_;
+  const VNodes& nodes_;
   const QueryState& st_;
   const Options& opts_;
   ResultTree* out_;
@@ -625,7 +626,7 @@ absl::StatusOr<ResultTree> QueryTreeView(const Structure& st, const Compiled& c,
                                          bool multi, QueryState* qs,
                                          ResultTree out) {
   QueryState& q = *qs;
-  const std::vector<VNode>& nodes = st.nodes;
+  const VNodes& nodes = st.nodes;
   const int root = st.root;
   const Options& opts = out.options;
   if (multi && opts.account_displayed_op_only) {
@@ -673,7 +674,7 @@ absl::StatusOr<ResultTree> QueryGraphView(const Structure& st,
                                           const Checkpoint* checkpoint,
                                           QueryState* qs, ResultTree out) {
   QueryState& q = *qs;
-  const std::vector<VNode>& nodes = st.nodes;
+  const VNodes& nodes = st.nodes;
   const int root = st.root;
   std::vector<char> visited(nodes.size(), 0);
   std::vector<int> roots =
@@ -716,7 +717,7 @@ ResultTree QueryOpView(const Structure& st, const Compiled& c,
                        const Checkpoint* checkpoint, QueryState* qs,
                        ResultTree out) {
   QueryState& q = *qs;
-  const std::vector<VNode>& nodes = st.nodes;
+  const VNodes& nodes = st.nodes;
   const int root = st.root;
   const Options& opts = out.options;
   if (opts.op_group == OpGrouping::kHlo && st.hlo_categorized == 0) {
@@ -831,7 +832,7 @@ absl::StatusOr<ResultTree> Views::QueryOnThisStack(ViewKind view,
            ->Current(*model_) ||
       !cache_->StatsKept(*model_, opts.step, opts.device_regexes, pytorch_rule);
   const Structure* structure = nullptr;
-  const std::vector<NodeStats>* stats = nullptr;
+  const BigVector<NodeStats>* stats = nullptr;
   RunBoth(
       cold && model_->size() >= kParallelMinItems,
       [&] {
