@@ -2,11 +2,13 @@
 // one-line error that names the file.
 #include "profiler/load/loader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
 #include "tests/corpus_util.h"
 #include "tests/test_util.h"
@@ -152,6 +154,48 @@ TEST_CASE("Output files are written atomically and never over inputs") {
   ::chmod(dir.c_str(), 0700);
   CHECK(ReadFile(dir + "/keep") == (as_root ? ReadFile(dir + "/keep") : "old"));
   CHECK_FALSE(WriteFileAtomic(dir, "x").ok());
+}
+
+bool IsLink(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+TEST_CASE("Output through a link writes its target; a file keeps its mode") {
+  const std::string dir = TempDir();
+  // A link to a file: the file gets the bytes, the link stays a link.
+  WriteFile(dir + "/target.txt", "old");
+  ::chmod((dir + "/target.txt").c_str(), 0600);
+  REQUIRE(::symlink("target.txt", (dir + "/link.txt").c_str()) == 0);
+  REQUIRE(WriteFileAtomic(dir + "/link.txt", "new").ok());
+  CHECK(IsLink(dir + "/link.txt"));
+  CHECK(ReadFile(dir + "/target.txt") == "new");
+  struct stat st;
+  REQUIRE(::stat((dir + "/target.txt").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);  // a private report stays private
+  // A link to no file yet: written through, creating it.
+  REQUIRE(::symlink("later.txt", (dir + "/dangling").c_str()) == 0);
+  REQUIRE(WriteFileAtomic(dir + "/dangling", "made").ok());
+  CHECK(IsLink(dir + "/dangling"));
+  CHECK(ReadFile(dir + "/later.txt") == "made");
+  // A descriptor of this process (/dev/stdout is one): its own file gets
+  // the bytes, not a new file of the same name that the descriptor misses;
+  // a link to it likewise.
+  const std::string held = dir + "/held.txt";
+  WriteFile(held, "");
+  const int fd = ::open(held.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  const std::string by_fd = absl::StrCat("/proc/self/fd/", fd);
+  REQUIRE(::symlink(by_fd.c_str(), (dir + "/to_fd").c_str()) == 0);
+  for (const std::string& path : {by_fd, dir + "/to_fd"}) {
+    INFO(path);
+    REQUIRE(WriteFileAtomic(path, "via fd").ok());
+    char buf[16] = {0};
+    CHECK(::pread(fd, buf, sizeof(buf) - 1, 0) == 6);
+    CHECK(std::string(buf) == "via fd");
+    CHECK(ReadFile(held) == "via fd");
+  }
+  ::close(fd);
 }
 
 }  // namespace

@@ -42,6 +42,46 @@ absl::Status WriteAll(int fd, const std::string& contents,
 
 }  // namespace
 
+namespace {
+
+// Writes `contents` to what `path` opens (a device, a pipe, a descriptor of
+// this process such as /dev/stdout), in place: it cannot be renamed over.
+absl::Status WriteInPlace(const std::string& path,
+                          const std::string& contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) return Errno(path, "cannot open for writing");
+  absl::Status s = WriteAll(fd, contents, path);
+  if (::close(fd) != 0 && s.ok()) s = Errno(path, "write failed");
+  return s;
+}
+
+bool SystemPath(const std::string& path) {
+  return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+}
+
+// Where the bytes written to `path` go: the file a symbolic link leads to
+// (written through, not replaced by a file of its own); empty for what is
+// written in place: a path in /dev or /proc (/dev/stdout, /proc/self/fd/1:
+// the descriptor's file, whatever it is), a link into them, a link that
+// leads to no file.
+std::string WriteTarget(const std::string& path) {
+  if (SystemPath(path)) return "";
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char link[4096];
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof(link) - 1);
+  if (n <= 0 || SystemPath(std::string(link, static_cast<size_t>(n)))) {
+    return "";
+  }
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return "";
+  std::string target = real;
+  std::free(real);
+  return target;
+}
+
+}  // namespace
+
 absl::Status WriteFileAtomic(const std::string& path,
                              const std::string& contents,
                              const std::vector<std::string>& protected_paths) {
@@ -53,20 +93,16 @@ absl::Status WriteFileAtomic(const std::string& path,
     }
   }
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": is a directory, expected a file name"));
   }
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    // A device or pipe (/dev/stdout, a fifo): write to it directly; it
-    // cannot be replaced by renaming.
-    int fd = ::open(path.c_str(), O_WRONLY);
-    if (fd < 0) return Errno(path, "cannot open for writing");
-    absl::Status s = WriteAll(fd, contents, path);
-    if (::close(fd) != 0 && s.ok()) s = Errno(path, "write failed");
-    return s;
+  const std::string target = WriteTarget(path);
+  if ((exists && !S_ISREG(st.st_mode)) || target.empty()) {
+    return WriteInPlace(path, contents);
   }
-  std::string tmpl = path + ".tmp.XXXXXX";
+  std::string tmpl = target + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return Errno(path, "cannot create a temporary file next to it");
   absl::Status written = WriteAll(fd, contents, path);
@@ -75,16 +111,24 @@ absl::Status WriteFileAtomic(const std::string& path,
     ::unlink(tmpl.c_str());
     return written;
   }
+  // mkstemp creates the file 0600: a file written over keeps its mode (and,
+  // where allowed, its owner); a new one gets the usual permissions.
+  if (exists) {
+    ::fchmod(fd, st.st_mode & 07777);
+    if (::fchown(fd, st.st_uid, st.st_gid) != 0) {
+      // (Only the superuser may give a file away: it stays ours.)
+    }
+  } else {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+  }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     absl::Status s = Errno(path, "write failed");
     ::unlink(tmpl.c_str());
     return s;
   }
-  // mkstemp creates the file 0600; give it the usual permissions.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(tmpl.c_str(), 0666 & ~mask);
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::rename(tmpl.c_str(), target.c_str()) != 0) {
     absl::Status s = Errno(path, "cannot rename the temporary file into place");
     ::unlink(tmpl.c_str());
     return s;
