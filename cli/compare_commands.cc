@@ -134,6 +134,13 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
         "'regressed(micros)==0'");
   }
+  for (const Condition& c : conditions) {
+    if (step < 0 || !c.counts_verdicts()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "check: '", c.text,
+        "' judges the change over every step of both runs; it does not take "
+        "-step (give -step to a separate check of the other conditions)"));
+  }
   if (rank.rank >= 0) {
     for (const Condition& c : conditions) {
       if (!c.NeedsBase()) continue;

@@ -209,6 +209,28 @@ TEST_CASE("check memory and timeline take -rank") {
       {dir, "--base_" + dir.substr(2), "check", "-rank", "1", "micros<=base"});
   CHECK(base.code != 0);
   CHECK(base.err.find("does not take -rank") != std::string::npos);
+  // A verdict term judges every step: -step with it is refused, not
+  // silently ignored.
+  const RunResult stepped = RunTfprof({dir, "--base_" + dir.substr(2), "check",
+                                       "-step", "3", "regressed(micros)==0"});
+  CHECK(stepped.code == 2);
+  CHECK(stepped.err.find("it does not take -step") != std::string::npos);
+  // Too few steps for verdicts: that term is inconclusive (exit 4, JUnit's
+  // skipped), the others are judged and the report is written.
+  const std::string junit = testing::TempDir() + "/gates.xml";
+  const RunResult few = RunTfprof(
+      {"--profile_path=" +
+           testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100"),
+       "--base_profile_path=" +
+           testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0"),
+       "check", "-output", "junit:outfile=" + junit, "params<=base",
+       "regressed(micros)==0"});
+  CHECK(few.code == 4);
+  CHECK(few.out.find("PASS params = ") != std::string::npos);
+  CHECK(few.out.find("INCONCLUSIVE regressed(micros) = n/a (verdicts need 3 "
+                     "or more steps on each side: base 1, current 12)") !=
+        std::string::npos);
+  CHECK(testing::ReadFile(junit).find("skipped=\"1\"") != std::string::npos);
 
   const std::string tmp = testing::TempDir();
   const std::string a = tmp + "/alone.json", r = tmp + "/rank.json";

@@ -67,9 +67,8 @@ std::string GateMessage(const GateResult& r) {
   }
   const std::string scope = GateScope(r, false);
   if (!r.unknown.empty()) {
-    return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)",
-                           r.passed ? "PASS" : "FAIL", what, r.unknown, c.op,
-                           limit, scope);
+    return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)", outcome, what,
+                           r.unknown, c.op, limit, scope);
   }
   std::string out =
       absl::StrFormat("%s %s = %s (limit %s %s, %s)", outcome, what,
@@ -477,13 +476,6 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
           "' compares with a base run: load one with 'base FILE' or "
           "--base_profile_path / --base_trace_path ..."));
     }
-    if (c.counts_verdicts() && (model.steps().size() < kDiffMinSteps ||
-                                base.model->steps().size() < kDiffMinSteps)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "check '", c.text, "': verdicts need ", kDiffMinSteps,
-          " or more steps on each side (base ", base.model->steps().size(),
-          ", current ", model.steps().size(), ")"));
-    }
     GateResult r;
     r.condition = c;
     r.step = step;
@@ -519,6 +511,19 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         base.model == nullptr ? base_value : base_value / base.model->ranks());
     if (c.counts_verdicts()) {
       r.value = 0;
+      if (model.steps().size() < kDiffMinSteps ||
+          base.model->steps().size() < kDiffMinSteps) {
+        // Not decidable with these runs: neither passed nor failed.
+        r.inconclusive = true;
+        r.unknown = absl::StrCat("verdicts need ", kDiffMinSteps,
+                                 " or more steps on each side: base ",
+                                 base.model->steps().size(), ", current ",
+                                 model.steps().size());
+        r.limit = Limit(c, r.base_value);
+        results.push_back(std::move(r));
+        results.back().message = GateMessage(results.back());
+        continue;
+      }
       CountVerdicts(model, base, matched, c, &r);
     }
     r.limit = Limit(c, r.base_value);

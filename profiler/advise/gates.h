@@ -77,7 +77,7 @@ struct GateResult {
   int more_steps_needed = 0;
   bool passed = false;
   // A run-level figure that is not known (mfu without a peak): why; the
-  // gate fails.
+  // gate fails. A verdict term on too few steps: why; it is inconclusive.
   std::string unknown;
   // A verdict term that passes with some of the open nodes counted and
   // fails with others: neither passed nor failed.
