@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "profiler/advise/gates.h"
+#include "profiler/base/json_writer.h"
 #include "profiler/base/stats.h"
 #include "profiler/base/units.h"
 #include "profiler/load/loader.h"
@@ -380,6 +381,23 @@ TEST_CASE("diff steps: medians and verdicts of the steps tables") {
   CHECK(d.rows[0].judgement.p_value == Approx(want_p).epsilon(1e-9));
   CHECK(d.rows[0].judgement.verdict == Verdict::kRegressed);  // 16 -> 176ms
   CHECK(d.rows[0].judgement.ci_low > 100e6);
+  // JSON carries the means in full (not 6 significant digits): the wall
+  // times' sums over their counts, to the last bit a double holds.
+  testing::JsonValue json;
+  std::string error;
+  REQUIRE(testing::ParseJson(RenderStepsDiff(d, "json"), &json, &error));
+  const testing::JsonValue& wall = json.at("measures").array.at(0);
+  REQUIRE(wall.at("measure").string == "wall_ns");
+  auto mean = [](const std::vector<int64_t>& v) {
+    double sum = 0;
+    for (int64_t x : v) sum += static_cast<double>(x);
+    return sum / static_cast<double>(v.size());
+  };
+  CHECK(wall.at("base_mean").number == Approx(mean(wb)).epsilon(1e-12));
+  CHECK(wall.at("current_mean").number == Approx(mean(wc)).epsilon(1e-12));
+  CHECK(NumberText(40395922.8) == "40395922.8");
+  CHECK(NumberText(0.1) == "0.1");
+  CHECK(NumberText(std::nan("")) == "null");
   // A ProfileProto records no allocator bytes in use: not tested.
   const StepsDiffRow& peak = d.rows.back();
   CHECK(peak.measure == "peak_bytes");

@@ -1,5 +1,8 @@
 #include "profiler/base/json_writer.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -23,6 +26,13 @@ void Json::Append(Json v) {
 size_t Json::size() const {
   return kind_ == kObject ? object_.size()
                           : (kind_ == kArray ? array_.size() : 0);
+}
+
+std::string NumberText(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
 }
 
 std::string JsonQuote(const std::string& s) {

@@ -59,6 +59,10 @@ class Json {
   std::vector<Json> array_;
 };
 
+// A number for JSON or CSV: the shortest text that reads back as exactly
+// `v` ("40395922.8", "0.1", "3.2733718e+13"); "null" when not finite.
+std::string NumberText(double v);
+
 // JSON string quoting (control characters, quotes and backslashes escaped).
 std::string JsonQuote(const std::string& s);
 // A CSV field: as is, or quoted (quotes doubled) when it holds a comma, a

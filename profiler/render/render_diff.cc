@@ -81,10 +81,10 @@ std::string VerdictText(const Judgement& j, const std::string& attribute) {
 }
 
 std::string JsonNumberOrNull(double v) {
-  return v < 0 || std::isnan(v) ? "null" : absl::StrFormat("%.6g", v);
+  return v < 0 || std::isnan(v) ? "null" : NumberText(v);
 }
 std::string JsonDouble(double v) {
-  return std::isnan(v) ? "null" : absl::StrFormat("%.6g", v);
+  return std::isnan(v) ? "null" : NumberText(v);
 }
 
 // The verdict's fields of a JSON object (after a field), per step in the
@@ -214,15 +214,13 @@ std::string RenderDiffJson(const DiffTree& tree) {
     for (Attr at : attrs) {
       const std::string a(AttrName(at));
       const Change c = ChangeOf(n, at);
-      absl::StrAppend(
-          out, ", ", JsonQuote(a), ": {\"base\": ", c.base,
-          ", \"current\": ", c.current, ", \"delta\": ", c.delta(),
-          ", \"ratio\": ",
-          c.base == 0
-              ? std::string("null")
-              : absl::StrFormat("%.6g", static_cast<double>(c.delta()) /
-                                            static_cast<double>(c.base)),
-          "}");
+      absl::StrAppend(out, ", ", JsonQuote(a), ": {\"base\": ", c.base,
+                      ", \"current\": ", c.current, ", \"delta\": ", c.delta(),
+                      ", \"ratio\": ",
+                      c.base == 0 ? std::string("null")
+                                  : NumberText(static_cast<double>(c.delta()) /
+                                               static_cast<double>(c.base)),
+                      "}");
     }
     absl::StrAppend(
         out, ", \"runs_per_step\": {\"base\": ", JsonDouble(n.base.MeanRuns()),
@@ -285,10 +283,10 @@ std::string RenderDiffCsv(const DiffTree& tree) {
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
   auto num = [](double v) {
-    return v < 0 || std::isnan(v) ? std::string() : absl::StrFormat("%.6g", v);
+    return v < 0 || std::isnan(v) ? std::string() : NumberText(v);
   };
   auto signed_num = [](double v) {
-    return std::isnan(v) ? std::string() : absl::StrFormat("%.6g", v);
+    return std::isnan(v) ? std::string() : NumberText(v);
   };
   ForEach(tree, [&](const DiffNode& n, int depth) {
     std::vector<std::string> row = {CsvField(n.name), absl::StrCat(depth),
@@ -370,7 +368,7 @@ std::string RenderDiffMarkdown(const DiffTree& tree) {
 
 std::string RenderStepsDiff(const StepsDiff& diff, const std::string& type) {
   auto num = [](double v) {
-    return v < 0 || std::isnan(v) ? std::string() : absl::StrFormat("%.6g", v);
+    return v < 0 || std::isnan(v) ? std::string() : NumberText(v);
   };
   std::string out;
   if (type == "json") {
@@ -398,18 +396,17 @@ std::string RenderStepsDiff(const StepsDiff& diff, const std::string& type) {
         "more_steps_needed\n";
     for (const StepsDiffRow& r : diff.rows) {
       const Judgement& j = r.judgement;
-      absl::StrAppend(&out, r.measure, ",", r.base.size(), ",",
-                      r.current.size(), ",", r.base_median, ",",
-                      r.current_median, ",", r.current_median - r.base_median,
-                      ",", num(j.p_value), ",", num(j.q_value), ",",
-                      j.significant ? "true" : "false", ",",
-                      VerdictName(j.verdict), ",",
-                      j.tested ? absl::StrFormat("%.6g", j.ci_low) : "", ",",
-                      j.tested ? absl::StrFormat("%.6g", j.ci_high) : "", ",",
-                      j.verdict == Verdict::kInconclusive
-                          ? absl::StrCat(j.more_steps_needed)
-                          : "",
-                      "\n");
+      absl::StrAppend(
+          &out, r.measure, ",", r.base.size(), ",", r.current.size(), ",",
+          r.base_median, ",", r.current_median, ",",
+          r.current_median - r.base_median, ",", num(j.p_value), ",",
+          num(j.q_value), ",", j.significant ? "true" : "false", ",",
+          VerdictName(j.verdict), ",", j.tested ? NumberText(j.ci_low) : "",
+          ",", j.tested ? NumberText(j.ci_high) : "", ",",
+          j.verdict == Verdict::kInconclusive
+              ? absl::StrCat(j.more_steps_needed)
+              : "",
+          "\n");
     }
     return out;
   }

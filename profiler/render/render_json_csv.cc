@@ -88,9 +88,7 @@ void JsonKernelFacts(const KernelFacts& k, const ResultNode& n,
                   ", \"steps\": ", k.steps, ", \"ranks\": ", k.ranks, "}");
 }
 
-std::string JsonDouble(double v) {
-  return v < 0 ? "null" : absl::StrFormat("%.6g", v);
-}
+std::string JsonDouble(double v) { return v < 0 ? "null" : NumberText(v); }
 
 // An op or kernel row's float-op figures, as selected.
 void JsonFlopFacts(const FlopFacts& f, const Options& o, std::string* out) {
@@ -242,9 +240,7 @@ void CsvRow(const ResultTree& r, size_t id, int depth, std::string* out) {
   }
   const FlopFacts none;
   const FlopFacts& f = n.flops != nullptr ? *n.flops : none;
-  auto number = [](double v) {
-    return v < 0 ? std::string() : absl::StrFormat("%.6g", v);
-  };
+  auto number = [](double v) { return v < 0 ? std::string() : NumberText(v); };
   if (o.Selected(Attr::kAcceleratorFlopRate)) {
     absl::StrAppend(out, ",", number(f.flop_rate));
   }

@@ -282,13 +282,11 @@ std::string RenderSummaryJson(const ProfileSummary& s) {
   absl::StrAppend(
       &out, "], \"float_ops\": ", s.float_ops,
       ", \"flops_per_step\": ", f.flops_per_step,
-      ", \"flop_rate\": ", absl::StrFormat("%.6g", f.flop_rate), ", \"mfu\": ",
-      f.mfu.has_value() ? absl::StrFormat("%.6g", *f.mfu) : "null",
-      ", \"peak_flops\": ",
-      peak ? absl::StrFormat("%.6g", f.peak.flops) : "null",
+      ", \"flop_rate\": ", NumberText(f.flop_rate),
+      ", \"mfu\": ", f.mfu.has_value() ? NumberText(*f.mfu) : "null",
+      ", \"peak_flops\": ", peak ? NumberText(f.peak.flops) : "null",
       ", \"peak_bytes_per_sec\": ",
-      f.peak.bytes_per_sec > 0 ? absl::StrFormat("%.6g", f.peak.bytes_per_sec)
-                               : "null",
+      f.peak.bytes_per_sec > 0 ? NumberText(f.peak.bytes_per_sec) : "null",
       ", \"peak_dtype\": ", JsonQuote(DtypeName(f.peak.dtype)),
       ", \"peak_source\": ", peak ? JsonQuote(f.peak.source) : "null",
       ", \"mfu_text\": ", JsonQuote(MfuText(f)),
