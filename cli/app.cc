@@ -1,7 +1,11 @@
 #include "cli/app.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -181,10 +185,18 @@ int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
     return ExitCodeFor(s);
   }
   if (!flags.script.empty()) {
+    // A missing or unreadable file, or a directory, as any input: exit 1.
+    // (A pipe, /dev/stdin or <(...), is a script too.)
+    struct stat st;
+    if (::stat(flags.script.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      *io.err << "tfprof: --script: " << flags.script
+              << ": is a directory, expected a file of commands\n";
+      return kExitError;
+    }
     std::ifstream script(flags.script);
     if (!script) {
-      // A missing or unreadable file, as any input: exit 1.
-      *io.err << "tfprof: " << flags.script << ": cannot open script\n";
+      *io.err << "tfprof: --script: " << flags.script << ": cannot open ("
+              << std::strerror(errno) << ")\n";
       return kExitError;
     }
     return RunScript(shell, script, flags.script, flags.keep_going);
@@ -212,6 +224,12 @@ int RunApp(const std::vector<std::string>& args, const AppIo& io) {
     return kExitUsage;
   }
   if (std::optional<int> helped = AnswerHelp(*flags, io)) return *helped;
+  if (!flags->script.empty() && !flags->command.empty()) {
+    *io.err << "tfprof: --script runs the commands of its file; give it no "
+               "command as well (got '"
+            << flags->command[0] << "')\n";
+    return kExitUsage;
+  }
   if (!flags->http.empty() &&
       (!flags->command.empty() || !flags->script.empty())) {
     *io.err << "tfprof: --http serves the web UI; it takes no command or "

@@ -54,6 +54,14 @@ std::vector<std::string> AllFlagNames() {
   return names;
 }
 
+// A file flag given with no file (--profile_path= from an unset variable)
+// is a mistake, not the flag left out.
+absl::Status EmptyFlag(const std::string& name) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("flag --", name, " is empty: give a file (--", name,
+                   "=FILE), or leave the flag out"));
+}
+
 }  // namespace
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
@@ -94,6 +102,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
     if (name == "script" || name == "http") {
       absl::Status s = take_value();
       if (!s.ok()) return s;
+      if (value.empty()) return EmptyFlag(name);
       (name == "script" ? flags.script : flags.http) = value;
       continue;
     }
@@ -104,6 +113,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       if (input == f.name) {
         absl::Status s = take_value();
         if (!s.ok()) return s;
+        if (value.empty()) return EmptyFlag(name);
         (base ? flags.base_inputs : flags.inputs).*(f.field) = value;
         matched = true;
         break;

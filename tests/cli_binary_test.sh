@@ -58,7 +58,7 @@ expect gate_fail 3 "FAIL micros" -- "$bin" --profile_path="$sample" check 'micro
 printf 'summary\nop -max_depth 1\ncheck micros<=1ms\nscope\n' > "$tmp/report.tfprof"
 expect script_gate 3 "report.tfprof:3:" -- "$bin" --profile_path="$sample" --script="$tmp/report.tfprof"
 expect report 0 "Profile:" -- "$bin" --profile_path="$sample" --script="$src/testdata/sample/report.tfprof"
-expect script_missing 1 "/no/such.tfprof: cannot open script" -- "$bin" --profile_path="$sample" --script=/no/such.tfprof
+expect script_missing 1 "--script: /no/such.tfprof: cannot open (No such file or directory)" -- "$bin" --profile_path="$sample" --script=/no/such.tfprof
 expect unknown_flag 2 "did you mean --max_depth" -- "$bin" --max_dept=3
 expect bad_value 2 "-order_by" -- "$bin" --profile_path="$sample" op -order_by fast
 expect http_bad_address 2 "--http: 'nonsense' has no port number" -- "$bin" --profile_path="$sample" --http=nonsense

@@ -89,6 +89,30 @@ TEST_CASE("Unknown flags and bad values are usage errors with hints") {
   CHECK(r.err.find("did you mean name") != std::string::npos);
 }
 
+// Script mistakes say so and fail, rather than run nothing and succeed.
+TEST_CASE(
+    "An empty file flag a directory as script or a script beside a command "
+    "fail") {
+  RunResult r = RunTfprof({"--profile_path=", "scope"});
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "tfprof: flag --profile_path is empty: give a file "
+        "(--profile_path=FILE), or leave the flag out\n");
+  r = RunTfprof({Profile(), "--script=" + testing::TempDir()});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("is a directory, expected a file of commands") !=
+        std::string::npos);
+  const std::string script = testing::TempDir() + "/one.tfprof";
+  testing::WriteFile(script, "scope -max_depth 1\n");
+  r = RunTfprof({Profile(), "--script=" + script, "op"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("give it no command as well (got 'op')") !=
+        std::string::npos);
+  r = RunTfprof({Profile(), "--script=" + script});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("_TFProfRoot") != std::string::npos);
+}
+
 TEST_CASE("Load errors exit 1 and name the file") {
   RunResult r = RunTfprof({"--profile_path=/no/such/file", "scope"});
   CHECK(r.code == 1);
