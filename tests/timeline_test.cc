@@ -1,6 +1,7 @@
 // Timelines parse as JSON and are structurally valid Chrome traces; the
 // graph timeline of a real GPU run matches TensorFlow's own timeline of it.
 #include <catch2/catch.hpp>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -272,6 +273,36 @@ TEST_CASE("Step timeline with dataflow and memory is a valid trace") {
     CHECK(phases["N"] == phases["O"]);
     CHECK(phases["C"] > 0);
     CHECK(phases["D"] > 0);
+  }
+}
+
+// A RunMetadata whose ops end past the int64 range (a corrupt or hostile
+// file): times stop at the limit, none wraps around to a negative time.
+TEST_CASE("Step timelines saturate huge end times") {
+  tfcore::RunMetadata rm;
+  REQUIRE(ReadProtoFile(testing::CorpusFile("tf-testdata/current/run_meta"),
+                        false, &rm)
+              .ok());
+  for (auto& dev : *rm.mutable_step_stats()->mutable_dev_stats()) {
+    for (auto& ns : *dev.mutable_node_stats()) {
+      ns.set_all_end_rel_micros(std::numeric_limits<int64_t>::max());
+      ns.set_op_end_rel_micros(std::numeric_limits<int64_t>::max());
+    }
+  }
+  StepTimelineOptions opts;
+  opts.show_memory = true;
+  for (const char* op_time : {"schedule", "gpu", "all"}) {
+    opts.op_time = op_time;
+    INFO(op_time);
+    int negative = 0, tensors = 0;
+    for (const JsonValue& e :
+         CheckTrace(StepStatsTimeline(rm.step_stats(), opts))) {
+      if (!e.Has("ts")) continue;
+      negative += e.at("ts").number < 0 ? 1 : 0;
+      tensors += e.at("ph").string == "O" ? 1 : 0;
+    }
+    CHECK(tensors > 0);
+    CHECK(negative == 0);
   }
 }
 

@@ -27,6 +27,15 @@ inline int64_t SatMul(int64_t a, int64_t b) {
   return r;
 }
 
+inline int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) {
+    return b < 0 ? std::numeric_limits<int64_t>::max()
+                 : std::numeric_limits<int64_t>::min();
+  }
+  return r;
+}
+
 // a += b, saturating.
 inline void SatInc(int64_t* a, int64_t b) { *a = SatAdd(*a, b); }
 

@@ -12,6 +12,7 @@
 #include "google/protobuf/text_format.h"
 #include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
+#include "profiler/base/saturate.h"
 #include "profiler/render/trace_timeline.h"
 #include "re2/re2.h"
 
@@ -92,7 +93,7 @@ class Builder {
         const std::string name =
             ParseKernelLabel(k.timeline_label(), k.node_name()).first;
         const int64_t start = k.all_start_micros();
-        const int64_t end = start + k.all_end_rel_micros();
+        const int64_t end = SatAdd(start, k.all_end_rel_micros());
         auto it = gpu.find(name);
         if (it == gpu.end()) {
           gpu[name] = {start, end};
@@ -110,10 +111,11 @@ class Builder {
       for (auto& op : *dev.mutable_node_stats()) {
         auto it = gpu.find(op.node_name());
         if (it == gpu.end()) continue;
-        const int64_t end = std::max(
-            it->second.second, op.all_start_micros() + op.all_end_rel_micros());
+        const int64_t end =
+            std::max(it->second.second,
+                     SatAdd(op.all_start_micros(), op.all_end_rel_micros()));
         if (opts_.op_time == "gpu") op.set_all_start_micros(it->second.first);
-        op.set_all_end_rel_micros(end - op.all_start_micros());
+        op.set_all_end_rel_micros(SatSub(end, op.all_start_micros()));
       }
     }
   }
@@ -141,13 +143,14 @@ class Builder {
         for (size_t i = 0; i < lanes.size(); ++i) {
           if (ns.all_start_micros() > lanes[i]) {
             lane = static_cast<int64_t>(i);
-            lanes[i] = ns.all_start_micros() + ns.all_end_rel_micros();
+            lanes[i] = SatAdd(ns.all_start_micros(), ns.all_end_rel_micros());
             break;
           }
         }
         if (lane < 0) {
           lane = static_cast<int64_t>(lanes.size());
-          lanes.push_back(ns.all_start_micros() + ns.all_end_rel_micros());
+          lanes.push_back(
+              SatAdd(ns.all_start_micros(), ns.all_end_rel_micros()));
         }
         tids.push_back(lane);
       }
@@ -175,7 +178,7 @@ class Builder {
         const auto& ns = dev.node_stats(i);
         const int64_t tid = tids[static_cast<size_t>(i)];
         const int64_t start = ns.all_start_micros();
-        const int64_t end = start + ns.all_end_rel_micros();
+        const int64_t end = SatAdd(start, ns.all_end_rel_micros());
         for (int k = 0; k < ns.output_size(); ++k) {
           const auto& out = ns.output(k);
           const std::string name =
@@ -193,7 +196,8 @@ class Builder {
             google::protobuf::TextFormat::PrintToString(
                 out.tensor_description(), &desc);
             desc.erase(std::remove(desc.begin(), desc.end(), '"'), desc.end());
-            Json o = TraceEvent("O", "Tensor", name, tensors_pid, tid, end - 1);
+            Json o = TraceEvent("O", "Tensor", name, tensors_pid, tid,
+                                SatSub(end, 1));
             o["id"] = t.object_id;
             Json snapshot = Json::Object();
             snapshot["tensor_description"] = desc;
@@ -220,7 +224,7 @@ class Builder {
         const auto& ns = dev.node_stats(i);
         const int64_t tid = tids[static_cast<size_t>(i)];
         const int64_t start = ns.all_start_micros();
-        const int64_t end = start + ns.all_end_rel_micros();
+        const int64_t end = SatAdd(start, ns.all_end_rel_micros());
         std::string name = ns.node_name(), op;
         std::vector<std::string> inputs;
         if (gpu_trace) {
@@ -252,7 +256,7 @@ class Builder {
           }
           auto it = tensors_.find(input);
           if (it == tensors_.end()) continue;
-          it->second.unrefs.push_back(end - 1);
+          it->second.unrefs.push_back(SatSub(end, 1));
           if (!opts_.show_dataflow) continue;
           const auto& [ctime, cpid, ctid] = flow_starts_[input];
           if (cpid == pid && ctid == tid) continue;
