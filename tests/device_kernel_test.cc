@@ -219,7 +219,8 @@ TEST_CASE("Kernels of RunMetadata GPU streams, by op type") {
   CHECK(KernelRows((*loaded)->model) == want);
 }
 
-TEST_CASE("The kernel view rejects orders a kernel has no figure for") {
+TEST_CASE(
+    "The kernel view rejects orders and minimums a kernel has no figure for") {
   InputPaths paths;
   paths.trace_path =
       CorpusFile("pytorch-kineto/worker0.1623143089861.pt.trace.json.gz");
@@ -235,6 +236,18 @@ TEST_CASE("The kernel view rejects orders a kernel has no figure for") {
           std::string("invalid value '") + bad +
               "' for option -order_by: the kernel view orders by name, "
               "micros, accelerator_micros, occurrence, float_ops");
+  }
+  // Likewise the minimums of figures a kernel does not have.
+  for (const char* bad : {"min_bytes", "min_peak_bytes", "min_residual_bytes",
+                          "min_output_bytes", "min_cpu_micros", "min_params"}) {
+    Options o;
+    REQUIRE(SetOption(bad, "1000000", &o).ok());
+    absl::StatusOr<ResultTree> r = views.Query(ViewKind::kKernel, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message())
+              .rfind(std::string("option -") + bad +
+                         ": a kernel has no bytes, CPU time or parameters",
+                     0) == 0);
   }
   // The orders it has sort by their figure, largest first.
   Options o;

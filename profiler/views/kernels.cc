@@ -260,6 +260,27 @@ absl::Status CheckOrder(Attr by) {
                    absl::StrJoin(AttrNames(orders), ", ")));
 }
 
+// The -min_* options of what a kernel does not have: refused, as their
+// orders are, rather than passed by every row.
+absl::Status CheckMinimums(const Options& o) {
+  const std::pair<const char*, int64_t> unknown[] = {
+      {"min_bytes", o.min_bytes},
+      {"min_peak_bytes", o.min_peak_bytes},
+      {"min_residual_bytes", o.min_residual_bytes},
+      {"min_output_bytes", o.min_output_bytes},
+      {"min_cpu_micros", o.min_cpu_micros},
+      {"min_params", o.min_params}};
+  for (const auto& [name, value] : unknown) {
+    if (value == 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "option -", name,
+        ": a kernel has no bytes, CPU time or parameters; the kernel view "
+        "takes -min_micros, -min_accelerator_micros, -min_occurrence and "
+        "-min_float_ops"));
+  }
+  return absl::OkStatus();
+}
+
 // By the order's figure, largest first (0 for names), then by name.
 void SortRows(Attr by, std::vector<ResultNode>* rows) {
   std::stable_sort(rows->begin(), rows->end(),
@@ -356,6 +377,9 @@ absl::StatusOr<ResultTree> QueryKernelView(const Model& model,
   }
   if (absl::Status order = CheckOrder(opts.order_by); !order.ok()) {
     return order;
+  }
+  if (absl::Status minimums = CheckMinimums(opts); !minimums.ok()) {
+    return minimums;
   }
   std::vector<ResultNode> rows;
   const absl::flat_hash_map<uint32_t, KernelSum> sums =
