@@ -425,6 +425,12 @@ TEST_CASE("A kernel diff against a run without kernels") {
     CHECK_FALSE(d->nodes[c].base.present);
     CHECK(d->nodes[c].current.present);
   }
+  // Markdown marks such rows after the name's code span (inside it the
+  // marker would show as code).
+  const std::string md = RenderDiffMarkdown(*d);
+  const std::string first = d->nodes[d->root().children[0]].name;
+  CHECK(md.find("`" + first + "` *(only in current)*") != std::string::npos);
+  CHECK(md.find("*(only in current)*`") == std::string::npos);
 }
 
 TEST_CASE("diff summary: both runs' devices, times and peaks") {

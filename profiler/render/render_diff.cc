@@ -330,14 +330,15 @@ std::string RenderDiffMarkdown(const DiffTree& tree) {
   for (size_t i = 0; i < head.size(); ++i) out += i == 0 ? " --- |" : " ---: |";
   out += "\n";
   ForEach(tree, [&](const DiffNode& n, int depth) {
-    std::string name = absl::StrReplaceAll(n.name, {{"|", "\\|"}});
-    if (!n.base.present || !n.current.present) {
-      absl::StrAppend(&name, " *(only in ", Presence(n), ")*");
-    }
+    const std::string name = absl::StrReplaceAll(n.name, {{"|", "\\|"}});
     std::vector<std::string> row;
     std::string indent;
     for (int d = 0; d < depth; ++d) indent += "&nbsp;&nbsp;";
+    // (The marker after the code span, where Markdown renders it.)
     row.push_back(absl::StrCat(indent, "`", name, "`"));
+    if (!n.base.present || !n.current.present) {
+      absl::StrAppend(&row.back(), " *(only in ", Presence(n), ")*");
+    }
     for (Attr at : attrs) {
       const std::string a(AttrName(at));
       const Change c = ChangeOf(n, at);
