@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -27,7 +28,21 @@ struct DiffArgs {
   size_t top = 10;  // diff top: changes listed
   std::string type = "stdout", outfile;
   std::vector<std::string> rest;
+  std::set<std::string> given;  // the diff options given ("-map", ...)
 };
+
+// A diff option the table does not use is an error, not ignored: `what`
+// is the table's usage.
+absl::Status RefuseUnused(const DiffArgs& parsed,
+                          std::initializer_list<const char*> unused,
+                          const char* table, const char* what) {
+  for (const char* name : unused) {
+    if (!parsed.given.count(name)) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "diff ", table, " does not use ", name, " (usage: ", what, ")"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ParseDiffArgs(const std::vector<std::string>& args,
                            DiffArgs* out) {
@@ -43,6 +58,7 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
           absl::StrCat("diff: ", a, " needs a value"));
     }
     const std::string v = RestoreQuotedCommas(args[++i]);
+    out->given.insert(a);
     if (a == "-n") {
       if (!absl::SimpleAtoi(v, &out->top) || out->top == 0) {
         return absl::InvalidArgumentError(
@@ -225,10 +241,15 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   std::map<std::string, std::string> output;
   if (!outfile.empty()) output["outfile"] = outfile;
   if (summary) {
+    constexpr char kSummaryUsage[] =
+        "diff summary [-output stdout|json[:outfile=PATH]]";
+    absl::Status unused = RefuseUnused(
+        parsed, {"-map", "-alpha", "-min_change", "-significant_only"},
+        "summary", kSummaryUsage);
+    if (!unused.ok()) return unused;
     if (!rest.empty() ||
         (type != "stdout" && type != "file" && type != "json")) {
-      return absl::InvalidArgumentError(
-          "usage: diff summary [-output stdout|json[:outfile=PATH]]");
+      return absl::InvalidArgumentError(absl::StrCat("usage: ", kSummaryUsage));
     }
     const PeakOverride peaks = PeakOverrideOf(shell.options());
     absl::StatusOr<ProfileSummary> base = shell.session().BaseSummary(peaks);
@@ -239,10 +260,14 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
                         output, "diff");
   }
   if (steps) {
+    constexpr char kStepsUsage[] =
+        "diff steps [-alpha Q] [-min_change 2%,2us] [-output "
+        "stdout|json|csv[:outfile=PATH]]";
+    absl::Status unused = RefuseUnused(parsed, {"-map", "-significant_only"},
+                                       "steps", kStepsUsage);
+    if (!unused.ok()) return unused;
     if (!rest.empty() || type == "markdown" || type == "pprof") {
-      return absl::InvalidArgumentError(
-          "usage: diff steps [-alpha Q] [-output "
-          "stdout|json|csv[:outfile=PATH]]");
+      return absl::InvalidArgumentError(absl::StrCat("usage: ", kStepsUsage));
     }
     absl::StatusOr<StepsDiff> d = shell.session().DiffStepTables(diff);
     if (!d.ok()) return d.status();
@@ -252,10 +277,14 @@ absl::Status DiffCommand(Shell& shell, const std::vector<std::string>& args) {
   absl::Status s = ParseOptionTokens(rest, 0, &opts);
   if (!s.ok()) return s;
   if (top) {
+    constexpr char kTopUsage[] =
+        "diff top [-n N] [-map ...] [-alpha Q] [-min_change 2%,2us] [-output "
+        "stdout|json[:outfile=PATH]] [view options]";
+    absl::Status unused =
+        RefuseUnused(parsed, {"-significant_only"}, "top", kTopUsage);
+    if (!unused.ok()) return unused;
     if (type != "stdout" && type != "file" && type != "json") {
-      return absl::InvalidArgumentError(
-          "usage: diff top [-n N] [-map ...] [-alpha Q] [-min_change "
-          "2%,2us] [-output stdout|json[:outfile=PATH]] [view options]");
+      return absl::InvalidArgumentError(absl::StrCat("usage: ", kTopUsage));
     }
     absl::StatusOr<DiffTop> t =
         shell.session().DiffTopChanges(opts, diff, parsed.top);

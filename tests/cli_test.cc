@@ -113,6 +113,34 @@ TEST_CASE(
   CHECK(r.out.find("_TFProfRoot") != std::string::npos);
 }
 
+// diff's tables refuse the diff options they do not use.
+TEST_CASE("diff steps summary and top refuse options they do not use") {
+  const std::vector<std::string> runs = {
+      "--profile_path=" +
+          testing::CorpusFile("shiyudian-resnet-tf-dist/profile_100"),
+      "--base_profile_path=" +
+          testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0")};
+  const std::vector<std::vector<std::string>> refused = {
+      {"steps", "-significant_only", "true"},
+      {"steps", "-map", "a=>b"},
+      {"summary", "-alpha", "0.01"},
+      {"summary", "-min_change", "5%"},
+      {"top", "-significant_only", "false"}};
+  for (const std::vector<std::string>& args : refused) {
+    std::vector<std::string> command = runs;
+    command.push_back("diff");
+    command.insert(command.end(), args.begin(), args.end());
+    const RunResult r = RunTfprof(command);
+    INFO(args[0] << " " << args[1]);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("diff " + args[0] + " does not use " + args[1]) !=
+          std::string::npos);
+  }
+  std::vector<std::string> used = runs;
+  used.insert(used.end(), {"diff", "steps", "-min_change", "5%"});
+  CHECK(RunTfprof(used).code == 0);
+}
+
 TEST_CASE("Load errors exit 1 and name the file") {
   RunResult r = RunTfprof({"--profile_path=/no/such/file", "scope"});
   CHECK(r.code == 1);
