@@ -128,6 +128,29 @@ TEST_CASE("Text and binary protos are both accepted") {
   CHECK((*r)->model.size() == static_cast<size_t>(g.node_size()));
 }
 
+// Other TensorFlow messages decode as a ProfileProto of garbage (protobuf
+// skips what does not fit): a RunMetadata, an OpLog and a MetaGraphDef given
+// as --profile_path are errors that say where they go.
+TEST_CASE("Another message given as a ProfileProto is refused") {
+  const std::string dir = "tf-testdata/current/";
+  for (const char* name : {"run_meta", "tfprof_log", "ckpt.meta"}) {
+    InputPaths p;
+    p.profile_path = testing::CorpusFile(dir + name);
+    INFO(name);
+    auto r = LoadProfile(p);
+    REQUIRE_FALSE(r.ok());
+    const std::string message(r.status().message());
+    CHECK(message.find(std::string(name) +
+                       ": not a tensorflow.tfprof.ProfileProto (") !=
+          std::string::npos);
+    CHECK(message.find("a RunMetadata goes to --run_meta_path") !=
+          std::string::npos);
+  }
+  InputPaths real;
+  real.profile_path = testing::CorpusFile("shiyudian-resnet-tf-dist/profile_0");
+  CHECK(LoadProfile(real).ok());
+}
+
 TEST_CASE("Output files are written atomically and never over inputs") {
   const std::string dir = TempDir();
   const std::string out = dir + "/report.txt";

@@ -91,7 +91,10 @@ class ProfileDecoder {
         : field == pf::kHasTrace || field == pf::kMissAcceleratorStream
             ? wire::kVarint
             : -1;
-    if (expected >= 0 && wt != expected) field = 0;
+    if (expected >= 0 && wt != expected) {
+      wrong_type_field_ = field;
+      field = 0;
+    }
     switch (field) {
       case pf::kNodes:
         saw_known_ = true;
@@ -150,6 +153,8 @@ class ProfileDecoder {
   void Absorb(ProfileDecoder&& other) {
     saw_known_ = saw_known_ || other.saw_known_;
     saw_unknown_ = saw_unknown_ || other.saw_unknown_;
+    if (wrong_type_field_ == 0) wrong_type_field_ = other.wrong_type_field_;
+    nameless_ += other.nameless_;
     absorbed_ = pending_.size();
     pending_.reserve(pending_.size() + other.pending_.size());
     for (Pending& p : other.pending_) {
@@ -171,6 +176,18 @@ class ProfileDecoder {
           source,
           ": not a tensorflow.tfprof.ProfileProto (none of its fields are "
           "present)"));
+    }
+    // Another message read as one (a RunMetadata, a MetaGraphDef) fills
+    // the map with nameless nodes, or puts a message where a flag goes.
+    if (wrong_type_field_ != 0 ||
+        (!pending_.empty() && nameless_ == pending_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": not a tensorflow.tfprof.ProfileProto (",
+          wrong_type_field_ != 0 ? absl::StrCat("its field ", wrong_type_field_,
+                                                " has the wrong wire type")
+                                 : "none of its nodes has a name",
+          "); a RunMetadata goes to --run_meta_path, a GraphDef to "
+          "--graph_path, an OpLog to --op_log_path"));
     }
     SortPending();
     // A name seen twice keeps its first node (in key order); keys[i] is
@@ -422,6 +439,7 @@ class ProfileDecoder {
       node->mutable_code()->clear();
     }
     SetExecs(node);
+    if (node->name.empty()) ++nameless_;
     pending_.push_back(std::move(p));
     return true;
   }
@@ -853,6 +871,10 @@ class ProfileDecoder {
   std::vector<StepExec> execs_scratch_;
   bool saw_known_ = false;
   bool saw_unknown_ = false;
+  // A known top-level field met with another wire type (0: none), and the
+  // nodes without a name: signs of another message read as a ProfileProto.
+  uint32_t wrong_type_field_ = 0;
+  size_t nameless_ = 0;
 };
 
 }  // namespace tfprof
