@@ -249,6 +249,59 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
   CHECK((*same)[1].passed);
 }
 
+// A node of the base that the run lacks compares as 0: a base-relative
+// limit passes or fails on it (not "matched no node", which is for a regex
+// that matches neither run), and verdict terms count it as diff judges it.
+TEST_CASE("Gates judge nodes that vanished from the base") {
+  // Four steps; "step/gone" (about 1ms a step) only in the base.
+  auto run = [](bool with_gone, Model* m) {
+    ModelBuilder b(m);
+    GraphNode* keep = b.Node("step/keep", "MatMul");
+    GraphNode* gone = with_gone ? b.Node("step/gone", "Conv2D") : nullptr;
+    const int32_t cpu = b.Device("/job:localhost/replica:0/task:0/cpu:0");
+    for (int64_t step = 1; step <= 4; ++step) {
+      b.BeginStep(step);
+      ExecRecord e;
+      e.start_micros = 100 * step;
+      e.duration_micros = e.all_end_rel_micros = 40 + step;
+      b.AddExec(keep, cpu, e);
+      if (gone != nullptr) {
+        e.duration_micros = e.all_end_rel_micros = 1000 + 3 * step;
+        b.AddExec(gone, cpu, e);
+      }
+      b.EndStep();
+    }
+  };
+  Model current, base;
+  run(false, &current);
+  run(true, &base);
+  GateBase gb;
+  gb.model = &base;
+  auto r = EvaluateGates(current,
+                         {*ParseCondition("micros[.*gone]<=base"),
+                          *ParseCondition("micros[.*gone]>=base"),
+                          *ParseCondition("improved(micros)[.*gone]==1"),
+                          *ParseCondition("regressed(micros)[.*gone]==0"),
+                          *ParseCondition("micros[.*nothing]<=base")},
+                         -1, gb);
+  REQUIRE(r.ok());
+  // The base's mean over its steps, in whole microseconds.
+  CHECK((*r)[0].passed);
+  CHECK((*r)[0].value == 0);
+  CHECK((*r)[0].base_value == (1003 + 1006 + 1009 + 1012) / 4);
+  CHECK((*r)[0].matched_nodes == 0);
+  CHECK((*r)[0].base_matched_nodes == 1);
+  CHECK((*r)[0].message.rfind("PASS micros[.*gone] = 0us (limit <= ", 0) == 0);
+  CHECK_FALSE((*r)[1].passed);
+  for (size_t i : {size_t{2}, size_t{3}}) {
+    INFO((*r)[i].message);
+    CHECK((*r)[i].matched_nodes == 1);
+    CHECK((*r)[i].passed);
+  }
+  CHECK((*r)[2].value == 1);
+  CHECK((*r)[4].message == "FAIL micros[.*nothing] matched no node");
+}
+
 TEST_CASE("Reports: an inconclusive gate is neither passed nor failed") {
   std::vector<GateResult> results(3);
   results[0].condition = *ParseCondition("params<=1m");

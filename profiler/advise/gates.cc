@@ -54,7 +54,7 @@ std::string GateMessage(const GateResult& r) {
   const char* outcome = r.inconclusive ? "INCONCLUSIVE"
                         : r.passed     ? "PASS"
                                        : "FAIL";
-  if (r.matched_nodes == 0 && !c.regex.empty()) {
+  if (r.MatchedNone()) {
     return absl::StrFormat("%s %s matched no node%s", outcome, what,
                            c.optional ? " (optional)" : "");
   }
@@ -213,10 +213,19 @@ bool CouldCount(VerdictTerm term, const Judgement& j) {
 // matched nodes): those that count into r->value, those still open into
 // r->open_nodes.
 void CountVerdicts(const Model& model, const GateBase& base,
-                   const std::vector<const GraphNode*>& nodes,
+                   const std::vector<const GraphNode*>& matched,
+                   const std::vector<const GraphNode*>& vanished,
                    const Condition& c, GateResult* r) {
-  std::vector<const GraphNode*> in_base;
-  for (const GraphNode* n : nodes) in_base.push_back(base.model->Find(n->name));
+  // The matched nodes beside the base's nodes of their names, then the
+  // base's matched nodes the run lacks (nullptr: zeros), as diff pairs them.
+  std::vector<const GraphNode*> nodes = matched, in_base;
+  for (const GraphNode* n : matched) {
+    in_base.push_back(base.model->Find(n->name));
+  }
+  for (const GraphNode* n : vanished) {
+    nodes.push_back(nullptr);
+    in_base.push_back(n);
+  }
   const std::vector<NodeSample> current = NodeSamples(model, nodes, c.stat);
   const std::vector<NodeSample> before =
       NodeSamples(*base.model, in_base, c.stat);
@@ -489,7 +498,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     if (!c.regex.empty()) {
       re = std::make_unique<RE2>(c.regex, RE2::Quiet);
     }
-    std::vector<const GraphNode*> matched;
+    std::vector<const GraphNode*> matched, vanished;
     int64_t value = 0, base_value = 0;
     for (const auto& node : model.nodes()) {
       if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
@@ -497,12 +506,13 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
       SatInc(&value, Value(node->Stats(step), c.stat));
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
-    if (base.model != nullptr && !c.counts_verdicts()) {
+    if (base.model != nullptr) {
       r.base_matched_nodes = 0;
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
         ++r.base_matched_nodes;
         SatInc(&base_value, Value(node->Stats(step), c.stat));
+        if (model.Find(node->name) == nullptr) vanished.push_back(node.get());
       }
     }
     // Several ranks: the mean per rank, as the views show it.
@@ -524,10 +534,11 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         results.back().message = GateMessage(results.back());
         continue;
       }
-      CountVerdicts(model, base, matched, c, &r);
+      CountVerdicts(model, base, matched, vanished, c, &r);
+      r.matched_nodes += static_cast<int64_t>(vanished.size());
     }
     r.limit = Limit(c, r.base_value);
-    const bool none = r.matched_nodes == 0 && !c.regex.empty();
+    const bool none = r.MatchedNone();
     const int outcome =
         none ? (c.optional ? 1 : 0)
              : CompareRange(r.value, r.value + r.open_nodes, c.op, r.limit);

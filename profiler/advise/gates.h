@@ -85,6 +85,12 @@ struct GateResult {
   std::string message;  // one line: PASS/FAIL/INCONCLUSIVE, value, limit
   // The step whose figures were compared (-1: the run's, averaged).
   int64_t step = -1;
+  // A [REGEX] that matched no node of the run nor of the base: a typo, not
+  // a node that vanished (which compares as 0 with the base's figure).
+  bool MatchedNone() const {
+    return matched_nodes == 0 && base_matched_nodes <= 0 &&
+           !condition.regex.empty();
+  }
 };
 
 // What a result's value covers, as its line says: "run" or "step N" for a

@@ -94,7 +94,7 @@ std::string RenderGatesMarkdown(const std::vector<GateResult>& results) {
       "| --- | --- | ---: | ---: | ---: |\n");
   for (const GateResult& r : results) {
     const Condition& c = r.condition;
-    const bool none = r.matched_nodes == 0 && !c.regex.empty();
+    const bool none = r.MatchedNone();
     std::string limit =
         absl::StrCat(c.op, " ", FormatGateValue(Unit(c), r.limit));
     if (c.kind != LimitKind::kValue) {
