@@ -350,7 +350,13 @@ absl::Status BaseCommand(Shell& shell, const std::vector<std::string>& args) {
   absl::Status ok = CheckInputCombination(in);
   if (!ok.ok()) return absl::InvalidArgumentError(ok.message());
   absl::StatusOr<std::unique_ptr<LoadedProfile>> loaded = LoadProfile(in);
-  if (!loaded.ok()) return loaded.status();
+  if (!loaded.ok()) {
+    // A file that does not load is an input error (exit 1, as the
+    // --base_ flags' own), not a usage error.
+    return loaded.status().code() == absl::StatusCode::kInvalidArgument
+               ? absl::DataLossError(loaded.status().message())
+               : loaded.status();
+  }
   shell.err() << "base: " << (*loaded)->model.size() << " nodes, "
               << (*loaded)->model.steps().size() << " steps\n";
   shell.SetBase(std::move(*loaded), std::move(in));

@@ -111,6 +111,14 @@ TEST_CASE(
   r = RunTfprof({Profile(), "--script=" + script});
   CHECK(r.code == 0);
   CHECK(r.out.find("_TFProfRoot") != std::string::npos);
+  // A base that does not load is an input error (exit 1), as with the
+  // --base_ flags.
+  const std::string garbage = testing::TempDir() + "/garbage.pb";
+  testing::WriteFile(garbage, std::string("\x0a\xff\xff\x01", 4));
+  testing::WriteFile(script, "base " + garbage + "\n");
+  r = RunTfprof({Profile(), "--script=" + script});
+  CHECK(r.code == 1);
+  CHECK(r.err.find(garbage) != std::string::npos);
 }
 
 // diff's tables refuse the diff options they do not use.
@@ -360,7 +368,8 @@ TEST_CASE("ranks -step shows one step") {
   const RunResult text = RunTfprof({dir, "ranks", "-step", "3"});
   CHECK(text.out.find("step 3: rank 1 arrived") != std::string::npos);
   CHECK(text.out.find("step 5:") == std::string::npos);
-  CHECK(RunTfprof({dir, "ranks", "-step", "9"}).code != 0);
+  CHECK(RunTfprof({dir, "ranks", "-step", "9"}).code ==
+        1);  // as -step elsewhere
 }
 
 // A GraphDef + RunMetadata run's graph timeline is tfprof's (scheduling

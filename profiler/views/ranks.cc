@@ -541,7 +541,7 @@ absl::StatusOr<RanksReport> RanksReportOfStep(const RanksReport& report,
     if (s.step == step) one.steps.push_back(s);
   }
   if (one.steps.empty()) {
-    return absl::InvalidArgumentError(
+    return absl::NotFoundError(
         absl::StrCat("ranks: -step ", step, " is not a step of any rank"));
   }
   for (const Straggler& s : report.stragglers) {
