@@ -81,6 +81,28 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
   return absl::OkStatus();
 }
 
+// Conditions that -step or -rank do not fit: a verdict term judges every
+// step, a term against the base compares whole jobs.
+absl::Status CheckConditionsTake(const std::vector<Condition>& conditions,
+                                 int64_t step, int64_t rank) {
+  for (const Condition& c : conditions) {
+    if (step >= 0 && c.counts_verdicts()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check: '", c.text,
+          "' judges the change over every step of both runs; it does not "
+          "take -step (give -step to a separate check of the other "
+          "conditions)"));
+    }
+    if (rank >= 0 && c.NeedsBase()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check: '", c.text,
+          "' compares with the base run, whole job with whole job; it does "
+          "not take -rank"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
@@ -150,22 +172,8 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
         "'regressed(micros)==0'");
   }
-  for (const Condition& c : conditions) {
-    if (step < 0 || !c.counts_verdicts()) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "check: '", c.text,
-        "' judges the change over every step of both runs; it does not take "
-        "-step (give -step to a separate check of the other conditions)"));
-  }
-  if (rank.rank >= 0) {
-    for (const Condition& c : conditions) {
-      if (!c.NeedsBase()) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "check: '", c.text,
-          "' compares with the base run, whole job with whole job; it does "
-          "not take -rank"));
-    }
-  }
+  absl::Status fits = CheckConditionsTake(conditions, step, rank.rank);
+  if (!fits.ok()) return fits;
   absl::StatusOr<Session*> session = shell.SessionFor(rank);
   if (!session.ok()) return session.status();
   absl::StatusOr<std::vector<GateResult>> results = (*session)->Check(
