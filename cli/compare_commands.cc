@@ -81,18 +81,11 @@ absl::Status ParseDiffArgs(const std::vector<std::string>& args,
   return absl::OkStatus();
 }
 
-// Conditions that -step or -rank do not fit: a verdict term judges every
-// step, a term against the base compares whole jobs.
+// Conditions that -rank does not fit: a term against the base compares
+// whole jobs. (EvaluateGates refuses -step with a verdict term.)
 absl::Status CheckConditionsTake(const std::vector<Condition>& conditions,
-                                 int64_t step, int64_t rank) {
+                                 int64_t rank) {
   for (const Condition& c : conditions) {
-    if (step >= 0 && c.counts_verdicts()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "check: '", c.text,
-          "' judges the change over every step of both runs; it does not "
-          "take -step (give -step to a separate check of the other "
-          "conditions)"));
-    }
     if (rank >= 0 && c.NeedsBase()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "check: '", c.text,
@@ -172,7 +165,7 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
         "'params<=1m' 'micros[.*Conv2D.*]<20ms' 'micros<=base*1.05' "
         "'regressed(micros)==0'");
   }
-  absl::Status fits = CheckConditionsTake(conditions, step, rank.rank);
+  absl::Status fits = CheckConditionsTake(conditions, rank.rank);
   if (!fits.ok()) return fits;
   absl::StatusOr<Session*> session = shell.SessionFor(rank);
   if (!session.ok()) return session.status();

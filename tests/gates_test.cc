@@ -231,10 +231,15 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
   // inconclusive, and the others are still judged.
   auto s = EvaluateGates(m,
                          {*ParseCondition("significant(micros)==0"),
-                          *ParseCondition("params<=base")},
+                          *ParseCondition("params<=base"),
+                          *ParseCondition("regressed(micros)[no_such_op]==0")},
                          -1, gb);
   REQUIRE(s.ok());
-  REQUIRE(s->size() == 2);
+  REQUIRE(s->size() == 3);
+  // (A typo still fails, however few the steps.)
+  CHECK((*s)[2].message ==
+        "FAIL regressed(micros)[no_such_op] matched no node");
+  CHECK_FALSE((*s)[2].inconclusive);
   CHECK((*s)[0].inconclusive);
   CHECK_FALSE((*s)[0].passed);
   CHECK((*s)[0].message ==
@@ -282,7 +287,8 @@ TEST_CASE("Gates judge nodes that vanished from the base") {
                           *ParseCondition("micros[.*gone]>=base"),
                           *ParseCondition("improved(micros)[.*gone]==1"),
                           *ParseCondition("regressed(micros)[.*gone]==0"),
-                          *ParseCondition("micros[.*nothing]<=base")},
+                          *ParseCondition("micros[.*nothing]<=base"),
+                          *ParseCondition("micros[.*gone]<5ms")},
                          -1, gb);
   REQUIRE(r.ok());
   // The base's mean over its steps, in whole microseconds.
@@ -300,6 +306,9 @@ TEST_CASE("Gates judge nodes that vanished from the base") {
   }
   CHECK((*r)[2].value == 1);
   CHECK((*r)[4].message == "FAIL micros[.*nothing] matched no node");
+  // A term that does not compare with the base still wants a node of the
+  // run: the base being loaded changes nothing for it.
+  CHECK((*r)[5].message == "FAIL micros[.*gone] matched no node");
 }
 
 TEST_CASE("Reports: an inconclusive gate is neither passed nor failed") {

@@ -479,6 +479,13 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
   }
   std::vector<GateResult> results;
   for (const Condition& c : conditions) {
+    if (step >= 0 && c.counts_verdicts()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check: '", c.text,
+          "' judges the change over every step of both runs; it does not "
+          "take -step (give -step to a separate check of the other "
+          "conditions)"));
+    }
     if (c.NeedsBase() && base.model == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(
           "check '", c.text,
@@ -506,7 +513,7 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
       SatInc(&value, Value(node->Stats(step), c.stat));
     }
     r.matched_nodes = static_cast<int64_t>(matched.size());
-    if (base.model != nullptr) {
+    if (base.model != nullptr && c.NeedsBase()) {
       r.base_matched_nodes = 0;
       for (const auto& node : base.model->nodes()) {
         if (re != nullptr && !RE2::FullMatch(node->name, *re)) continue;
@@ -521,8 +528,9 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         base.model == nullptr ? base_value : base_value / base.model->ranks());
     if (c.counts_verdicts()) {
       r.value = 0;
-      if (model.steps().size() < kDiffMinSteps ||
-          base.model->steps().size() < kDiffMinSteps) {
+      r.matched_nodes += static_cast<int64_t>(vanished.size());
+      if (!r.MatchedNone() && (model.steps().size() < kDiffMinSteps ||
+                               base.model->steps().size() < kDiffMinSteps)) {
         // Not decidable with these runs: neither passed nor failed.
         r.inconclusive = true;
         r.unknown = absl::StrCat("verdicts need ", kDiffMinSteps,
@@ -535,7 +543,6 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         continue;
       }
       CountVerdicts(model, base, matched, vanished, c, &r);
-      r.matched_nodes += static_cast<int64_t>(vanished.size());
     }
     r.limit = Limit(c, r.base_value);
     const bool none = r.MatchedNone();
