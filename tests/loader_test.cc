@@ -210,15 +210,36 @@ TEST_CASE("Output through a link writes its target; a file keeps its mode") {
   REQUIRE(fd >= 0);
   const std::string by_fd = absl::StrCat("/proc/self/fd/", fd);
   REQUIRE(::symlink(by_fd.c_str(), (dir + "/to_fd").c_str()) == 0);
-  for (const std::string& path : {by_fd, dir + "/to_fd"}) {
+  // Chains of links, relative ones among them, and a directory link into
+  // /proc lead there too.
+  REQUIRE(::symlink("to_fd", (dir + "/chain").c_str()) == 0);
+  REQUIRE(::symlink("/proc/self/fd", (dir + "/fds").c_str()) == 0);
+  const std::string in_fds = absl::StrCat(dir, "/fds/", fd);
+  for (const std::string& path :
+       {by_fd, dir + "/to_fd", dir + "/chain", in_fds}) {
     INFO(path);
+    REQUIRE(::ftruncate(fd, 0) == 0);
     REQUIRE(WriteFileAtomic(path, "via fd").ok());
     char buf[16] = {0};
     CHECK(::pread(fd, buf, sizeof(buf) - 1, 0) == 6);
     CHECK(std::string(buf) == "via fd");
     CHECK(ReadFile(held) == "via fd");
   }
+  // Written through a descriptor to a file, the bytes follow what the file
+  // holds (standard output sent to a file holds what was printed before).
+  REQUIRE(::ftruncate(fd, 0) == 0);
+  REQUIRE(::pwrite(fd, "printed;", 8, 0) == 8);
+  REQUIRE(WriteFileAtomic(by_fd, "report").ok());
+  CHECK(ReadFile(held) == "printed;report");
   ::close(fd);
+  // A chain of relative links to a file: the last target is written.
+  REQUIRE(::mkdir((dir + "/sub").c_str(), 0700) == 0);
+  REQUIRE(::symlink("../target.txt", (dir + "/sub/up").c_str()) == 0);
+  REQUIRE(::symlink("sub/up", (dir + "/two_hops").c_str()) == 0);
+  REQUIRE(WriteFileAtomic(dir + "/two_hops", "hopped").ok());
+  CHECK(IsLink(dir + "/two_hops"));
+  CHECK(IsLink(dir + "/sub/up"));
+  CHECK(ReadFile(dir + "/target.txt") == "hopped");
 }
 
 }  // namespace

@@ -46,38 +46,63 @@ namespace {
 
 // Writes `contents` to what `path` opens (a device, a pipe, a descriptor of
 // this process such as /dev/stdout), in place: it cannot be renamed over.
-absl::Status WriteInPlace(const std::string& path,
-                          const std::string& contents) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+// `append`: after what the file holds (standard output sent to a file,
+// which holds what was printed before).
+absl::Status WriteInPlace(const std::string& path, const std::string& contents,
+                          bool append) {
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | (append ? O_APPEND : O_CREAT | O_TRUNC), 0666);
   if (fd < 0) return Errno(path, "cannot open for writing");
   absl::Status s = WriteAll(fd, contents, path);
   if (::close(fd) != 0 && s.ok()) s = Errno(path, "write failed");
   return s;
 }
 
-bool SystemPath(const std::string& path) {
-  return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+// Whether `path` names a descriptor of a process (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N, or a name in a directory that is one of those).
+bool DescriptorPath(const std::string& path) {
+  auto is_fd_dir = [](const std::string& dir) {
+    return dir == "/dev/fd" || (dir.rfind("/proc/", 0) == 0 && dir.size() > 3 &&
+                                dir.compare(dir.size() - 3, 3, "/fd") == 0);
+  };
+  if (path == "/dev/stdout" || path == "/dev/stderr") return true;
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  const std::string dir = path.substr(0, slash);
+  if (is_fd_dir(dir)) return true;
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return false;
+  const bool fd_dir = is_fd_dir(real);
+  std::free(real);
+  return fd_dir;
 }
 
-// Where the bytes written to `path` go: the file a symbolic link leads to
-// (written through, not replaced by a file of its own); empty for what is
-// written in place: a path in /dev or /proc (/dev/stdout, /proc/self/fd/1:
-// the descriptor's file, whatever it is), a link into them, a link that
-// leads to no file.
-std::string WriteTarget(const std::string& path) {
-  if (SystemPath(path)) return "";
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
-  char link[4096];
-  const ssize_t n = ::readlink(path.c_str(), link, sizeof(link) - 1);
-  if (n <= 0 || SystemPath(std::string(link, static_cast<size_t>(n)))) {
-    return "";
+// Where the bytes written to `path` go: the file at the end of its chain
+// of symbolic links (each relative one read from its own directory), which
+// is written through, not replaced by a file of its own; `descriptor` when
+// a step of the chain names a descriptor (written in place).
+struct WriteTarget {
+  std::string path;
+  bool descriptor = false;
+};
+
+WriteTarget FollowLinks(const std::string& path) {
+  std::string at = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    if (DescriptorPath(at)) return {at, true};
+    struct stat st;
+    if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return {at};
+    char link[4096];
+    const ssize_t n = ::readlink(at.c_str(), link, sizeof(link) - 1);
+    if (n <= 0) return {at};
+    std::string next(link, static_cast<size_t>(n));
+    if (next[0] != '/') {
+      const size_t slash = at.rfind('/');
+      next = (slash == std::string::npos ? "" : at.substr(0, slash + 1)) + next;
+    }
+    at = next;
   }
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return "";
-  std::string target = real;
-  std::free(real);
-  return target;
+  return {path, true};  // a loop: opening it says so
 }
 
 }  // namespace
@@ -98,10 +123,15 @@ absl::Status WriteFileAtomic(const std::string& path,
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": is a directory, expected a file name"));
   }
-  const std::string target = WriteTarget(path);
-  if ((exists && !S_ISREG(st.st_mode)) || target.empty()) {
-    return WriteInPlace(path, contents);
+  const WriteTarget where = FollowLinks(path);
+  if (where.descriptor || (exists && !S_ISREG(st.st_mode))) {
+    // What the process printed to that descriptor through stdio (std::cout
+    // included) goes first.
+    if (where.descriptor) std::fflush(nullptr);
+    return WriteInPlace(path, contents,
+                        where.descriptor && exists && S_ISREG(st.st_mode));
   }
+  const std::string& target = where.path;
   std::string tmpl = target + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return Errno(path, "cannot create a temporary file next to it");
