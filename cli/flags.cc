@@ -57,9 +57,11 @@ std::vector<std::string> AllFlagNames() {
 // A file flag given with no file (--profile_path= from an unset variable)
 // is a mistake, not the flag left out.
 absl::Status EmptyFlag(const std::string& name) {
+  const char* what = name == "http" ? "an address" : "a file";
+  const char* value = name == "http" ? "ADDRESS" : "FILE";
   return absl::InvalidArgumentError(
-      absl::StrCat("flag --", name, " is empty: give a file (--", name,
-                   "=FILE), or leave the flag out"));
+      absl::StrCat("flag --", name, " is empty: give ", what, " (--", name, "=",
+                   value, "), or leave the flag out"));
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 // device names, the protobuf wire reader and the JSON writer.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "profiler/base/big_array.h"
 #include "profiler/base/device.h"
 #include "profiler/base/json_writer.h"
 #include "profiler/base/parallel.h"
@@ -16,6 +18,32 @@
 
 namespace tfprof {
 namespace {
+
+// Arrays around the 2 MiB line: from it on, whole 2 MiB pages of their own,
+// aligned; below it, the heap; every byte writable, and growth keeps the
+// contents.
+TEST_CASE("BigVector arrays on pages of their own") {
+  for (size_t bytes : {kBigArrayBytes - 1, kBigArrayBytes, kBigArrayBytes + 1,
+                       5 * kBigArrayBytes + 3}) {
+    INFO(bytes);
+    BigVector<char> v(bytes, 'x');
+    v.back() = 'y';
+    CHECK(v.front() == 'x');
+    CHECK(v.back() == 'y');
+    const bool own_pages = bytes >= kBigArrayBytes;
+#if defined(__linux__)
+    CHECK((reinterpret_cast<uintptr_t>(v.data()) % kBigArrayBytes == 0) ==
+          own_pages);
+#endif
+    v.push_back('z');  // (grows into a new array)
+    CHECK(v[bytes - 1] == 'y');
+    CHECK(v.back() == 'z');
+    BigVector<char> w;
+    w.swap(v);
+    CHECK(w.size() == bytes + 1);
+    CHECK(v.empty());
+  }
+}
 
 TEST_CASE("Devices are classified like tfprof") {
   // tfprof's rules: accelerator time on ".../stream:all", CPU time on

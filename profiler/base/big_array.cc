@@ -10,7 +10,7 @@
 namespace tfprof {
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugePage = kBigArrayBytes;  // (an array's first page)
 
 size_t WholePages(size_t bytes) {
   return (bytes + kHugePage - 1) / kHugePage * kHugePage;
@@ -29,8 +29,8 @@ void* AllocateBigArray(size_t bytes) {
     const uintptr_t start = reinterpret_cast<uintptr_t>(got);
     const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
     if (aligned > start) munmap(got, aligned - start);
-    const size_t tail = kHugePage - (aligned - start);
-    if (tail > 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
+    munmap(reinterpret_cast<void*>(aligned + size),
+           kHugePage - (aligned - start));
     void* p = reinterpret_cast<void*>(aligned);
     (void)madvise(p, size, MADV_HUGEPAGE);  // (a hint: fine if refused)
     return p;

@@ -24,6 +24,8 @@ struct BigArrayAllocator {
   BigArrayAllocator() = default;
   template <typename U>
   BigArrayAllocator(const BigArrayAllocator<U>&) {}  // NOLINT: rebinding
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "pages and operator new align to 16 bytes at most here");
   T* allocate(size_t n) {
     return static_cast<T*>(AllocateBigArray(n * sizeof(T)));
   }

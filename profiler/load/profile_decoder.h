@@ -84,8 +84,9 @@ class ProfileDecoder {
   // its place among the file's fields (of two nodes with one key the later
   // one stays). False if the field is malformed.
   bool Field(uint32_t field, int wt, wire::Reader* r, int64_t seq) {
-    // A known field with an unexpected wire type is skipped as unknown, as
-    // protobuf's own parser does.
+    // A known field with an unexpected wire type is skipped as unknown (as
+    // protobuf's own parser does) and remembered: Finish() then refuses
+    // the file as another message.
     const int expected =
         field == pf::kNodes || field == pf::kIdToString ? wire::kBytes
         : field == pf::kHasTrace || field == pf::kMissAcceleratorStream
