@@ -268,6 +268,13 @@ TEST_CASE("trace files: directories, globs, rank peeking", "[ranks]") {
   REQUIRE(groups.size() == 3);
   CHECK(groups[2].rank == 2);
   CHECK(PeekTraceRank(groups[1].files[0]).world_size == 3);
+  {  // A UTF-8 byte order mark before the JSON hides nothing.
+    const std::string bom = testing::TempDir() + "/bom_rank.json";
+    testing::WriteFile(bom,
+                       "\xEF\xBB\xBF" + testing::ReadFile(groups[1].files[0]));
+    CHECK(PeekTraceRank(bom).rank == PeekTraceRank(groups[1].files[0]).rank);
+    CHECK(PeekTraceRank(bom).world_size == 3);
+  }
   // One rank's two files stay one run.
   CHECK(GroupByRank({groups[0].files[0], groups[0].files[0]}).size() == 1);
   CHECK(!ExpandTracePath(dir + "/nothing*.json").ok());

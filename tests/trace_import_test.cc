@@ -262,6 +262,48 @@ TEST_CASE("Truncated and corrupt gzip files are errors") {
   CHECK(*f == TraceFormat::kTfTimeline);
 }
 
+// What Windows editors and Python's json module write is JSON too: a UTF-8
+// byte order mark before it, integers beyond 64 bits (hashes, ids) in
+// fields tfprof does not read. Such a file imports as the plain one does.
+TEST_CASE("A byte order mark and integers beyond 64 bits are read") {
+  const std::string plain = ReadTrace(Corpus(kKinetoTraces[2]));
+  absl::StatusOr<ImportedTrace> a = ImportTraceContents({"p.json"}, {plain});
+  REQUIRE(a.ok());
+  std::string big = plain;
+  size_t args = 0, changed = 0;
+  while ((args = big.find("\"args\": {", args)) != std::string::npos) {
+    args += 9;
+    big.insert(args,
+               "\"hash\": 123456789012345678901234, \"neg\": "
+               "-99999999999999999999, \"list\": [1, 18446744073709551616], ");
+    ++changed;
+  }
+  REQUIRE(changed > 10);
+  const std::string bom = "\xEF\xBB\xBF";
+  for (const std::string& variant :
+       {bom + plain, big, Gzip(bom + big), bom + "  \n" + plain}) {
+    absl::StatusOr<TraceFormat> f = DetectTraceFormat("v.json", variant);
+    REQUIRE(f.ok());
+    CHECK(*f == TraceFormat::kKineto);
+    absl::StatusOr<ImportedTrace> b =
+        ImportTraceContents({"v.json"}, {variant});
+    REQUIRE(b.ok());
+    REQUIRE(b->steps.size() == a->steps.size());
+    for (size_t i = 0; i < a->steps.size(); ++i) {
+      CHECK(a->steps[i].second.SerializeAsString() ==
+            b->steps[i].second.SerializeAsString());
+    }
+    CHECK(a->graph.SerializeAsString() == b->graph.SerializeAsString());
+  }
+  // Still refused: a leading zero, and a byte order mark before non-JSON.
+  for (const std::string& bad :
+       {std::string("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": "
+                    "0123456789012345678901}]}"),
+        bom + "not json"}) {
+    CHECK_FALSE(ImportTraceContents({"bad.json"}, {bad}).ok());
+  }
+}
+
 TEST_CASE("Missing files and directories are errors naming them") {
   absl::StatusOr<ImportedTrace> t = ImportTrace({"/nonexistent/trace.json"});
   REQUIRE_FALSE(t.ok());

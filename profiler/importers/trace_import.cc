@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "profiler/base/file.h"
 #include "profiler/base/gzip.h"
 #include "profiler/importers/common/json_reader.h"
@@ -98,6 +99,7 @@ absl::StatusOr<PaddedBytes> FromFile(const std::string& path) {
 }
 
 bool LooksLikeJson(absl::string_view data) {
+  absl::ConsumePrefix(&data, "\xEF\xBB\xBF");  // a UTF-8 byte order mark
   for (char c : data) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     return c == '{' || c == '[';
@@ -217,6 +219,7 @@ absl::Status ImportOne(const std::string& name, PaddedBytes data,
 
   // The padded bytes and the On-Demand parser's index are all the reader
   // holds; both are freed as soon as the file is converted.
+  data.BlankByteOrderMark();
   JsonReader reader(std::move(data));
   JsonTraceScan scan;
   const simdjson::error_code err =
@@ -281,6 +284,7 @@ absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
   if (LooksLikeJson(contents)) {
     absl::StatusOr<PaddedBytes> bytes = FromContents(name, contents);
     if (!bytes.ok()) return bytes.status();
+    bytes->BlankByteOrderMark();
     JsonReader reader(std::move(*bytes));
     JsonTraceScan scan;
     const simdjson::error_code err =

@@ -308,7 +308,9 @@ absl::StatusOr<std::vector<std::string>> ExpandTracePath(
 
 TraceRankTag PeekTraceRank(const std::string& path) {
   std::string head = Head(path, 1 << 20);
-  const size_t first = head.find_first_not_of(" \t\r\n");
+  // (A UTF-8 byte order mark before the JSON is passed over.)
+  const size_t bom = absl::StartsWith(head, "\xEF\xBB\xBF") ? 3 : 0;
+  const size_t first = head.find_first_not_of(" \t\r\n", bom);
   if (first == std::string::npos) return {};
   if (head[first] == '{' || head[first] == '[') return KinetoRank(head);
   if (!absl::EndsWith(path, ".pb") && !absl::EndsWith(path, ".pb.gz")) {

@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "profiler/importers/common/trace_builder.h"
 
@@ -67,6 +69,12 @@ char* PaddedBytes::Reserve(size_t extra) {
 void PaddedBytes::ZeroPadding() {
   if (Reserve(0) != nullptr) {
     std::memset(data_ + size_, 0, simdjson::SIMDJSON_PADDING);
+  }
+}
+
+void PaddedBytes::BlankByteOrderMark() {
+  if (size_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) {
+    std::memset(data_, ' ', 3);
   }
 }
 
@@ -250,6 +258,34 @@ bool JsonReader::Key(simdjson::ondemand::field& field, absl::string_view* out) {
 namespace {
 // JSON numbers start with a minus sign or a digit.
 bool StartsNumber(char c) { return c == '-' || (c >= '0' && c <= '9'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// An integer literal beyond 64 bits ("18446744073709551616"): valid JSON
+// (Python's json writes such hashes and ids) that simdjson refuses. Its
+// value as a double; nullopt for any other token. (`token` runs to the next
+// structural character.)
+std::optional<double> BigInteger(std::string_view token) {
+  const size_t first = !token.empty() && token[0] == '-' ? 1 : 0;
+  size_t end = first;
+  while (end < token.size() && IsDigit(token[end])) ++end;
+  // Up to 18 digits fit; a leading zero, a fraction or an exponent is
+  // simdjson's to read (or refuse).
+  if (end - first < 19 || token[first] == '0') return std::nullopt;
+  if (end < token.size() && std::string_view(" \t\r\n,]}").find(token[end]) ==
+                                std::string_view::npos) {
+    return std::nullopt;
+  }
+  const absl::string_view literal(token.data(), end);
+  int64_t s;
+  uint64_t u;
+  double d;
+  if (absl::SimpleAtoi(literal, &s) ||
+      (first == 0 && absl::SimpleAtoi(literal, &u)) ||
+      !absl::SimpleAtod(literal, &d)) {
+    return std::nullopt;
+  }
+  return d;
+}
 }  // namespace
 
 bool JsonReader::String(Value& value, std::string_view token,
@@ -358,6 +394,11 @@ bool JsonReader::Read(Value& value, JsonScalar* out) {
     out->type = JsonScalar::Type::kOther;
     return Skip(value);
   }
+  if (const std::optional<double> big = BigInteger(token)) {
+    out->type = JsonScalar::Type::kDouble;  // left for On-Demand to skip
+    out->d = *big;
+    return true;
+  }
   simdjson::ondemand::number number;
   if (value.get_number().get(number) != simdjson::SUCCESS) return false;
   switch (number.get_number_type()) {
@@ -418,6 +459,7 @@ bool JsonReader::Validate(Value& value) {
       return value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
     }
     default: {
+      if (BigInteger(token).has_value()) return true;
       simdjson::ondemand::number number;
       return StartsNumber(token[0]) &&
              value.get_number().get(number) == simdjson::SUCCESS;

@@ -54,6 +54,9 @@ class PaddedBytes {
   void Commit(size_t n) { size_ += n; }
   // Zeroes the padding after the bytes; call when done writing.
   void ZeroPadding();
+  // A UTF-8 byte order mark at the start (which JSON does not allow, but
+  // Windows editors write) becomes three spaces.
+  void BlankByteOrderMark();
   // Releases the memory.
   void Clear();
   // Gives the whole pages before `offset` back to the system; they read as
