@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -301,6 +302,44 @@ TEST_CASE("A byte order mark and integers beyond 64 bits are read") {
                     "0123456789012345678901}]}"),
         bom + "not json"}) {
     CHECK_FALSE(ImportTraceContents({"bad.json"}, {bad}).ok());
+  }
+}
+
+// Times written with trailing zeros ("1212075548353.304000", 19 significant
+// digits) are the same times: simdjson 3.0's get_number() read them as 0.
+TEST_CASE("Times with 19 or more significant digits are read exactly") {
+  const std::string plain = ReadTrace(Corpus(kKinetoTraces[2]));
+  std::string padded;
+  size_t changed = 0;
+  for (size_t i = 0; i < plain.size();) {
+    const bool ts = plain.compare(i, 6, "\"ts\": ") == 0;
+    const bool dur = plain.compare(i, 7, "\"dur\": ") == 0;
+    if (!ts && !dur) {
+      padded += plain[i++];
+      continue;
+    }
+    size_t end = i + (ts ? 6 : 7);
+    while (end < plain.size() &&
+           (std::isdigit(plain[end]) || plain[end] == '.')) {
+      ++end;
+    }
+    const std::string number = plain.substr(i, end - i);
+    padded += number;
+    if (number.find('.') != std::string::npos) {
+      padded += ts ? "000" : "000000000000000";
+      ++changed;
+    }
+    i = end;
+  }
+  REQUIRE(changed > 20);
+  absl::StatusOr<ImportedTrace> a = ImportTraceContents({"p.json"}, {plain});
+  absl::StatusOr<ImportedTrace> b = ImportTraceContents({"z.json"}, {padded});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(a->steps.size() == b->steps.size());
+  for (size_t i = 0; i < a->steps.size(); ++i) {
+    CHECK(a->steps[i].second.SerializeAsString() ==
+          b->steps[i].second.SerializeAsString());
   }
 }
 

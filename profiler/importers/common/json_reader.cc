@@ -260,6 +260,14 @@ namespace {
 bool StartsNumber(char c) { return c == '-' || (c >= '0' && c <= '9'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// Whether a number token has neither a fraction nor an exponent.
+bool IsIntegerLiteral(std::string_view token) {
+  size_t i = !token.empty() && token[0] == '-' ? 1 : 0;
+  while (i < token.size() && IsDigit(token[i])) ++i;
+  return i == token.size() ||
+         (token[i] != '.' && token[i] != 'e' && token[i] != 'E');
+}
+
 // An integer literal beyond 64 bits ("18446744073709551616"): valid JSON
 // (Python's json writes such hashes and ids) that simdjson refuses. Its
 // value as a double; nullopt for any other token. (`token` runs to the next
@@ -399,6 +407,12 @@ bool JsonReader::Read(Value& value, JsonScalar* out) {
     out->d = *big;
     return true;
   }
+  // simdjson 3.0's get_number() reads a fraction or exponent of 19 or more
+  // significant digits ("1695835542514261.000") as 0; get_double() does not.
+  if (!IsIntegerLiteral(token)) {
+    out->type = JsonScalar::Type::kDouble;
+    return value.get_double().get(out->d) == simdjson::SUCCESS;
+  }
   simdjson::ondemand::number number;
   if (value.get_number().get(number) != simdjson::SUCCESS) return false;
   switch (number.get_number_type()) {
@@ -460,6 +474,10 @@ bool JsonReader::Validate(Value& value) {
     }
     default: {
       if (BigInteger(token).has_value()) return true;
+      if (StartsNumber(token[0]) && !IsIntegerLiteral(token)) {
+        double d;
+        return value.get_double().get(d) == simdjson::SUCCESS;
+      }
       simdjson::ondemand::number number;
       return StartsNumber(token[0]) &&
              value.get_number().get(number) == simdjson::SUCCESS;
