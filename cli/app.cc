@@ -43,6 +43,8 @@ int RunScript(Shell& shell, std::istream& in, const std::string& name,
   int status = kExitOk;
   while (!shell.quit_requested() && std::getline(in, line)) {
     ++lineno;
+    // A UTF-8 byte order mark (Windows editors write one) is not a command.
+    if (lineno == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     line = StripScriptComment(line);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -80,5 +80,14 @@ else
 fi
 expect trace_wrong 1 "graph.pbtxt" -- "$bin" --trace_path="$corpus/tf-testdata/current/graph.pbtxt" op
 expect trace_conflict 2 "--trace_path is set" -- "$bin" --trace_path="$kineto" --profile_path="$sample" op
+# A report that cannot be written is an error, not a silent success.
+if [[ -w /dev/full ]]; then
+  expect stdout_full 1 "writing standard output failed (No space left on device)" -- \
+    bash -c '"$0" --profile_path="$1" summary >/dev/full' "$bin" "$sample"
+  expect gate_stdout_full 1 "writing standard output failed" -- \
+    bash -c '"$0" --profile_path="$1" check "params<=1.5m" >/dev/full' "$bin" "$sample"
+else
+  echo "skipped: no /dev/full"
+fi
 echo "cli binary: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

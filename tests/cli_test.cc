@@ -346,6 +346,12 @@ TEST_CASE("Scripts run line by line and stop at the first error") {
   r = RunTfprof({Profile(), "--keep_going", "--script=" + dir + "/bad.tfprof"});
   CHECK(r.code == 2);
   CHECK(r.out.find("op: ") != std::string::npos);
+  // Saved by a Windows editor: a byte order mark, CRLF line ends.
+  testing::WriteFile(dir + "/bom.tfprof", "\xEF\xBB\xBFscope\r\nop\r\n");
+  r = RunTfprof({Profile(), "--script=" + dir + "/bom.tfprof"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("op: ") != std::string::npos);
 }
 
 TEST_CASE("A script's '#' starts a comment only where it begins a word") {
