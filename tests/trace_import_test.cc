@@ -94,6 +94,23 @@ TEST_CASE("Traces of other kinds are refused with the expected formats") {
   }
 }
 
+// An XSpace cut short says so, whether or not its name says XSpace.
+TEST_CASE("A truncated XSpace is named as such") {
+  const std::string xs = testing::ReadFile(Corpus(kXSpaces[0]));
+  const std::string cut = xs.substr(0, xs.size() / 3);
+  for (const char* name : {"cut.xplane.pb", "cut.pb"}) {
+    INFO(name);
+    absl::StatusOr<ImportedTrace> t = ImportTraceContents({name}, {cut});
+    REQUIRE_FALSE(t.ok());
+    CHECK(std::string(t.status().message()).find("truncated or corrupt?") !=
+          std::string::npos);
+  }
+  absl::StatusOr<ImportedTrace> t = ImportTraceContents({"cut.bin"}, {cut});
+  REQUIRE_FALSE(t.ok());
+  CHECK(std::string(t.status().message()).find("truncated") ==
+        std::string::npos);
+}
+
 TEST_CASE("All files of one import must have one format") {
   absl::StatusOr<ImportedTrace> t =
       ImportTrace({Corpus(kTfTimelines[3]), Corpus(kKinetoTraces[2])});

@@ -309,17 +309,7 @@ absl::StatusOr<TraceFormat> DetectTraceFormat(const std::string& name,
       }
     }
   }
-  // Named as an XSpace: say what is wrong with it.
-  if (absl::StrContains(name, ".xplane.pb")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, parsed
-                  ? ": an XSpace with no /host: or /device: plane (nothing to "
-                    "profile)"
-                  : ": not a readable XSpace: its protobuf does not parse "
-                    "(truncated or corrupt?)"));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(name, ": not a known trace format", kExpected));
+  return trace_internal::NotAKnownTrace(name, parsed);
 }
 
 namespace {

@@ -26,6 +26,24 @@ constexpr char kGpuDevicePrefix[] =
 
 }  // namespace
 
+absl::Status NotAKnownTrace(const std::string& name, bool parsed) {
+  if (absl::StrContains(name, ".xplane.pb")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, parsed ? ": an XSpace with no /host: or /device: plane "
+                       "(nothing to profile)"
+                     : ": not a readable XSpace: its protobuf does not "
+                       "parse (truncated or corrupt?)"));
+  }
+  // A protobuf by its name that does not even parse: likely an XSpace cut
+  // short.
+  const bool pb = absl::EndsWith(name, ".pb") || absl::EndsWith(name, ".pb.gz");
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, ": not a known trace format", kExpectedFormats,
+      pb && !parsed ? " (as an XSpace its protobuf does not parse: "
+                      "truncated or corrupt?)"
+                    : ""));
+}
+
 std::string GpuDevice(int64_t gpu) {
   return absl::StrCat(kGpuDevicePrefix, gpu);
 }

@@ -40,6 +40,11 @@ inline constexpr char kExpectedFormats[] =
     "; expected a TensorFlow timeline JSON, a PyTorch profiler (Kineto) JSON "
     "or an XSpace .xplane.pb";
 
+// The error for a binary file that is no trace tfprof reads; `parsed`:
+// whether its bytes parse as an XSpace protobuf (then it has no /host: or
+// /device: plane). Says more when the name calls it an XSpace or a .pb.
+absl::Status NotAKnownTrace(const std::string& name, bool parsed);
+
 // ".../device:gpu:N": where a GPU op is placed (a run, no time).
 std::string GpuDevice(int64_t gpu);
 // ".../device:gpu:N/stream:all": where accelerator time is counted.

@@ -48,18 +48,7 @@ absl::Status XSpaceImport::Parse(absl::string_view contents) {
                       absl::StartsWith(plane.name, "/device:");
     }
   }
-  if (!known_planes) {
-    // Named as an XSpace: say what is wrong with it.
-    if (absl::StrContains(file_, ".xplane.pb")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          file_, parsed ? ": an XSpace with no /host: or /device: plane "
-                          "(nothing to profile)"
-                        : ": not a readable XSpace: its protobuf does not "
-                          "parse (truncated or corrupt?)"));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_, ": not a known trace format", kExpectedFormats));
-  }
+  if (!known_planes) return NotAKnownTrace(file_, parsed);
   if (others.hostnames_size() > 0 &&
       builder_->activity()->rank().host.empty()) {
     RankInfo rank = builder_->activity()->rank();
