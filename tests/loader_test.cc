@@ -151,6 +151,39 @@ TEST_CASE("Another message given as a ProfileProto is refused") {
   CHECK(LoadProfile(real).ok());
 }
 
+// And as a GraphDef, an OpLog or a RunMetadata: a field the message declares
+// met with another wire type gives it away.
+TEST_CASE("Another message given as a GraphDef or an OpLog is refused") {
+  const std::string dir = "tf-testdata/current/";
+  const std::string graph = CorpusFile(dir + "graph.pbtxt");
+  const std::string profile = CorpusFile("shiyudian-resnet-tf-dist/profile_0");
+  struct Case {
+    InputPaths paths;
+    const char* file;
+    const char* type;
+  };
+  InputPaths oplog_as_graph, profile_as_oplog, meta_as_oplog;
+  oplog_as_graph.graph_path = CorpusFile(dir + "tfprof_log");
+  profile_as_oplog.graph_path = graph;
+  profile_as_oplog.op_log_path = profile;
+  meta_as_oplog.graph_path = graph;
+  meta_as_oplog.op_log_path = CorpusFile(dir + "ckpt.meta");
+  for (const Case& c :
+       {Case{oplog_as_graph, "tfprof_log", "tensorflow.GraphDef"},
+        Case{profile_as_oplog, "profile_0", "tensorflow.tfprof.OpLogProto"},
+        Case{meta_as_oplog, "ckpt.meta", "tensorflow.tfprof.OpLogProto"}}) {
+    INFO(c.file);
+    const std::string msg = ErrorOf(c.paths);
+    CHECK(msg.find(std::string(c.file) + ": not a binary " + c.type + " (") !=
+          std::string::npos);
+    CHECK(msg.find("has the wrong wire type") != std::string::npos);
+    CHECK(msg.find("an OpLog to --op_log_path") != std::string::npos);
+  }
+  // The right files still load.
+  InputPaths right = testing::TfTestData();
+  CHECK(LoadProfile(right).ok());
+}
+
 TEST_CASE("Output files are written atomically and never over inputs") {
   const std::string dir = TempDir();
   const std::string out = dir + "/report.txt";

@@ -15,6 +15,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "profiler/base/file.h"
 #include "profiler/importers/trace_import.h"
 #include "profiler/load/profile_reader.h"
@@ -114,6 +115,40 @@ absl::Status ParseText(const std::string& path, const std::string& contents,
   return absl::OkStatus();
 }
 
+// A field the message (or a message it holds directly; maps aside) declares,
+// met with another wire type: protobuf keeps such a field as unknown, and
+// it is the mark of another kind of message read as this one. "field N of
+// TYPE" or empty.
+std::string MistypedField(const google::protobuf::Message& msg, int depth) {
+  const google::protobuf::Reflection* refl = msg.GetReflection();
+  const google::protobuf::UnknownFieldSet& unknown =
+      refl->GetUnknownFields(msg);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const int number = unknown.field(i).number();
+    if (msg.GetDescriptor()->FindFieldByNumber(number) != nullptr) {
+      return absl::StrCat("field ", number, " of ", msg.GetTypeName());
+    }
+  }
+  if (depth == 0) return "";
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  refl->ListFields(msg, &fields);
+  for (const google::protobuf::FieldDescriptor* f : fields) {
+    if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE ||
+        f->is_map()) {
+      continue;
+    }
+    const int n = f->is_repeated() ? refl->FieldSize(msg, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const google::protobuf::Message& sub =
+          f->is_repeated() ? refl->GetRepeatedMessage(msg, f, i)
+                           : refl->GetMessage(msg, f);
+      std::string found = MistypedField(sub, depth - 1);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+
 absl::Status ParseBinary(const std::string& path, const std::string& contents,
                          google::protobuf::Message* msg) {
   msg->Clear();
@@ -135,6 +170,13 @@ absl::Status ParseBinary(const std::string& path, const std::string& contents,
           absl::StrCat(path, ": not a ", msg->GetTypeName(),
                        " (none of its fields are present)"));
     }
+  }
+  if (const std::string mistyped = MistypedField(*msg, 1); !mistyped.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a binary ", msg->GetTypeName(), " (", mistyped,
+        " has the wrong wire type); a ProfileProto goes to --profile_path, "
+        "a GraphDef to --graph_path, a RunMetadata to --run_meta_path, an "
+        "OpLog to --op_log_path"));
   }
   return absl::OkStatus();
 }
