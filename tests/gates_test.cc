@@ -50,7 +50,8 @@ TEST_CASE("Gate messages: no share of a zero limit and limits in units") {
   REQUIRE(loaded.ok());
   auto r = EvaluateGates((*loaded)->model,
                          {*ParseCondition("micros[Conv2D.*]<=0"),
-                          *ParseCondition("micros[Conv2D.*]<=1.5ms")},
+                          *ParseCondition("micros[Conv2D.*]<=1.5ms"),
+                          *ParseCondition("micros[Conv2D.*]<=47.5")},
                          -1);
   REQUIRE(r.ok());
   CHECK((*r)[0].message ==
@@ -59,6 +60,10 @@ TEST_CASE("Gate messages: no share of a zero limit and limits in units") {
   CHECK((*r)[1].message ==
         "FAIL micros[Conv2D.*] = 4.89ms (limit <= 1.50ms, 2 nodes): over by "
         "3.39ms (225.9%)");
+  // A fraction of a microsecond is shown, not rounded away.
+  CHECK((*r)[2].message ==
+        "FAIL micros[Conv2D.*] = 4.89ms (limit <= 47.5us, 2 nodes): over by "
+        "4.84ms (10192.6%)");  // (4889 - 47.5) / 47.5
 }
 
 // A base whose nodes the regex does not match (a profile saved from a trace

@@ -134,9 +134,15 @@ std::string FormatGateValue(const std::string& unit, double v) {
   if (std::abs(v - whole) < 1e-9 && std::abs(whole) < 9.2e18) {
     return FormatStat(unit, static_cast<int64_t>(whole));
   }
-  // Times and bytes below a microsecond or a byte are not worth showing:
-  // in the unit's own form, as the values are ("59.40ms", not "5.94e+04us").
+  // Fractions of a byte, or of a microsecond past a millisecond, are not
+  // worth showing: in the unit's own form, as the values are ("59.40ms",
+  // not "5.94e+04us").
   const StatUnit u = UnitOfStat(unit);
+  // Below a millisecond times print in whole microseconds: a limit with a
+  // fraction of one ("47.5us") keeps it.
+  if (u == StatUnit::kTime && std::abs(v) < 1000) {
+    return absl::StrFormat("%gus", v);
+  }
   if ((u == StatUnit::kTime || u == StatUnit::kBytes) &&
       std::abs(whole) < 9.2e18) {
     return FormatStat(unit, static_cast<int64_t>(whole));
