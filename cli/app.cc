@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include "cli/flags.h"
 #include "cli/repl.h"
 #include "cli/shell.h"
+#include "profiler/base/file.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/render/summary.h"
 #include "profiler/web/server.h"
@@ -218,6 +220,29 @@ int RunLoaded(Shell& shell, const Flags& flags, const AppIo& io) {
 }
 
 }  // namespace
+
+namespace {
+extern "C" void RemoveTemporaryFileAndDie(int sig) {
+  RemovePendingTemporaryFile();
+  // The handler was reset on entry (SA_RESETHAND): the signal, delivered
+  // when this returns, ends the process with its usual status.
+  ::raise(sig);
+}
+}  // namespace
+
+void RemoveTemporaryFilesOnSignals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) {
+      continue;  // (under nohup, say)
+    }
+    struct sigaction sa {};
+    sa.sa_handler = RemoveTemporaryFileAndDie;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
 
 int RunApp(const std::vector<std::string>& args, const AppIo& io) {
   absl::StatusOr<Flags> flags = ParseFlags(args);

@@ -33,6 +33,10 @@ struct AppIo {
 
 int RunApp(const std::vector<std::string>& args, const AppIo& io);
 
+// SIGINT, SIGTERM and SIGHUP (unless ignored) end the process as before, but
+// first remove the temporary file of an output being written. For main().
+void RemoveTemporaryFilesOnSignals();
+
 // A script line without its comment: '#' starts one where it begins a word
 // outside quotes (so `-map 'ProfilerStep#\d+=>ProfilerStep'` keeps its
 // '#').

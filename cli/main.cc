@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
     if (::chdir(dir) != 0) std::perror(dir);
   }
+  tfprof::cli::RemoveTemporaryFilesOnSignals();
   std::vector<std::string> args(argv + 1, argv + argc);
   tfprof::cli::AppIo io{&std::cin, &std::cout, &std::cerr,
                         ::isatty(STDIN_FILENO) != 0, /*exiting=*/true};

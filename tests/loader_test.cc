@@ -2,11 +2,16 @@
 // one-line error that names the file.
 #include "profiler/load/loader.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "profiler/base/file.h"
@@ -182,6 +187,56 @@ TEST_CASE("Another message given as a GraphDef or an OpLog is refused") {
   // The right files still load.
   InputPaths right = testing::TfTestData();
   CHECK(LoadProfile(right).ok());
+}
+
+// The list of a directory's entries (but . and ..).
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    ::closedir(d);
+  }
+  return names;
+}
+
+// What tfprof's SIGINT handler calls: the temporary file of a write under
+// way is taken away (the write then fails, leaving nothing behind).
+TEST_CASE("The temporary file of a write under way can be removed") {
+  const std::string dir = TempDir() + "/pending";
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  const std::string contents(size_t{64} << 20, 'x');
+  bool removed = false;
+  // (The write may end before the temporary file is seen: then again.)
+  for (int attempt = 0; attempt < 5 && !removed; ++attempt) {
+    std::atomic<bool> done{false};
+    absl::Status status;
+    std::thread writer([&] {
+      status = WriteFileAtomic(dir + "/out", contents);
+      done = true;
+    });
+    bool seen = false;
+    while (!done && !seen) {
+      for (const std::string& name : Entries(dir)) {
+        if (name.rfind("out.tmp.", 0) == 0) seen = true;
+      }
+      if (seen) RemovePendingTemporaryFile();
+    }
+    writer.join();
+    removed = seen && !status.ok();
+    if (removed) {
+      CHECK(Entries(dir).empty());
+    } else {
+      ::unlink((dir + "/out").c_str());
+    }
+  }
+  CHECK(removed);
+  RemovePendingTemporaryFile();  // with none pending: nothing happens
+  REQUIRE(WriteFileAtomic(dir + "/out", "one").ok());
+  RemovePendingTemporaryFile();
+  CHECK(ReadFile(dir + "/out") == "one");
 }
 
 TEST_CASE("Output files are written atomically and never over inputs") {

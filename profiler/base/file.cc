@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,29 @@ bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// The temporary file being written (RemovePendingTemporaryFile): its name
+// is filled while g_pending is kClaimed, and read only while it is kNamed.
+constexpr int kFree = 0, kClaimed = 1, kNamed = 2;
+std::atomic<int> g_pending{kFree};
+char g_pending_name[4096];
+
+// Names `tmp` as the pending temporary file, if no other is; returns whether
+// it is (then ReleasePending once it is renamed or removed).
+bool ClaimPending(const std::string& tmp) {
+  int expected = kFree;
+  if (tmp.size() >= sizeof(g_pending_name) ||
+      !g_pending.compare_exchange_strong(expected, kClaimed)) {
+    return false;
+  }
+  std::memcpy(g_pending_name, tmp.c_str(), tmp.size() + 1);
+  g_pending.store(kNamed);
+  return true;
+}
+
+void ReleasePending(bool claimed) {
+  if (claimed) g_pending.store(kFree);
 }
 
 absl::Status Errno(const std::string& path, const char* what) {
@@ -135,10 +159,12 @@ absl::Status WriteFileAtomic(const std::string& path,
   std::string tmpl = target + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return Errno(path, "cannot create a temporary file next to it");
+  const bool claimed = ClaimPending(tmpl);
   absl::Status written = WriteAll(fd, contents, path);
   if (!written.ok()) {
     ::close(fd);
     ::unlink(tmpl.c_str());
+    ReleasePending(claimed);
     return written;
   }
   // mkstemp creates the file 0600: a file written over keeps its mode (and,
@@ -156,14 +182,22 @@ absl::Status WriteFileAtomic(const std::string& path,
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     absl::Status s = Errno(path, "write failed");
     ::unlink(tmpl.c_str());
+    ReleasePending(claimed);
     return s;
   }
   if (::rename(tmpl.c_str(), target.c_str()) != 0) {
     absl::Status s = Errno(path, "cannot rename the temporary file into place");
     ::unlink(tmpl.c_str());
+    ReleasePending(claimed);
     return s;
   }
+  ReleasePending(claimed);
   return absl::OkStatus();
+}
+
+void RemovePendingTemporaryFile() {
+  // (A signal between rename and release removes nothing: the name is gone.)
+  if (g_pending.load() == kNamed) ::unlink(g_pending_name);
 }
 
 namespace {

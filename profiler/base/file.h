@@ -62,6 +62,12 @@ absl::Status WriteFileAtomic(
     const std::string& path, const std::string& contents,
     const std::vector<std::string>& protected_paths = {});
 
+// Removes the temporary file a WriteFileAtomic is writing now, if any (of
+// writes on several threads, the first one's). Async-signal-safe: for a
+// handler of SIGINT or SIGTERM that ends the process mid-write, so that no
+// "<out>.tmp.XXXXXX" is left behind.
+void RemovePendingTemporaryFile();
+
 }  // namespace tfprof
 
 #endif  // TFPROF_PROFILER_BASE_FILE_H_
