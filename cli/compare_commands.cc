@@ -118,8 +118,12 @@ absl::Status CheckCommand(Shell& shell, const std::vector<std::string>& args) {
             absl::StrCat("check: ", args[i], " needs a value"));
       }
       const std::string& v = args[++i];
-      if (args[i - 1] == "-step" && !absl::SimpleAtoi(v, &step)) {
-        return absl::InvalidArgumentError("check: -step needs a step number");
+      if (args[i - 1] == "-step" &&
+          (!absl::SimpleAtoi(v, &step) || step < -1)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("check: -step needs a step number (or -1, every "
+                         "step), not '",
+                         v, "'"));
       }
       if (args[i - 1] == "-rank") {
         absl::Status s = ParseRankValue(v, "check", &rank.rank);

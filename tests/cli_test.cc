@@ -543,8 +543,16 @@ TEST_CASE("timeline -steps: bad values and undrawable ranges are errors") {
        "-step and -steps cannot be given together",
        2},
       {{ddp, "timeline", "-steps", "900-901"},
-       "no trace events in steps 900-901 (steps: 2 3 4 5 6)",
+       "-steps 900-901 starts at step 900, which is not a step of this "
+       "profile (steps: 2 3 4 5 6)",
        1},
+      {{ddp, "timeline", "-steps", "1-3"},
+       "-steps 1-3 starts at step 1, which is not a step of this profile "
+       "(steps: 2 3 4 5 6)",
+       1},
+      {{ddp, "check", "micros<1s", "-step", "-5"},
+       "check: -step needs a step number (or -1, every step), not '-5'",
+       2},
       {{ddp, "timeline", "-step", "7"},
        "-step 7 not found; available steps: 2 3 4 5 6",
        1},

@@ -354,16 +354,18 @@ absl::StatusOr<Session::SourcedTimeline> Session::StepTimelineOf(
     int64_t step, const StepTimelineOptions& options,
     const Options& view_options) {
   const LoadedProfile& p = *profile_;
-  // A trace's range of steps ends at a step of the profile (steps 2-999 of
-  // five was drawn as 2-6 and said 2-999).
+  // A trace's range of steps starts and ends at steps of the profile (steps
+  // 2-999 of five was drawn as 2-6 and said 2-999; steps 1-3 of 2-6 kept
+  // the trace's own clock).
   if (HasTraceEvents(p.model) && p.run_meta_files.empty() &&
-      options.last_step > step && step >= 0 &&
-      p.model.steps().count(step) > 0) {
-    if (p.model.steps().count(options.last_step) == 0) {
+      options.last_step > step && step >= 0) {
+    for (const int64_t end : {step, options.last_step}) {
+      if (p.model.steps().count(end) > 0) continue;
       return absl::NotFoundError(absl::StrCat(
-          "timeline: -steps ", step, "-", options.last_step, " ends at step ",
-          options.last_step, ", which is not a step of this profile (steps: ",
-          StepList(p.model), ")"));
+          "timeline: -steps ", step, "-", options.last_step,
+          end == step ? " starts" : " ends", " at step ", end,
+          ", which is not a step of this profile (steps: ", StepList(p.model),
+          ")"));
     }
   }
   if (!p.run_meta_files.empty() || HasTraceEvents(p.model)) {

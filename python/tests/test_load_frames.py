@@ -310,7 +310,8 @@ def test_timeline_of_a_range_of_steps(cli, tmp_path):
     with pytest.raises(tfprof.TfprofError, match="last_step"):
         run.timeline(last_step=first)
     with pytest.raises(tfprof.TfprofError,
-                       match="no trace events in steps 900-901"):
+                       match="900-901 starts at step 900, which is not a "
+                             "step of this profile"):
         run.timeline(900, last_step=901)
     tf = tfprof.load(profile_path=os.path.join(RESNET, "profile_0_tiny"))
     with pytest.raises(tfprof.TfprofError,
