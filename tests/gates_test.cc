@@ -251,6 +251,21 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
         "INCONCLUSIVE significant(micros) = n/a (verdicts need 3 or more "
         "steps on each side: base 1, current 12) (limit == 0, 2373 nodes)");
   CHECK((*s)[1].passed);
+  // -step 11, which the base lacks: nothing to compare with (it read 0), but
+  // limits of their own and optional terms that match nothing still judge.
+  REQUIRE(m.steps().count(11) == 1);
+  REQUIRE(b.steps().count(11) == 0);
+  auto at11 = EvaluateGates(m, cs, 11, gb);
+  REQUIRE(at11.ok());
+  CHECK((*at11)[0].message ==
+        "FAIL micros = n/a (base: no step 11) (limit <= base*1.05, 2373 "
+        "nodes)");
+  CHECK_FALSE((*at11)[0].passed);
+  CHECK_FALSE((*at11)[1].passed);  // params<=base
+  CHECK_FALSE((*at11)[2].passed);  // the typo
+  CHECK((*at11)[3].passed);        // optional
+  CHECK((*at11)[4].message.find("n/a (base: no step 11) (limit <= base+30ms") !=
+        std::string::npos);
   // A run against itself passes every base gate.
   gb.model = &m;
   auto same = EvaluateGates(m, cs, -1, gb);

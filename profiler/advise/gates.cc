@@ -67,6 +67,11 @@ std::string GateMessage(const GateResult& r) {
   }
   const std::string scope = GateScope(r, false);
   if (!r.unknown.empty()) {
+    // A limit the base could not give is shown as written ("base*2").
+    if (absl::StartsWith(r.unknown, "base: ")) {
+      limit = std::string(absl::StripAsciiWhitespace(
+          c.text.substr(c.text.rfind(c.op) + c.op.size())));
+    }
     return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)", outcome, what,
                            r.unknown, c.op, limit, scope);
   }
@@ -527,6 +532,14 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         SatInc(&base_value, Value(node->Stats(step), c.stat));
         if (model.Find(node->name) == nullptr) vanished.push_back(node.get());
       }
+    }
+    // A base without the step has nothing to compare with (not a 0).
+    if (step >= 0 && base.model != nullptr && c.NeedsBase() &&
+        !r.MatchedNone() && base.model->steps().count(step) == 0) {
+      r.unknown = absl::StrCat("base: no step ", step);
+      results.push_back(std::move(r));
+      results.back().message = GateMessage(results.back());
+      continue;
     }
     // Several ranks: the mean per rank, as the views show it.
     r.value = static_cast<double>(value / model.ranks());
