@@ -855,7 +855,7 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
   r = RunTfprof({current, "--keep_going"},
                 "base " + runs +
                     "/profile_0\n"
-                    "diff scope -max_depth 1 -order_by micros\n"
+                    "diff scope -max_depth 2 -order_by micros\n"
                     "diff scope -output markdown:outfile=" +
                     runs +
                     "/profile_0\n"

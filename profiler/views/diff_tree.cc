@@ -324,10 +324,11 @@ class Pruner {
     order_.push_back(i);
     std::vector<size_t> kids;
     const Options& o = tree_.options;
-    // Trees show -max_depth levels below the root; flat views -max_depth+1
-    // rows (as the op view does).
+    // Trees show -max_depth levels, the root being the first (as the
+    // views do: tfprof's root is depth 1); flat views -max_depth+1 rows (as
+    // the op view does).
     const bool flat = IsFlatView(tree_.view);
-    if (flat || depth < o.max_depth) {
+    if (flat || depth + 1 < o.max_depth) {
       for (size_t c : nodes_[i].children) {
         if (wanted_[c]) kids.push_back(c);
       }

@@ -19,7 +19,7 @@ run() {
 }
 run diff scope -max_depth 1000 -select micros \
   -output "pprof:outfile=$tmp/diff.pb.gz" >/dev/null
-run diff scope -max_depth 1 -select micros -output csv >"$tmp/diff.csv"
+run diff scope -max_depth 2 -select micros -output csv >"$tmp/diff.csv"
 "$pprof_bin" -symbolize=none -top -cum -sample_index=1 -unit=us \
   -nodefraction=0 -nodecount=1000000 "$tmp/diff.pb.gz" >"$tmp/top.txt"
 # pprof's rows: "flat flat% sum% cum cum% name"; cum in whole microseconds.
