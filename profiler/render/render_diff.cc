@@ -470,7 +470,7 @@ std::string RenderDiffTop(const DiffTop& top, bool json) {
                         absl::StrJoin(notes, ", "), "]}\n");
   }
   std::string out =
-      "Top changes (base -> current, per step; clear changes of ops, "
+      "Top changes (base -> current, means per step; clear changes of ops, "
       "kernels, cost shifts and the steps' wall, accelerator and idle "
       "time):\n";
   if (top.changes.empty()) out += "  none\n";
