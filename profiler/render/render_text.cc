@@ -1,7 +1,10 @@
 #include "profiler/render/render_text.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -9,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "profiler/base/large_stack.h"
 #include "profiler/base/units.h"
 
@@ -455,9 +459,15 @@ std::string RenderPreamble(const ResultTree& r, const Model& model) {
         "time is missing. This is usually a tracing problem of the run, "
         "not of this profile.\n\n";
   }
+  // (A line several attributes share, as micros and cpu_micros share the
+  // cpu time's, is said once.)
   std::vector<std::string> helps;
-  for (const std::string& s : r.options.select.names())
-    helps.push_back(SelectDoc(s));
+  std::set<std::string, std::less<>> said;
+  for (const std::string& s : r.options.select.names()) {
+    for (absl::string_view line : absl::StrSplit(SelectDoc(s), '\n')) {
+      if (said.insert(std::string(line)).second) helps.emplace_back(line);
+    }
+  }
   absl::StrAppend(&out, "\nDoc:\n", ViewDoc(r.view), "\n",
                   absl::StrJoin(helps, "\n"), "\n\nProfile:\n");
   return out;
