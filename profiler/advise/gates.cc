@@ -107,7 +107,8 @@ std::string GateScope(const GateResult& r, bool bare) {
     return r.step >= 0 ? absl::StrCat("step ", r.step) : "run";
   }
   return bare ? absl::StrCat(r.matched_nodes)
-              : absl::StrCat(r.matched_nodes, " nodes");
+              : absl::StrCat(r.matched_nodes,
+                             r.matched_nodes == 1 ? " node" : " nodes");
 }
 
 const std::vector<std::string>& GateAttributes() {

@@ -54,9 +54,10 @@ void RenderDevices(const ProfileSummary& s, std::string* out) {
     std::vector<std::string> facts;
     // A trace's GPU ops run on the host thread that launches them: a GPU
     // with work and no node says where its work came from.
-    facts.push_back(d.nodes == 0 && d.busy_ns >= 0
-                        ? "0 nodes (its work launched by host ops)"
-                        : absl::StrCat(d.nodes, " nodes"));
+    facts.push_back(
+        d.nodes == 0 && d.busy_ns >= 0
+            ? "0 nodes (its work launched by host ops)"
+            : absl::StrCat(d.nodes, d.nodes == 1 ? " node" : " nodes"));
     if (d.busy_ns >= 0) {
       facts.push_back(absl::StrCat(FormatNanos(d.busy_ns), " busy/step"));
     } else if (d.nodes == 0) {
