@@ -251,12 +251,13 @@ Generated GeneratedRun(std::mt19937& rng, int steps, const std::string& slow,
   return g;
 }
 
-DiffTree DiffOf(ViewKind view, const Model& base, const Model& current) {
+DiffTree DiffOf(ViewKind view, const Model& base, const Model& current,
+                const DiffOptions& options = DiffOptions()) {
   Views vb(&base, nullptr), vc(&current, nullptr);
   Options o;
   o.max_depth = 100;
   absl::StatusOr<DiffTree> d =
-      QueryDiff(view, o, DiffOptions(), &vb, base, &vc, current);
+      QueryDiff(view, o, options, &vb, base, &vc, current);
   REQUIRE(d.ok());
   return std::move(*d);
 }
@@ -667,6 +668,17 @@ TEST_CASE(
   CHECK(swapped >= 10);
   CHECK(parents == std::set<std::string>{"aten::convolution_backward",
                                          "aten::cudnn_convolution"});
+  // -map renames the shifts' parents as it renames the rows.
+  DiffOptions renamed;
+  renamed.rules.push_back(*ParseDiffRule("aten::(.*)=>\\1"));
+  std::set<std::string> mapped;
+  for (const DiffShift& s :
+       DiffOf(ViewKind::kKernel, p.base->model, p.current->model, renamed)
+           .shifts) {
+    mapped.insert(s.parent);
+  }
+  CHECK(mapped ==
+        std::set<std::string>{"convolution_backward", "cudnn_convolution"});
 }
 
 TEST_CASE(

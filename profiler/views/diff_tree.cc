@@ -178,7 +178,22 @@ class Merger {
   }
 
   std::vector<DiffNode>& nodes() { return nodes_; }
-  std::vector<Parents>& parents() { return parents_; }
+  // The rows' parents (op types, callers), renamed by the rules as the rows
+  // are: a cost shift says "under" a row's name.
+  std::vector<Parents>& parents() {
+    if (!res_.empty() && !parents_mapped_) {
+      for (Parents& p : parents_) {
+        Parents mapped;
+        for (const auto& [name, weight] : p) {
+          // ("": no parent, whatever the rules say.)
+          MergeParents({{name.empty() ? name : Map(name), weight}}, &mapped);
+        }
+        p = std::move(mapped);
+      }
+      parents_mapped_ = true;
+    }
+    return parents_;
+  }
 
  private:
   DiffSide& Side(size_t i, bool base) {
@@ -236,6 +251,7 @@ class Merger {
   std::vector<std::string> rewrites_;
   std::vector<DiffNode> nodes_;
   std::vector<Parents> parents_;
+  bool parents_mapped_ = false;
   std::deque<std::string> mapped_;  // names the rules rewrote (index keys)
   absl::flat_hash_map<std::pair<size_t, std::string_view>, size_t> index_;
 };
