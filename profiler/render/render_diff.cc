@@ -114,14 +114,35 @@ std::string RunsText(const DiffTree& tree, const DiffNode& n) {
       absl::StrFormat("%.4g", b), absl::StrFormat("%.4g", c));
 }
 
-std::string Legend(const std::string& attribute, const DiffOptions& d) {
+// The floor as the legend states it: of a view's attribute, the share and
+// the amount of its own unit ("2%,2us" for times, "2%" for bytes unless an
+// amount of bytes is given); of the steps' measures, all of it.
+std::string Legend(const std::string& attribute, const DiffOptions& d,
+                   bool one_unit = true) {
+  std::string floor = MinChangeText(d.min_change);
+  if (one_unit) {
+    MinChange own;
+    own.ratio = d.min_change.ratio;
+    own.micros = own.bytes = own.count = 0;
+    switch (UnitOfStat(attribute)) {
+      case StatUnit::kTime:
+        own.micros = d.min_change.micros;
+        break;
+      case StatUnit::kBytes:
+        own.bytes = d.min_change.bytes;
+        break;
+      default:
+        own.count = d.min_change.count;
+    }
+    floor = MinChangeText(own);
+  }
   return absl::StrFormat(
       "Verdicts on the change of %s per step: regressed or improved "
       "(SIGNIFICANT) when it is beyond the floor (%s of the base) at false "
       "discovery rate %g; unchanged when its %g%% interval lies inside the "
       "floor; else inconclusive (noise), with the steps per side that would "
       "likely decide it.",
-      attribute, MinChangeText(d.min_change), d.alpha, 100 * (1 - d.alpha));
+      attribute, floor, d.alpha, 100 * (1 - d.alpha));
 }
 
 std::string MemberText(const std::string& attribute,
@@ -415,7 +436,7 @@ std::string RenderStepsDiff(const StepsDiff& diff, const std::string& type) {
   options.alpha = diff.alpha;
   options.min_change = diff.min_change;
   out = absl::StrCat("Steps (base -> current): medians over each run's steps. ",
-                     Legend("each measure (its mean)", options), "\n");
+                     Legend("each measure (its mean)", options, false), "\n");
   for (const StepsDiffRow& r : diff.rows) {
     const Change c{r.base_median, r.current_median};
     if (!r.base_recorded || !r.current_recorded) {
