@@ -261,11 +261,24 @@ TEST_CASE("Gates against a base run: profile_100 vs profile_0") {
         "FAIL micros = n/a (base: no step 11) (limit <= base*1.05, 2373 "
         "nodes)");
   CHECK_FALSE((*at11)[0].passed);
-  CHECK_FALSE((*at11)[1].passed);  // params<=base
+  CHECK((*at11)[1].passed);        // params<=base: the same in every step
   CHECK_FALSE((*at11)[2].passed);  // the typo
   CHECK((*at11)[3].passed);        // optional
   CHECK((*at11)[4].message.find("n/a (base: no step 11) (limit <= base+30ms") !=
         std::string::npos);
+  // The run's figures too; the limit as written, spaces aside.
+  auto run11 = EvaluateGates(m,
+                             {*ParseCondition("flops_per_step <= base"),
+                              *ParseCondition("step_micros < = base * 2")},
+                             11, gb);
+  REQUIRE(run11.ok());
+  CHECK((*run11)[0].message ==
+        "FAIL flops_per_step = n/a (base: no step 11) (limit <= base, step "
+        "11)");
+  CHECK((*run11)[1].message ==
+        "FAIL step_micros = n/a (base: no step 11) (limit <= base*2, step "
+        "11)");
+  CHECK_FALSE(EvaluateGates(m, cs, -5, gb).ok());  // as Python passes it
   // A run against itself passes every base gate.
   gb.model = &m;
   auto same = EvaluateGates(m, cs, -1, gb);

@@ -68,10 +68,7 @@ std::string GateMessage(const GateResult& r) {
   const std::string scope = GateScope(r, false);
   if (!r.unknown.empty()) {
     // A limit the base could not give is shown as written ("base*2").
-    if (absl::StartsWith(r.unknown, "base: ")) {
-      limit = std::string(absl::StripAsciiWhitespace(
-          c.text.substr(c.text.rfind(c.op) + c.op.size())));
-    }
+    if (absl::StartsWith(r.unknown, "base: ")) limit = c.limit_text;
     return absl::StrFormat("%s %s = n/a (%s) (limit %s %s, %s)", outcome, what,
                            r.unknown, c.op, limit, scope);
   }
@@ -146,7 +143,7 @@ std::string FormatGateValue(const std::string& unit, double v) {
   const StatUnit u = UnitOfStat(unit);
   // Below a millisecond times print in whole microseconds: a limit with a
   // fraction of one ("47.5us") keeps it.
-  if (u == StatUnit::kTime && std::abs(v) < 1000) {
+  if (u == StatUnit::kTime && std::abs(v) < 999.5) {
     return absl::StrFormat("%gus", v);
   }
   if ((u == StatUnit::kTime || u == StatUnit::kBytes) &&
@@ -389,8 +386,14 @@ void RunGate(const Model& model, const StepTable* table, const Model* base,
   bool base_known = true;
   if (base != nullptr && c.kind != LimitKind::kValue) {
     std::string base_unknown;
-    base_known = RunValue(*base, nullptr, step, c.attribute, peaks,
-                          &r->base_value, &base_unknown);
+    // A base without the step has no figure for it (not a 0).
+    base_known = step < 0 || base->steps().count(step) > 0;
+    if (!base_known) {
+      base_unknown = absl::StrCat("no step ", step);
+    } else {
+      base_known = RunValue(*base, nullptr, step, c.attribute, peaks,
+                            &r->base_value, &base_unknown);
+    }
     if (!base_known && unknown.empty()) unknown = "base: " + base_unknown;
   }
   r->limit = Limit(c, r->base_value);
@@ -466,8 +469,9 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
   if (c.op.empty()) {
     return bad("expected <=, <, >=, >, == or != after the attribute");
   }
+  c.limit_text = s.substr(i + c.op.size());
   absl::Status limit = ParseLimit(
-      s.substr(i + c.op.size()),
+      c.limit_text,
       c.counts_verdicts() ? StatUnit::kCount : UnitOfStat(c.attribute), &c);
   if (!limit.ok()) return bad(std::string(limit.message()));
   if (c.counts_verdicts() && c.kind != LimitKind::kValue) {
@@ -485,6 +489,11 @@ absl::StatusOr<Condition> ParseCondition(const std::string& text) {
 absl::StatusOr<std::vector<GateResult>> EvaluateGates(
     const Model& model, const std::vector<Condition>& conditions, int64_t step,
     const GateBase& base, const PeakOverride& peaks) {
+  if (step < -1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "check: -step needs a step number (or -1, every step), not '", step,
+        "'"));
+  }
   if (step >= 0 && !model.steps().count(step)) {
     return absl::NotFoundError(
         absl::StrCat("check: step ", step, " is not in the profile"));
@@ -534,9 +543,11 @@ absl::StatusOr<std::vector<GateResult>> EvaluateGates(
         if (model.Find(node->name) == nullptr) vanished.push_back(node.get());
       }
     }
-    // A base without the step has nothing to compare with (not a 0).
+    // A base without the step has nothing to compare with (not a 0); a
+    // node's parameters are the same in every step.
     if (step >= 0 && base.model != nullptr && c.NeedsBase() &&
-        !r.MatchedNone() && base.model->steps().count(step) == 0) {
+        c.stat != Attr::kParams && !r.MatchedNone() &&
+        base.model->steps().count(step) == 0) {
       r.unknown = absl::StrCat("base: no step ", step);
       results.push_back(std::move(r));
       results.back().message = GateMessage(results.back());

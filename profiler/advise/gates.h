@@ -38,7 +38,8 @@ struct Condition {
   // ATTR[REGEX]?: passes when the regex matches no node (otherwise a term
   // that matches nothing fails, so that a typo cannot switch a gate off).
   bool optional = false;
-  std::string op;  // <=, <, >=, >, ==, !=
+  std::string op;          // <=, <, >=, >, ==, !=
+  std::string limit_text;  // what follows the operator, spaces removed
   LimitKind kind = LimitKind::kValue;
   double limit = 0;     // kValue, or kBasePlus's VALUE (signed)
   double factor = 1.0;  // kBaseTimes
