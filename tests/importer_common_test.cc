@@ -41,6 +41,40 @@ TEST_CASE("The JSON scan counts complete events") {
   CHECK(scan.complete_events == 2);
 }
 
+// Integers beyond 64 bits (ids, hashes) are read, as doubles that keep
+// their digits as ids: two ids that differ in the last digit stay apart.
+TEST_CASE("Integers beyond 64 bits keep their digits as ids") {
+  const std::string json =
+      R"([123456789012345678901234, 123456789012345678901235, -99999999999999999999,)"
+      R"( 18446744073709551615, 1212075548353.304000, "x"])";
+  PaddedBytes bytes;
+  char* at = bytes.Reserve(json.size());
+  REQUIRE(at != nullptr);
+  std::memcpy(at, json.data(), json.size());
+  bytes.Commit(json.size());
+  bytes.ZeroPadding();
+  JsonReader reader(std::move(bytes));
+  REQUIRE(reader.Start());
+  std::vector<std::string> ids;
+  std::vector<double> values;
+  REQUIRE(reader.ForEachEvent([&](JsonReader::Value& v) {
+    JsonScalar s;
+    if (!reader.Read(v, &s)) return false;
+    ids.push_back(s.IdText().value_or("?"));
+    values.push_back(s.type == JsonScalar::Type::kDouble ? s.d : 0);
+    return true;
+  }));
+  REQUIRE(ids.size() == 6);
+  CHECK(ids[0] == "123456789012345678901234");
+  CHECK(ids[1] == "123456789012345678901235");
+  CHECK(ids[2] == "-99999999999999999999");
+  CHECK(ids[3] == "18446744073709551615");
+  CHECK(ids[5] == "x");
+  CHECK(values[0] == 1.2345678901234568e23);
+  CHECK(values[2] == -1e20);
+  CHECK(values[4] == 1212075548353.304);  // (simdjson's get_number gave 0)
+}
+
 TEST_CASE("An event belongs to the step that started last before it") {
   StepStarts steps(/*file_index=*/4);
   steps.Add(300, 12);

@@ -73,6 +73,13 @@ bool HeadLooksLikeXSpace(std::string_view head) {
 // pprof profile) are left out: a JSON trace's first MiB names its
 // traceEvents (or it is a bare event array); a .pb file's first MiB reads
 // as an XSpace.
+// Where a JSON document in `head` begins: after a UTF-8 byte order mark and
+// whitespace (npos: nothing there).
+size_t JsonStart(const std::string& head) {
+  const size_t bom = absl::StartsWith(head, "\xEF\xBB\xBF") ? 3 : 0;
+  return head.find_first_not_of(" \t\r\n", bom);
+}
+
 bool DirectoryEntryIsTrace(const std::string& path) {
   if (absl::EndsWith(path, ".pb") || absl::EndsWith(path, ".pb.gz")) {
     // (A file that cannot be read is kept: its load then says why.)
@@ -80,7 +87,7 @@ bool DirectoryEntryIsTrace(const std::string& path) {
     return head.empty() || HeadLooksLikeXSpace(head);
   }
   const std::string head = Head(path, 1 << 20);
-  const size_t first = head.find_first_not_of(" \t\r\n");
+  const size_t first = JsonStart(head);
   if (first == std::string::npos) return false;
   return head[first] == '[' ||
          head.find("\"traceEvents\"") != std::string::npos;
@@ -308,9 +315,7 @@ absl::StatusOr<std::vector<std::string>> ExpandTracePath(
 
 TraceRankTag PeekTraceRank(const std::string& path) {
   std::string head = Head(path, 1 << 20);
-  // (A UTF-8 byte order mark before the JSON is passed over.)
-  const size_t bom = absl::StartsWith(head, "\xEF\xBB\xBF") ? 3 : 0;
-  const size_t first = head.find_first_not_of(" \t\r\n", bom);
+  const size_t first = JsonStart(head);
   if (first == std::string::npos) return {};
   if (head[first] == '{' || head[first] == '[') return KinetoRank(head);
   if (!absl::EndsWith(path, ".pb") && !absl::EndsWith(path, ".pb.gz")) {

@@ -140,7 +140,9 @@ std::optional<std::string> JsonScalar::IdText() const {
     case Type::kUint64:
       return absl::StrCat(u);
     case Type::kDouble:
-      return absl::StrCat(d);
+      // An integer beyond 64 bits keeps its digits (ids that differ in the
+      // last digits stay apart).
+      return str.empty() ? absl::StrCat(d) : std::string(str);
     default:
       return std::nullopt;
   }
@@ -402,9 +404,12 @@ bool JsonReader::Read(Value& value, JsonScalar* out) {
     out->type = JsonScalar::Type::kOther;
     return Skip(value);
   }
+  out->str = {};
   if (const std::optional<double> big = BigInteger(token)) {
     out->type = JsonScalar::Type::kDouble;  // left for On-Demand to skip
     out->d = *big;
+    const size_t digits = token.find_first_of(" \t\r\n,]}");
+    out->str = absl::string_view(token.data(), std::min(digits, token.size()));
     return true;
   }
   // simdjson 3.0's get_number() reads a fraction or exponent of 19 or more

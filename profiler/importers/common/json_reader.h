@@ -85,10 +85,12 @@ struct JsonScalar {
     kOther,  // true, false, null, an object or an array
   };
   Type type = Type::kAbsent;
-  absl::string_view str;  // kString; valid until the reader's next event
-  int64_t i = 0;          // kInt64
-  uint64_t u = 0;         // kUint64
-  double d = 0;           // kDouble
+  // kString (valid until the reader's next event); for a kDouble that was
+  // an integer beyond 64 bits, its digits.
+  absl::string_view str;
+  int64_t i = 0;   // kInt64
+  uint64_t u = 0;  // kUint64
+  double d = 0;    // kDouble
 
   bool present() const { return type != Type::kAbsent; }
   // The string, if a string.

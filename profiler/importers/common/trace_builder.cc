@@ -34,13 +34,25 @@ absl::Status NotAKnownTrace(const std::string& name, bool parsed) {
                      : ": not a readable XSpace: its protobuf does not "
                        "parse (truncated or corrupt?)"));
   }
-  // A protobuf by its name that does not even parse: likely an XSpace cut
-  // short.
+  // What xprof drew from a capture, saved beside its <host>.xplane.pb.
+  for (const char* analysis :
+       {".overview_page.pb", ".input_pipeline.pb", ".tensorflow_stats.pb",
+        ".kernel_stats.pb", ".pod_viewer.pb", ".op_profile.pb"}) {
+    if (absl::EndsWith(name, analysis)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name,
+          ": an analysis the TF2 profiler drew from a capture, not a "
+          "trace; load the capture's <host>.xplane.pb beside it"));
+    }
+  }
+  // A protobuf by its name that does not parse as an XSpace: one cut short,
+  // or another message.
   const bool pb = absl::EndsWith(name, ".pb") || absl::EndsWith(name, ".pb.gz");
   return absl::InvalidArgumentError(absl::StrCat(
       name, ": not a known trace format", kExpectedFormats,
-      pb && !parsed ? " (as an XSpace its protobuf does not parse: "
-                      "truncated or corrupt?)"
+      pb && !parsed ? " (a protobuf that does not parse as an XSpace: one "
+                      "truncated or corrupt, or another message; a GraphDef "
+                      "goes to --graph_path, a RunMetadata to --run_meta_path)"
                     : ""));
 }
 
