@@ -1,6 +1,8 @@
 #include "profiler/base/file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +27,27 @@ bool SameFile(const std::string& a, const std::string& b) {
 // is filled while g_pending is kClaimed, and read only while it is kNamed.
 constexpr int kFree = 0, kClaimed = 1, kNamed = 2;
 std::atomic<int> g_pending{kFree};
+static_assert(std::atomic<int>::is_always_lock_free,
+              "read from a signal handler");
 char g_pending_name[4096];
+
+// Holds off SIGINT, SIGTERM and SIGHUP on this thread while it lives: a
+// temporary file is created and named (or renamed and forgotten) as one.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 // Names `tmp` as the pending temporary file, if no other is; returns whether
 // it is (then ReleasePending once it is renamed or removed).
@@ -157,9 +179,14 @@ absl::Status WriteFileAtomic(const std::string& path,
   }
   const std::string& target = where.path;
   std::string tmpl = target + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return Errno(path, "cannot create a temporary file next to it");
-  const bool claimed = ClaimPending(tmpl);
+  int fd;
+  bool claimed;
+  {
+    SignalsHeld held;
+    fd = ::mkstemp(tmpl.data());
+    if (fd < 0) return Errno(path, "cannot create a temporary file next to it");
+    claimed = ClaimPending(tmpl);
+  }
   absl::Status written = WriteAll(fd, contents, path);
   if (!written.ok()) {
     ::close(fd);
@@ -185,6 +212,7 @@ absl::Status WriteFileAtomic(const std::string& path,
     ReleasePending(claimed);
     return s;
   }
+  SignalsHeld held;
   if (::rename(tmpl.c_str(), target.c_str()) != 0) {
     absl::Status s = Errno(path, "cannot rename the temporary file into place");
     ::unlink(tmpl.c_str());
