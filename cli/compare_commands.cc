@@ -362,8 +362,9 @@ absl::Status BaseCommand(Shell& shell, const std::vector<std::string>& args) {
                ? absl::DataLossError(loaded.status().message())
                : loaded.status();
   }
-  shell.err() << "base: " << (*loaded)->model.size() << " nodes, "
-              << (*loaded)->model.steps().size() << " steps\n";
+  const size_t steps = (*loaded)->model.steps().size();
+  shell.err() << "base: " << (*loaded)->model.size() << " nodes, " << steps
+              << (steps == 1 ? " step\n" : " steps\n");
   shell.SetBase(std::move(*loaded), std::move(in));
   return absl::OkStatus();
 }

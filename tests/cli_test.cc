@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -836,6 +837,28 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
   CHECK(r.out.find(",,,false,inconclusive,,,2,\n") != std::string::npos);
   CHECK(r.err.find("no verdicts: they need 3 or more steps") !=
         std::string::npos);
+  // -max_depth counts levels as the views do, the root the first: the diff
+  // of a tree view lists the names its view lists.
+  for (const char* view : {"scope", "graph", "code"}) {
+    INFO(view);
+    const auto names = [](const std::string& csv) {
+      std::set<std::string> out;
+      for (absl::string_view line : absl::StrSplit(csv, '\n')) {
+        if (!line.empty())
+          out.insert(std::string(line.substr(0, line.find(','))));
+      }
+      out.erase("name");
+      return out;
+    };
+    RunResult plain =
+        RunTfprof({current, view, "-max_depth", "2", "-output", "csv"});
+    RunResult diffed = RunTfprof(
+        {current, base, "diff", view, "-max_depth", "2", "-output", "csv"});
+    if (plain.code != 0) continue;  // (code: profile_100 keeps no stacks)
+    REQUIRE(diffed.code == 0);
+    CHECK(names(plain.out).size() > 2);
+    CHECK(names(diffed.out) == names(plain.out));
+  }
   // Without a base: an error that says how to load one.
   r = RunTfprof({current, "diff", "scope"});
   CHECK(r.code == 1);
@@ -862,7 +885,7 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
                     "base none\n"
                     "diff scope\n");
   CHECK(r.code != 0);
-  CHECK(r.err.find("base: 2080 nodes, 1 steps") != std::string::npos);
+  CHECK(r.err.find("base: 2080 nodes, 1 step") != std::string::npos);
   CHECK(r.out.find("  gradients (micros 0us -> 14.01ms, +14.01ms, new)") !=
         std::string::npos);
   CHECK(r.err.find("refusing to overwrite") != std::string::npos);
@@ -880,7 +903,7 @@ TEST_CASE("diff and base: a run compared with its base from the command line") {
   r = RunTfprof({current}, "base " + tmp + "/run.pb\nbase " + tmp +
                                "/trace_without_extension\n");
   CHECK(r.code == 0);
-  CHECK(r.err.find("base: 2080 nodes, 1 steps") != std::string::npos);
+  CHECK(r.err.find("base: 2080 nodes, 1 step") != std::string::npos);
   CHECK(r.err.find("base: 188 nodes, 6 steps") != std::string::npos);
   // A missing base file is a load error naming it.
   r = RunTfprof({current, "--base_profile_path=/no/such/profile", "summary"});

@@ -288,10 +288,10 @@ absl::Status LoadTraces(const std::string& trace_path,
   // framework's own per-step figures are): a node that ran in some steps
   // counts zero in the others.
   out->model.MeanOverAllSteps();
-  out->notes.push_back(
-      absl::StrFormat("%s: %s trace, %d nodes, %d steps", trace_path,
-                      TraceFormatName(trace->format()), out->model.size(),
-                      out->model.steps().size()));
+  out->notes.push_back(absl::StrFormat(
+      "%s: %s trace, %d nodes, %d step%s", trace_path,
+      TraceFormatName(trace->format()), out->model.size(),
+      out->model.steps().size(), out->model.steps().size() == 1 ? "" : "s"));
   const size_t ranks = out->rank_groups.size();
   if (ranks >= 2) {
     out->model.set_ranks(static_cast<int64_t>(ranks));
