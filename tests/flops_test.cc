@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -566,6 +567,40 @@ TEST_CASE("An op row's FLOP rate leaves out the time of its nodes without") {
   REQUIRE(row->flops != nullptr);
   CHECK(row->flops->rate_micros == 100);
   CHECK(row->flops->flop_rate == Approx(2.0 * 32 * 64 * 16 / 100e-6));
+}
+
+// A kernel row's FLOP rate divides by its nanoseconds per step, not by the
+// whole microseconds its row shows (off by up to 1% for a kernel of tens of
+// microseconds a step).
+TEST_CASE("Kernel rows' FLOP rates use their nanoseconds") {
+  InputPaths p;
+  p.trace_path = testing::CorpusFile("gpu-h200-2026/jax_lm_nocb.xplane.pb.gz");
+  auto loaded = LoadProfile(p);
+  REQUIRE(loaded.ok());
+  Views views(&(*loaded)->model, nullptr);
+  Options o;
+  o.max_depth = 1000;
+  o.select = {Attr::kFloatOps, Attr::kAcceleratorFlopRate};
+  absl::StatusOr<ResultTree> k = views.Query(ViewKind::kKernel, o);
+  REQUIRE(k.ok());
+  int rated = 0, apart = 0;
+  for (size_t c : k->root().children) {
+    const ResultNode& n = k->nodes[c];
+    if (n.flops == nullptr || n.kernel == nullptr || n.self.float_ops <= 0) {
+      continue;
+    }
+    INFO(n.name);
+    const double steps = static_cast<double>(n.kernel->steps * n.kernel->ranks);
+    const double ns_per_step = static_cast<double>(n.kernel->total_ns) / steps;
+    const double flops = static_cast<double>(n.self.float_ops);
+    CHECK(n.flops->flop_rate == Approx(flops / (ns_per_step * 1e-9)));
+    const double by_micros =
+        flops / (static_cast<double>(n.self.accelerator_exec_micros) * 1e-6);
+    apart += std::abs(by_micros / n.flops->flop_rate - 1) > 1e-3;
+    ++rated;
+  }
+  CHECK(rated >= 10);
+  CHECK(apart >= 1);  // where whole microseconds would have differed
 }
 
 TEST_CASE("Without float ops there is no MFU, and a gate on it fails") {

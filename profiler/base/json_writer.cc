@@ -81,7 +81,9 @@ void Json::WriteTo(std::string* out) const {
       absl::StrAppend(out, int_);
       return;
     case kDouble:
-      absl::StrAppendFormat(out, "%.17g", double_);
+      // The shortest text that reads back as the same double ("0.1", not
+      // "0.10000000000000001"); NaN and infinities, which JSON lacks, null.
+      out->append(NumberText(double_));
       return;
     case kBool:
       out->append(int_ ? "true" : "false");
