@@ -613,6 +613,26 @@ TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
   CheckAllocatorPeak("gpu-h200-2026/resnet.pt.trace.json.gz", "GPU_0", most);
 }
 
+// A TF2 capture whose ops hold memory and whose trace has memory events:
+// the allocator's peak is said once, from the events (the bytes in use as
+// ops ended, a sample of it, read as a second, smaller peak: 2.02MB).
+TEST_CASE("MemoryChecker: one peak per allocator when the trace has events") {
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(
+      "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/"
+      "aoberai.xplane.pb");
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  const std::vector<std::string> reports =
+      MemoryCheckerReports((*loaded)->model);
+  REQUIRE(reports.size() >= 3);
+  CHECK_THAT(reports[0], Catch::Contains("GPU_0_bfc: 3.45MB in step 0"));
+  CHECK_THAT(reports[1], Catch::Contains("largest peak memory"));
+  for (const std::string& r : reports) {
+    CHECK(r.find("allocator peak in use") == std::string::npos);
+  }
+}
+
 // A JAX program's allocations are made outside any host op: the checker
 // still reports the allocator's peak from the memory events, which is
 // memory_stats()'s peak_bytes_in_use (jax_refs.json).
