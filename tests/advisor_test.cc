@@ -633,6 +633,30 @@ TEST_CASE("MemoryChecker: one peak per allocator when the trace has events") {
   }
 }
 
+// An XSpace's launch-bound advice fits how the run used XLA: with command
+// buffers on (their host updates may be the gaps), off, or no XLA at all.
+TEST_CASE("AcceleratorIdleChecker: XLA advice fits the run") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"gpu-h200-2026/jax_lm_cb.xplane.pb.gz",
+       "compare a run with them off (XLA_FLAGS=--xla_gpu_enable_command_"
+       "buffer=)"},
+      {"gpu-h200-2026/jax_lm_nocb.xplane.pb.gz",
+       "try XLA's CUDA-graph command buffers"},
+      {"aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/"
+       "aoberai.xplane.pb",
+       "Fuse small ops (tf.function(jit_compile=True), or jax.jit)"}};
+  for (const auto& [file, advice] : cases) {
+    INFO(file);
+    InputPaths in;
+    in.trace_path = testing::CorpusFile(file);
+    auto loaded = LoadProfile(in);
+    REQUIRE(loaded.ok());
+    const Run r = Check((*loaded)->model, "AcceleratorIdleChecker");
+    REQUIRE_FALSE(r.reports.empty());
+    CHECK_THAT(r.reports.back(), Catch::Contains(advice));
+  }
+}
+
 // A JAX program's allocations are made outside any host op: the checker
 // still reports the allocator's peak from the memory events, which is
 // memory_stats()'s peak_bytes_in_use (jax_refs.json).

@@ -185,6 +185,48 @@ std::string DescribeGap(const IdleGap& g,
                   : "on the host meanwhile: " + absl::StrJoin(ops, ", "));
 }
 
+// How an XSpace's run used XLA: its programs' instructions carry an HLO
+// category; kernels replayed in CUDA-graph command buffers sit on
+// "command_buffer" nodes.
+struct XlaUse {
+  bool xla = false;
+  bool command_buffers = false;
+};
+XlaUse XlaUseOf(const Model& model) {
+  XlaUse u;
+  for (const auto& node : model.nodes()) {
+    u.command_buffers = u.command_buffers || node->op == "command_buffer";
+    u.xla = u.xla || (!node->attrs().empty() &&
+                      node->FindAttr(kXlaCategoryAttr).has_value());
+    if (u.xla && u.command_buffers) break;
+  }
+  return u;
+}
+
+// How to fuse small ops and launch fewer kernels, in the framework that
+// recorded the trace.
+const char* FuseAdvice(const Model& model) {
+  if (model.source() == ProfileSource::kPyTorch) {
+    return "Fuse small ops (torch.compile) or replay them as CUDA graphs "
+           "(torch.compile mode=\"reduce-overhead\")";
+  }
+  if (model.source() != ProfileSource::kXSpace) {
+    return "Fuse small ops (XLA: jit_compile)";
+  }
+  const XlaUse u = XlaUseOf(model);
+  if (!u.xla) {
+    return "Fuse small ops (tf.function(jit_compile=True), or jax.jit)";
+  }
+  return u.command_buffers
+             ? "Fuse small ops (jit); this run replayed kernels in XLA's "
+               "CUDA-graph command buffers: where their updates on the host "
+               "fill the gaps, compare a run with them off "
+               "(XLA_FLAGS=--xla_gpu_enable_command_buffer=)"
+             : "Fuse small ops (jit), and try XLA's CUDA-graph command "
+               "buffers (--xla_gpu_enable_command_buffer), which replay "
+               "kernels without launching each one";
+}
+
 class AcceleratorIdleChecker : public Checker {
  public:
   std::string name() const override { return "AcceleratorIdleChecker"; }
@@ -262,15 +304,7 @@ class AcceleratorIdleChecker : public Checker {
           "during its largest gaps. Prefetch and parallelize the input "
           "pipeline, or move preprocessing off the critical path.");
     } else {
-      // How to fuse small ops in the framework that recorded the trace.
-      const char* fuse =
-          ctx.model().source() == ProfileSource::kPyTorch
-              ? "Fuse small ops (torch.compile) or replay them as CUDA graphs "
-                "(torch.compile mode=\"reduce-overhead\")"
-          : ctx.model().source() == ProfileSource::kXSpace
-              ? "Fuse small ops (jit or tf.function(jit_compile=True)) and "
-                "keep XLA's CUDA-graph command buffers on"
-              : "Fuse small ops (XLA: jit_compile)";
+      const char* fuse = FuseAdvice(ctx.model());
       reports.push_back(absl::StrCat(
           "The accelerator waits for the host between kernels (launch-bound "
           "or host work in the step). ",
