@@ -657,6 +657,33 @@ TEST_CASE("AcceleratorIdleChecker: XLA advice fits the run") {
   }
 }
 
+// Kernels replayed in command buffers keep their time on command_buffer
+// nodes while their instructions carry the float ops: MfuChecker does not
+// count that time as without float ops, so the same program with and without
+// command buffers has about the same share without (58.8% and 58.6%; 78.3%
+// with the buffers' time counted).
+TEST_CASE("MfuChecker: command buffers' kernels are not time without flops") {
+  std::vector<double> shares;
+  for (const char* file : {"gpu-h200-2026/jax_lm_cb.xplane.pb.gz",
+                           "gpu-h200-2026/jax_lm_nocb.xplane.pb.gz"}) {
+    INFO(file);
+    InputPaths in;
+    in.trace_path = testing::CorpusFile(file);
+    auto loaded = LoadProfile(in);
+    REQUIRE(loaded.ok());
+    const Run r = Check((*loaded)->model, "MfuChecker");
+    std::string line;
+    for (const std::string& rep : r.reports) {
+      if (rep.find("no float ops") != std::string::npos) line = rep;
+    }
+    REQUIRE_FALSE(line.empty());
+    shares.push_back(std::stod(line.substr(0, line.find('%'))));
+    CHECK((line.find("in XLA command buffers") != std::string::npos) ==
+          (std::string(file).find("_cb") != std::string::npos));
+  }
+  CHECK(std::abs(shares[0] - shares[1]) < 1.0);
+}
+
 // A JAX program's allocations are made outside any host op: the checker
 // still reports the allocator's peak from the memory events, which is
 // memory_stats()'s peak_bytes_in_use (jax_refs.json).
