@@ -581,6 +581,15 @@ TEST_CASE("HostDeviceCopyChecker: copies under a microsecond count") {
 // peak: on the H200 ResNet-50 (corpus) the most torch.cuda.max_allocated()
 // read in a profiled step.
 // MemoryChecker's reports on a model.
+// A trace of the corpus, loaded.
+std::unique_ptr<LoadedProfile> LoadTrace(const std::string& rel) {
+  InputPaths in;
+  in.trace_path = testing::CorpusFile(rel);
+  auto loaded = LoadProfile(in);
+  REQUIRE(loaded.ok());
+  return std::move(*loaded);
+}
+
 std::vector<std::string> MemoryCheckerReports(const Model& model) {
   Views views(&model, nullptr);
   tfpb::AdvisorOptionsProto options;
@@ -617,14 +626,10 @@ TEST_CASE("MemoryChecker: the allocator's peak as the framework reads it") {
 // the allocator's peak is said once, from the events (the bytes in use as
 // ops ended, a sample of it, read as a second, smaller peak: 2.02MB).
 TEST_CASE("MemoryChecker: one peak per allocator when the trace has events") {
-  InputPaths in;
-  in.trace_path = testing::CorpusFile(
+  const auto loaded = LoadTrace(
       "aoberai-chess-engine/train/plugins/profile/2021_06_16_00_30_02/"
       "aoberai.xplane.pb");
-  auto loaded = LoadProfile(in);
-  REQUIRE(loaded.ok());
-  const std::vector<std::string> reports =
-      MemoryCheckerReports((*loaded)->model);
+  const std::vector<std::string> reports = MemoryCheckerReports(loaded->model);
   REQUIRE(reports.size() >= 3);
   CHECK_THAT(reports[0], Catch::Contains("GPU_0_bfc: 3.45MB in step 0"));
   CHECK_THAT(reports[1], Catch::Contains("largest peak memory"));
@@ -647,11 +652,8 @@ TEST_CASE("AcceleratorIdleChecker: XLA advice fits the run") {
        "Fuse small ops (tf.function(jit_compile=True), or jax.jit)"}};
   for (const auto& [file, advice] : cases) {
     INFO(file);
-    InputPaths in;
-    in.trace_path = testing::CorpusFile(file);
-    auto loaded = LoadProfile(in);
-    REQUIRE(loaded.ok());
-    const Run r = Check((*loaded)->model, "AcceleratorIdleChecker");
+    const auto loaded = LoadTrace(file);
+    const Run r = Check(loaded->model, "AcceleratorIdleChecker");
     REQUIRE_FALSE(r.reports.empty());
     CHECK_THAT(r.reports.back(), Catch::Contains(advice));
   }
@@ -667,11 +669,8 @@ TEST_CASE("MfuChecker: command buffers' kernels are not time without flops") {
   for (const char* file : {"gpu-h200-2026/jax_lm_cb.xplane.pb.gz",
                            "gpu-h200-2026/jax_lm_nocb.xplane.pb.gz"}) {
     INFO(file);
-    InputPaths in;
-    in.trace_path = testing::CorpusFile(file);
-    auto loaded = LoadProfile(in);
-    REQUIRE(loaded.ok());
-    const Run r = Check((*loaded)->model, "MfuChecker");
+    const auto loaded = LoadTrace(file);
+    const Run r = Check(loaded->model, "MfuChecker");
     std::string line;
     for (const std::string& rep : r.reports) {
       if (rep.find("no float ops") != std::string::npos) line = rep;

@@ -15,6 +15,17 @@ namespace tfprof {
 namespace trace_internal {
 namespace {
 
+// `json` in the padded memory a JsonReader reads.
+PaddedBytes Padded(const std::string& json) {
+  PaddedBytes bytes;
+  char* at = bytes.Reserve(json.size());
+  REQUIRE(at != nullptr);
+  std::memcpy(at, json.data(), json.size());
+  bytes.Commit(json.size());
+  bytes.ZeroPadding();
+  return bytes;
+}
+
 // The scan counts the complete ("X") events, which the TF timeline import
 // reserves its records for; other phases are not counted.
 TEST_CASE("The JSON scan counts complete events") {
@@ -28,13 +39,7 @@ TEST_CASE("The JSON scan counts complete events") {
       R"({"ph": "X", "name": "B", "pid": 1, "tid": 0, "ts": 3, "dur": 1,)"
       R"( "args": {"name": "b", "op": "B"}},)"
       R"({"ph": "t", "id": 1, "pid": 1, "tid": 0, "ts": 3}]})";
-  PaddedBytes bytes;
-  char* at = bytes.Reserve(json.size());
-  REQUIRE(at != nullptr);
-  std::memcpy(at, json.data(), json.size());
-  bytes.Commit(json.size());
-  bytes.ZeroPadding();
-  JsonReader reader(std::move(bytes));
+  JsonReader reader(Padded(json));
   JsonTraceScan scan;
   REQUIRE(ScanJsonTrace(&reader, &scan) == simdjson::SUCCESS);
   CHECK(scan.format == TraceFormat::kTfTimeline);
@@ -47,13 +52,7 @@ TEST_CASE("Integers beyond 64 bits keep their digits as ids") {
   const std::string json =
       R"([123456789012345678901234, 123456789012345678901235, -99999999999999999999,)"
       R"( 18446744073709551615, 1212075548353.304000, "x"])";
-  PaddedBytes bytes;
-  char* at = bytes.Reserve(json.size());
-  REQUIRE(at != nullptr);
-  std::memcpy(at, json.data(), json.size());
-  bytes.Commit(json.size());
-  bytes.ZeroPadding();
-  JsonReader reader(std::move(bytes));
+  JsonReader reader(Padded(json));
   REQUIRE(reader.Start());
   std::vector<std::string> ids;
   std::vector<double> values;
